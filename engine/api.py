@@ -1,0 +1,496 @@
+"""MemoryEngine: the one object the CLI, the TUI and agents use — sync, search, get and status."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engine.config import Config
+from engine.embeddings import Embedder, ProviderChoice, choose_provider, make_embedder
+from engine.errors import IndexBusy
+from engine.indexer import (
+    ProgressFn,
+    SyncReport,
+    embed_pending,
+    identity_for,
+    sync_files,
+    writer_lock,
+)
+from engine.search import SearchResponse, run_search
+from engine.store import DB_ERRORS, CorruptIndex, Store, move_aside
+from engine.textio import read_text_file
+from engine.workspace import MemoryFile, ScanReport, resolve_memory_path, scan_memory_files
+
+
+@dataclass(frozen=True)
+class GetResult:
+    """A slice of a memory file."""
+
+    path: str
+    text: str
+    from_line: int | None = None
+    lines: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"path", "text"}`` as memory_get returns it."""
+        return {"path": self.path, "text": self.text}
+
+
+@dataclass(frozen=True)
+class Status:
+    """Everything ``memdeck status`` reports."""
+
+    workspace: str
+    index_path: str
+    index_bytes: int
+    driver: str
+    sqlite_version: str
+    vec_version: str | None
+    requested_provider: str
+    provider: str
+    provider_reason: str | None
+    model: str | None
+    dims: int | None
+    files_indexed: int
+    files_on_disk: int
+    chunks: int
+    dirty_files: int
+    pending_embeddings: int
+    vector_state: str
+    vector_error: str | None
+    fts_ready: bool
+    cache_entries: int
+    sources: tuple[str, ...]
+    identity_status: str
+    last_sync: float | None
+    issues: tuple[str, ...] = ()
+    recovered: tuple[str, ...] = ()
+    probe: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``status --json`` payload."""
+        d = asdict(self)
+        d["sources"] = list(self.sources)
+        d["issues"] = list(self.issues)
+        d["recovered"] = list(self.recovered)
+        return d
+
+
+@dataclass
+class _State:
+    last_sync: float | None = None
+    recovered: list[str] = field(default_factory=list)
+
+
+class MemoryEngine:
+    """The memory engine for one workspace.
+
+    Thread-safe for the patterns the TUI uses: searches from worker threads while one sync runs elsewhere
+    (each thread has its own SQLite connection; writes take an inter-process lock).
+    """
+
+    def __init__(self, config: Config, embedder: Embedder | None = None) -> None:
+        self.config = config
+        self.choice: ProviderChoice = choose_provider(config)
+        if embedder is not None:
+            self.choice = ProviderChoice(config.embedding.provider, embedder.provider, embedder.model_id,
+                                         embedder.dims, None)
+        self.embedder: Embedder | None = embedder if embedder is not None else make_embedder(self.choice, config)
+        self._state = _State()
+        self._sync_lock = threading.RLock()
+        self._loading = False
+        self._load_error: str | None = None
+        self.store = self._open_store(config.index_path)
+        self._cleanup_temp_files()
+
+    # -- opening -----------------------------------------------------------------------------
+    def _open_store(self, path: Path) -> Store:
+        dims = self.choice.dims if self.embedder is not None else None
+        try:
+            return Store(path, dims)
+        except CorruptIndex as exc:
+            if not path.exists():
+                raise
+            aside = move_aside(path)
+            self._state.recovered.append(f"index was unusable ({exc}); moved aside to {aside.name} and rebuilt")
+            return Store(path, dims)
+
+    def _cleanup_temp_files(self) -> None:
+        folder = self.config.index_path.parent
+        prefix = self.config.index_path.name + ".rebuild-"
+        with contextlib.suppress(OSError):
+            for entry in folder.iterdir():
+                if entry.name.startswith(prefix):
+                    pid = entry.name[len(prefix):].split(".")[0].split("-")[0]
+                    if pid.isdigit() and _pid_alive(int(pid)):
+                        continue
+                    with contextlib.suppress(OSError):
+                        entry.unlink()
+
+    def close(self) -> None:
+        """Close the index."""
+        self.store.close()
+
+    def __enter__(self) -> MemoryEngine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- the model ---------------------------------------------------------------------------
+    @property
+    def vector_state(self) -> str:
+        """``ready``, ``loading``, ``not-loaded`` or ``unavailable: <why>``."""
+        if self.embedder is None:
+            return f"unavailable: {self.choice.reason or 'no embedding provider'}"
+        if self.store.driver is not None and self.store.driver.vec_version is None:
+            return f"unavailable: {self.store.driver.vec_error}"
+        if self._load_error:
+            return f"unavailable: {self._load_error}"
+        if self.embedder.loaded:
+            return "ready"
+        return "loading" if self._loading else "not-loaded"
+
+    def load_model(self) -> None:
+        """Load the embedding model (blocking: call it from a worker thread)."""
+        if self.embedder is None or self.embedder.loaded:
+            return
+        load = getattr(self.embedder, "load", None)
+        if load is None:
+            return
+        self._loading = True
+        try:
+            load()
+        except Exception as exc:  # any import/model failure degrades to keyword-only
+            self._load_error = f"model failed to load: {type(exc).__name__}: {exc}"
+        finally:
+            self._loading = False
+
+    @property
+    def can_embed(self) -> bool:
+        """Whether vectors can be made and stored (provider present, sqlite-vec loaded, model not broken)."""
+        return self.embedder is not None and self.store.vec_available and self._load_error is None
+
+    # -- files -------------------------------------------------------------------------------
+    def scan(self) -> ScanReport:
+        """The memory files on disk (and session files when sessions are a source)."""
+        report = scan_memory_files(self.config)
+        if "sessions" not in self.config.sources:
+            return report
+        files = list(report.files)
+        issues = list(report.issues)
+        folder = self.config.resolved_sessions_dir
+        if folder.is_dir():
+            for entry in sorted(folder.glob("*.jsonl")):
+                if entry.is_symlink() or not entry.is_file():
+                    continue
+                st = entry.stat()
+                files.append(MemoryFile(f"sessions/{entry.name}", entry, "sessions", st.st_mtime_ns, st.st_size))
+        else:
+            issues.append(f"sessions directory missing ({folder})")
+        return ScanReport(tuple(files), tuple(issues))
+
+    def dirty_files(self, scan: ScanReport | None = None) -> list[str]:
+        """Files whose mtime/size differ from what was indexed, new files, and deleted ones."""
+        scan = scan or self.scan()
+        try:
+            known = {r[0]: (r[1], r[2]) for r in self.store.conn.execute("SELECT path, mtime_ns, size FROM files")}
+        except DB_ERRORS:
+            return [f.rel for f in scan.files]
+        dirty = [f.rel for f in scan.files if known.get(f.rel) != (f.mtime_ns, f.size)]
+        present = {f.rel for f in scan.files}
+        dirty.extend(sorted(p for p in known if p not in present))
+        return dirty
+
+    def file_states(self) -> dict[str, str]:
+        """Per file: ``indexed``, ``changed`` (since indexing), ``new`` or ``not-embedded``."""
+        scan = self.scan()
+        conn = self.store.conn
+        known = {r[0]: (r[1], r[2]) for r in conn.execute("SELECT path, mtime_ns, size FROM files")}
+        pending = {r[0] for r in conn.execute("SELECT DISTINCT path FROM chunks WHERE embedded = 0")}
+        states: dict[str, str] = {}
+        for f in scan.files:
+            if f.rel not in known:
+                states[f.rel] = "new"
+            elif known[f.rel] != (f.mtime_ns, f.size):
+                states[f.rel] = "changed"
+            elif f.rel in pending and self.embedder is not None:
+                states[f.rel] = "not-embedded"
+            else:
+                states[f.rel] = "indexed"
+        return states
+
+    # -- sync --------------------------------------------------------------------------------
+    def _identity(self) -> dict[str, Any]:
+        return identity_for(self.config, self.choice, self.embedder if self.store.vec_available else None)
+
+    def needs_rebuild(self) -> bool:
+        """Whether the index was built with other settings (model, chunking, sources, ...)."""
+        current = self.store.get_identity()
+        if current is None:
+            count = self.store.conn.execute("SELECT count(*) FROM files").fetchone()[0]
+            return bool(count)
+        return current != self._identity()
+
+    def sync(
+        self,
+        force: bool = False,
+        progress: ProgressFn | None = None,
+        cancel: threading.Event | None = None,
+        embed: bool = True,
+        wait: float = 30.0,
+    ) -> SyncReport:
+        """Bring the index up to date with the files.
+
+        Args:
+            force: re-read and re-chunk every file (embeddings still come from the cache).
+            progress: called with :class:`SyncProgress` updates.
+            cancel: set it to stop between files/batches (the index stays consistent).
+            embed: also embed new chunks (loads the model if needed).
+            wait: seconds to wait for another writer.
+
+        Raises:
+            IndexBusy: another process kept the writer lock for ``wait`` seconds.
+        """
+        started = time.monotonic()
+        report = SyncReport()
+        with self._sync_lock, writer_lock(self.config.index_path, wait=wait):
+            if force or self.needs_rebuild():
+                self._rebuild(report, progress, cancel, embed)
+            else:
+                scan = self.scan()
+                report.issues.extend(scan.issues)
+                sync_files(self.store, self.config, scan.files, report, progress, cancel)
+                if self.store.get_identity() is None:
+                    self.store.set_meta("identity", json.dumps(self._identity()))
+                if embed and self.can_embed and not report.cancelled:
+                    self._embed(report, progress, cancel)
+        report.chunks_total = self.store.counts()["chunks"]
+        report.seconds = time.monotonic() - started
+        self._state.last_sync = time.time()
+        return report
+
+    def _embed(self, report: SyncReport, progress: ProgressFn | None, cancel: threading.Event | None,
+               store: Store | None = None) -> None:
+        assert self.embedder is not None
+        self.load_model()
+        if self._load_error:
+            report.issues.append(self._load_error)
+            return
+        embed_pending(store or self.store, self.embedder, report, progress, cancel, self.config.embedding.batch_size)
+
+    def _rebuild(self, report: SyncReport, progress: ProgressFn | None, cancel: threading.Event | None,
+                 embed: bool) -> None:
+        """Build a fresh index in a temp file, then swap it in; the old one serves until the swap."""
+        final = self.config.index_path
+        temp = final.with_name(f"{final.name}.rebuild-{os.getpid()}-{int(time.time())}")
+        report.rebuilt = True
+        dims = self.choice.dims if self.embedder is not None else None
+        new = Store(temp, dims)
+        try:
+            # Keep every embedding the old index already paid for.
+            with contextlib.suppress(*DB_ERRORS):
+                rows = self.store.conn.execute("SELECT * FROM embedding_cache").fetchall()
+                with new.transaction() as tx:
+                    tx.executemany("INSERT OR IGNORE INTO embedding_cache VALUES (?,?,?,?,?,?,?)", rows)
+            scan = self.scan()
+            report.issues.extend(scan.issues)
+            sync_files(new, self.config, scan.files, report, progress, cancel, force=True)
+            if embed and self.embedder is not None and new.vec_available and not report.cancelled:
+                self._embed(report, progress, cancel, store=new)
+            if report.cancelled:
+                new.close()
+                with contextlib.suppress(OSError):
+                    os.unlink(temp)
+                return
+            new.set_meta("identity", json.dumps(self._identity()))
+            new.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            new.close()
+            self.store.close()
+            for suffix in ("-wal", "-shm"):
+                with contextlib.suppress(OSError):
+                    os.unlink(str(final) + suffix)
+            for suffix in ("-wal", "-shm"):
+                with contextlib.suppress(OSError):
+                    os.replace(str(temp) + suffix, str(final) + suffix)
+            os.replace(temp, final)
+            self.store = Store(final, dims)
+        except BaseException:
+            new.close()
+            for suffix in ("", "-wal", "-shm"):
+                with contextlib.suppress(OSError):
+                    os.unlink(str(temp) + suffix)
+            raise
+
+    def reindex_file(self, rel: str) -> SyncReport:
+        """Re-index after a save so the new text is searchable at once (embeds only when the model is loaded)."""
+        embed = self.embedder is not None and self.embedder.loaded
+        return self.sync(embed=embed)
+
+    # -- search ------------------------------------------------------------------------------
+    def search(
+        self,
+        query: str,
+        mode: str = "hybrid",
+        max_results: int | None = None,
+        min_score: float | None = None,
+        ensure_fresh: bool = True,
+        allow_model_load: bool = True,
+    ) -> SearchResponse:
+        """memory_search.
+
+        Args:
+            query: any text; FTS syntax is treated as plain words.
+            mode: ``hybrid``, ``keyword`` or ``vector``.
+            max_results: defaults to ``search.max_results``.
+            min_score: defaults to ``search.min_score`` (soft: see :func:`select_results`).
+            ensure_fresh: sync a never-built or stale index first.
+            allow_model_load: load the model if needed; when False and it is not loaded, the search runs
+                keyword-only with a warning (the TUI uses this while the model loads).
+        """
+        settings = self.config.search
+        max_results = settings.max_results if max_results is None else max(1, int(max_results))
+        min_score = settings.min_score if min_score is None else float(min_score)
+        warnings: list[str] = list(self._state.recovered)
+        want_vec = mode in ("hybrid", "vector")
+        if ensure_fresh:
+            try:
+                if self.needs_rebuild() or self.dirty_files():
+                    self.sync(embed=want_vec and (allow_model_load or self._model_ready()), wait=2.0)
+                elif want_vec and self.can_embed and (allow_model_load or self._model_ready()):
+                    if self.store.counts()["pending"]:
+                        self.sync(embed=True, wait=2.0)
+            except IndexBusy:
+                warnings.append("another process is updating the index; results may be a moment old")
+        qvec: list[float] | None = None
+        effective = mode
+        if want_vec:
+            if not self.can_embed or self.embedder is None:
+                warnings.append(f"vector search {self.vector_state}; showing keyword results")
+                effective = "keyword"
+            elif not self.embedder.loaded and not allow_model_load:
+                warnings.append("vector: loading model…; showing keyword results")
+                effective = "keyword"
+            else:
+                self.load_model()
+                if self._load_error:
+                    warnings.append(f"vector search unavailable: {self._load_error}; showing keyword results")
+                    effective = "keyword"
+                else:
+                    qvec = self.embedder.embed_query(query)
+                    if not any(qvec):
+                        qvec = None  # nothing the model can read (e.g. only punctuation)
+                        effective = "keyword" if mode == "hybrid" else mode
+                    pending = self.store.counts()["pending"]
+                    if pending:
+                        warnings.append(f"{pending} chunks are not embedded yet")
+        results = run_search(self.store, settings, query, effective, qvec, max_results, min_score,
+                             self.config.sources)
+        return SearchResponse(tuple(results), self.choice.provider if qvec is not None else "none",
+                              self.choice.model if qvec is not None else None, effective, tuple(warnings))
+
+    def _model_ready(self) -> bool:
+        return self.embedder is not None and self.embedder.loaded
+
+    # -- get ---------------------------------------------------------------------------------
+    def get(self, path: str, from_line: int | None = None, lines: int | None = None) -> GetResult:
+        """memory_get: a 1-based slice of a memory file (whole file without from/lines).
+
+        Raises:
+            PathRefused: the path is not a memory file or escapes the workspace.
+        """
+        rel, absolute = resolve_memory_path(self.config, path)
+        try:
+            text = read_text_file(absolute).text
+        except FileNotFoundError:
+            return GetResult(rel, "", from_line, lines)
+        if not from_line and not lines:
+            return GetResult(rel, text)
+        start = max(1, int(from_line or 1))
+        count = max(1, int(lines)) if lines else None
+        all_lines = text.split("\n")
+        if text.endswith("\n"):
+            all_lines.pop()
+        chosen = all_lines[start - 1 : (start - 1 + count) if count else None]
+        return GetResult(rel, "\n".join(chosen), start, count)
+
+    # -- status ------------------------------------------------------------------------------
+    def status(self, deep: bool = False) -> Status:
+        """The index's state; ``deep`` loads the model and embeds a probe."""
+        scan = self.scan()
+        counts = self.store.counts()
+        driver = self.store.driver
+        assert driver is not None
+        probe: dict[str, Any] | None = None
+        if deep:
+            probe = self._probe()
+        identity = self.store.get_identity()
+        if identity is None:
+            identity_status = "empty" if counts["files"] == 0 else "missing"
+        else:
+            identity_status = "valid" if identity == self._identity() else "stale (settings changed; next sync rebuilds)"
+        fts_ok = True
+        try:
+            self.store.conn.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'x'").fetchone()
+        except DB_ERRORS:
+            fts_ok = False
+        state = self.vector_state
+        return Status(
+            workspace=str(self.config.workspace),
+            index_path=str(self.config.index_path),
+            index_bytes=self.store.size_bytes(),
+            driver=driver.name,
+            sqlite_version=driver.sqlite_version,
+            vec_version=driver.vec_version,
+            requested_provider=self.choice.requested,
+            provider=self.choice.provider,
+            provider_reason=self.choice.reason,
+            model=self.choice.model,
+            dims=self.choice.dims,
+            files_indexed=counts["files"],
+            files_on_disk=len(scan.files),
+            chunks=counts["chunks"],
+            dirty_files=len(self.dirty_files(scan)),
+            pending_embeddings=counts["pending"] if self.embedder is not None else 0,
+            vector_state=state,
+            vector_error=state.split(": ", 1)[1] if state.startswith("unavailable") else None,
+            fts_ready=fts_ok,
+            cache_entries=counts["cache"],
+            sources=self.config.sources,
+            identity_status=identity_status,
+            last_sync=self._state.last_sync,
+            issues=scan.issues,
+            recovered=tuple(self._state.recovered),
+            probe=probe,
+        )
+
+    def _probe(self) -> dict[str, Any]:
+        if self.embedder is None:
+            return {"ok": False, "error": self.choice.reason}
+        started = time.monotonic()
+        try:
+            self.load_model()
+            if self._load_error:
+                return {"ok": False, "error": self._load_error}
+            vec = self.embedder.embed_query("ping")
+            return {"ok": True, "dims": len(vec), "seconds": round(time.monotonic() - started, 3)}
+        except Exception as exc:  # a probe reports, it never raises
+            return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -1,0 +1,568 @@
+"""The ``memdeck sessions`` and ``memdeck flush`` commands: plain run functions plus click wrappers."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+import click
+
+from engine.errors import MemdeckError
+from engine.flush import (
+    Draft,
+    FlushError,
+    append_flush,
+    build_session_note,
+    daily_file,
+    draft_extractive,
+    note_slug,
+    record_flush,
+    render_flush_block,
+    session_note_path,
+    write_session_note,
+)
+from engine.llm import LLMError, LLMSettings, draft_with_llm, read_memory_hint, slug_with_llm
+from engine.sessions import (
+    SessionInfo,
+    SessionReadError,
+    Transcript,
+    list_sessions,
+    needs_flush,
+    read_transcript,
+    session_id_from_path,
+    store_entry_for,
+)
+
+FLUSH_STATE_FILE = "flush-state.json"
+
+
+@dataclass(frozen=True)
+class SessionsContext:
+    """What the session commands need from the engine, wired in by the caller.
+
+    Attributes:
+        workspace: the memory workspace (flushes and notes go to ``<workspace>/memory/``).
+        sessions_dir: the agent's sessions folder.
+        home: memdeck's data dir (the flush record lives at ``<home>/flush-state.json``).
+        llm: the chat endpoint, or None when none is configured.
+        is_known: True for a statement memory already holds (backed by the search index).
+        reindex: called with the absolute path of each written file so it is searchable at once.
+    """
+
+    workspace: Path
+    sessions_dir: Path
+    home: Path
+    llm: LLMSettings | None = None
+    is_known: Callable[[str], bool] | None = None
+    reindex: Callable[[Path], None] | None = None
+
+    @property
+    def flush_state_path(self) -> Path:
+        """memdeck's flush record."""
+        return self.home / FLUSH_STATE_FILE
+
+
+FlushContext = SessionsContext
+
+
+def _err(message: str) -> None:
+    click.echo(f"memdeck: {message}", err=True)
+
+
+def _local(when: datetime | None) -> str:
+    return when.astimezone().strftime("%Y-%m-%d %H:%M") if when is not None else "-"
+
+
+def _iso(when: datetime | None) -> str | None:
+    return when.isoformat().replace("+00:00", "Z") if when is not None else None
+
+
+def _rel(ctx: SessionsContext, path: Path) -> str:
+    try:
+        return path.relative_to(ctx.workspace).as_posix()
+    except ValueError:
+        return str(path)
+
+
+# ---------------------------------------------------------------------------------------------
+# memdeck sessions
+
+
+def session_to_json(info: SessionInfo) -> dict[str, Any]:
+    """A session listing entry as camelCase JSON."""
+    return {
+        "sessionId": info.session_id,
+        "path": str(info.path),
+        "archived": info.archived,
+        "started": _iso(info.started),
+        "lastMessage": _iso(info.last_message),
+        "messages": info.message_count,
+        "totalTokens": info.total_tokens,
+        "contextTokens": info.context_tokens,
+        "compactions": info.compactions,
+        "size": info.size,
+        "sessionKey": info.session_key,
+        "chatType": info.chat_type,
+        "channel": info.channel,
+        "displayName": info.display_name,
+        "flushed": info.flushed,
+        "flushedAt": _iso(info.flushed_at),
+        "memoryFlushAt": _iso(info.memory_flush_at),
+        "needsFlush": needs_flush(info),
+        "skippedLines": info.skipped_lines,
+        "error": info.error,
+    }
+
+
+def _short_ids(ids: list[str], minimum: int = 8) -> dict[str, str]:
+    """The shortest prefix (at least ``minimum`` long) that tells each id apart."""
+    short: dict[str, str] = {}
+    for session_id in ids:
+        length = minimum
+        while length < len(session_id) and any(
+            other != session_id and other.startswith(session_id[:length]) for other in ids
+        ):
+            length += 1
+        short[session_id] = session_id[:length]
+    return short
+
+
+def _flushed_cell(info: SessionInfo) -> str:
+    if info.flushed_at is not None:
+        return f"yes {_local(info.flushed_at)}"
+    if info.memory_flush_at is not None:
+        return f"openclaw {_local(info.memory_flush_at)}"
+    return "no"
+
+
+def _notes_cell(info: SessionInfo) -> str:
+    notes: list[str] = []
+    if info.archived:
+        notes.append("archived")
+    if needs_flush(info):
+        notes.append("needs flush")
+    if info.skipped_lines:
+        notes.append(f"{info.skipped_lines} bad line{'s' if info.skipped_lines != 1 else ''}")
+    if info.error:
+        notes.append(info.error)
+    return ", ".join(notes)
+
+
+def format_sessions_table(infos: list[SessionInfo]) -> str:
+    """Render the sessions listing as an aligned plain-text table."""
+    short = _short_ids([info.session_id for info in infos])
+    header = ("ID", "STARTED", "LAST MESSAGE", "MSGS", "TOKENS", "FLUSHED", "NOTES")
+    rows = [
+        (
+            short[info.session_id],
+            _local(info.started),
+            _local(info.last_message),
+            str(info.message_count),
+            f"{info.total_tokens:,}" if info.total_tokens is not None else "-",
+            _flushed_cell(info),
+            _notes_cell(info),
+        )
+        for info in infos
+    ]
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+    right = {3, 4}
+    lines = []
+    for row in [header, *rows]:
+        cells = [cell.rjust(widths[i]) if i in right else cell.ljust(widths[i]) for i, cell in enumerate(row)]
+        lines.append("  ".join(cells).rstrip())
+    return "\n".join(lines)
+
+
+def run_sessions(ctx: SessionsContext, as_json: bool) -> int:
+    """List the sessions folder (``memdeck sessions``).
+
+    Args:
+        ctx: the wired-in context.
+        as_json: print ``{"sessionsDir", "sessions": [...]}`` instead of a table.
+
+    Returns:
+        The exit code: 0, or 1 when the folder cannot be listed.
+    """
+    try:
+        infos = list_sessions(ctx.sessions_dir, ctx.flush_state_path)
+    except SessionReadError as exc:
+        _err(f"{exc} (set --sessions DIR or MEMDECK_SESSIONS)")
+        return 1
+    if as_json:
+        payload = {
+            "sessionsDir": str(ctx.sessions_dir),
+            "sessions": [session_to_json(info) for info in infos],
+        }
+        click.echo(json.dumps(payload, indent=2, ensure_ascii=False))
+        return 0
+    if not infos:
+        click.echo(f"No sessions in {ctx.sessions_dir}")
+        return 0
+    click.echo(format_sessions_table(infos))
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------
+# memdeck flush
+
+
+def resolve_session(sessions_dir: Path, session: str) -> Path:
+    """Find a transcript from what the user typed: a path, a session id, or a unique id prefix.
+
+    Active transcripts win over ``.reset.`` archives with the same id.
+
+    Raises:
+        SessionReadError: nothing or more than one session matches.
+    """
+    candidate = Path(session).expanduser()
+    if candidate.is_file():
+        return candidate
+    if os.sep in session or "/" in session or session.endswith(".jsonl"):
+        raise SessionReadError(f"transcript not found: {session}")
+    folder = Path(sessions_dir)
+    exact = folder / f"{session}.jsonl"
+    if exact.is_file():
+        return exact
+    try:
+        names = sorted(
+            entry.name
+            for entry in os.scandir(folder)
+            if entry.is_file() and (entry.name.endswith(".jsonl") or ".jsonl.reset." in entry.name)
+        )
+    except FileNotFoundError as exc:
+        raise SessionReadError(f"sessions folder not found: {folder}") from exc
+    except OSError as exc:
+        raise SessionReadError(f"cannot list {folder}: {exc.strerror or exc}") from exc
+    matches = [name for name in names if session_id_from_path(Path(name)).startswith(session)]
+    active = [name for name in matches if name.endswith(".jsonl")]
+    chosen = active or matches
+    ids = sorted({session_id_from_path(Path(name)) for name in chosen})
+    if len(ids) == 1:
+        # Several archives of one id: take the newest (names end in a sortable timestamp).
+        return folder / chosen[-1]
+    if not ids:
+        raise SessionReadError(f"no session matching {session!r} in {folder} (memdeck sessions lists them)")
+    shown = ", ".join(ids[:5]) + (" …" if len(ids) > 5 else "")
+    raise SessionReadError(f"{session!r} matches {len(ids)} sessions: {shown}; type more of the id")
+
+
+def _draft(ctx: SessionsContext, transcript: Transcript, method: str, warnings: list[str]) -> Draft | None:
+    """Draft with the LLM or extractively; None (after printing why) when it cannot."""
+    if method == "llm" or (method == "auto" and ctx.llm is not None):
+        if ctx.llm is None:
+            _err("no LLM configured: set [llm] base_url and model in the config, or use --extractive")
+            return None
+        try:
+            client = ctx.llm.client()
+            return draft_with_llm(transcript, client, read_memory_hint(ctx.workspace), is_known=ctx.is_known)
+        except LLMError as exc:
+            if method == "llm":
+                _err(f"LLM draft failed: {exc}")
+                return None
+            warnings.append(f"LLM draft failed ({exc}); used the extractive drafter")
+    return draft_extractive(transcript, is_known=ctx.is_known)
+
+
+def _reindex(ctx: SessionsContext, path: Path, warnings: list[str]) -> None:
+    if ctx.reindex is None:
+        return
+    try:
+        ctx.reindex(path)
+    except Exception as exc:  # the file is written; a stale index must not turn that into a failure
+        warnings.append(f"written, but not yet searchable: {exc}")
+
+
+def _flush_day(day: str, transcript: Transcript, now: datetime) -> date:
+    if day == "last":
+        last = transcript.last_message_time
+        if last is not None:
+            return last.astimezone(now.tzinfo).date()
+    return now.date()
+
+
+def _emit_warnings(warnings: list[str]) -> None:
+    for warning in warnings:
+        _err(f"warning: {warning}")
+
+
+def _run_note(
+    ctx: SessionsContext,
+    transcript: Transcript,
+    *,
+    dry_run: bool,
+    method: str,
+    as_json: bool,
+    messages: int,
+    now: datetime,
+    warnings: list[str],
+) -> int:
+    store = store_entry_for(transcript.path)
+    session_key = store.session_key if store is not None else "unknown"
+    source = (store.channel if store is not None else None) or "memdeck"
+    slugger: Callable[[str], str] | None = None
+    if method == "llm" and ctx.llm is None:
+        _err("no LLM configured: set [llm] base_url and model in the config, or use --extractive")
+        return 2
+    if method != "extractive" and ctx.llm is not None:
+        try:
+            client = ctx.llm.client()
+        except LLMError as exc:
+            _err(str(exc))
+            return 1
+
+        def llm_slug(text: str) -> str:
+            try:
+                return slug_with_llm(text, client)
+            except LLMError as exc:
+                warnings.append(f"LLM slug failed ({exc}); used keywords")
+                raise
+
+        slugger = llm_slug
+
+    note = build_session_note(transcript, session_key, source, messages, now)
+    if dry_run:
+        slug = note_slug(transcript, messages, now, slugger=slugger)
+        target = session_note_path(ctx.workspace, slug, now)
+    else:
+        try:
+            target = write_session_note(
+                ctx.workspace, transcript, session_key, source, messages, now, slugger=slugger
+            )
+        except (FlushError, OSError) as exc:
+            _err(f"could not write the session note: {exc}")
+            return 1
+        _reindex(ctx, target, warnings)
+    rel = _rel(ctx, target)
+    if as_json:
+        payload = {
+            "sessionId": transcript.session_id,
+            "mode": "note",
+            "dryRun": dry_run,
+            "path": rel,
+            "text": note,
+            "warnings": warnings,
+        }
+        click.echo(json.dumps(payload, indent=2, ensure_ascii=False))
+        return 0
+    _emit_warnings(warnings)
+    click.echo(f"{'Would write' if dry_run else 'Wrote'} session note {rel}")
+    if dry_run:
+        click.echo("")
+        click.echo(note, nl=False)
+    return 0
+
+
+def run_flush(
+    ctx: FlushContext,
+    session: str,
+    *,
+    note: bool = False,
+    dry_run: bool = False,
+    method: str = "auto",
+    day: str = "today",
+    as_json: bool = False,
+    messages: int = 15,
+    now: datetime | None = None,
+) -> int:
+    """Flush a session into memory (``memdeck flush``), or write its session note with ``note``.
+
+    Args:
+        ctx: the wired-in context.
+        session: a session id, a unique id prefix, or a path to a JSONL transcript.
+        note: write a session note (``memory/YYYY-MM-DD-<slug>.md``) instead of a flush.
+        dry_run: print what would be written, write nothing.
+        method: ``auto`` (the LLM when configured, else extractive), ``llm`` or ``extractive``.
+        day: ``today`` or ``last`` (the day of the session's last message) picks the daily file.
+        as_json: print a JSON result instead of text.
+        messages: messages a session note keeps.
+        now: the current time (tests); defaults to the local time now.
+
+    Returns:
+        The exit code: 0 done (also when there was nothing to store), 1 failure, 2 no LLM for ``--llm``.
+    """
+    now = now if now is not None else datetime.now().astimezone()
+    warnings: list[str] = []
+    try:
+        path = resolve_session(ctx.sessions_dir, session)
+        transcript = read_transcript(path)
+    except SessionReadError as exc:
+        _err(str(exc))
+        return 1
+    if transcript.skipped:
+        count = len(transcript.skipped)
+        warnings.append(f"{count} unusable line{'s' if count != 1 else ''} in {path.name} skipped")
+    if note:
+        return _run_note(
+            ctx,
+            transcript,
+            dry_run=dry_run,
+            method=method,
+            as_json=as_json,
+            messages=messages,
+            now=now,
+            warnings=warnings,
+        )
+    if method == "llm" and ctx.llm is None:
+        _err("no LLM configured: set [llm] base_url and model in the config, or use --extractive")
+        return 2
+    draft = _draft(ctx, transcript, method, warnings)
+    if draft is None:
+        return 1
+    warnings.extend(draft.warnings)
+    block = render_flush_block(draft, now)
+    flush_day = _flush_day(day, transcript, now)
+    target = daily_file(ctx.workspace, flush_day)
+    appended = False
+    if not draft.is_empty and not dry_run:
+        try:
+            append_flush(ctx.workspace, block, flush_day)
+        except (FlushError, OSError) as exc:
+            _err(f"could not append to {_rel(ctx, target)}: {exc}")
+            return 1
+        appended = True
+        _reindex(ctx, target, warnings)
+    if not dry_run:
+        try:
+            record_flush(ctx.flush_state_path, transcript.session_id, now)
+        except OSError as exc:
+            warnings.append(f"could not record the flush in {ctx.flush_state_path}: {exc}")
+    if as_json:
+        payload = {
+            "sessionId": transcript.session_id,
+            "mode": "flush",
+            "method": draft.method,
+            "dryRun": dry_run,
+            "path": _rel(ctx, target),
+            "appended": appended,
+            "items": [{"text": item.text, "kind": item.kind, "line": item.line} for item in draft.items],
+            "skippedKnown": draft.skipped_known,
+            "text": block,
+            "warnings": warnings,
+        }
+        click.echo(json.dumps(payload, indent=2, ensure_ascii=False))
+        return 0
+    _emit_warnings(warnings)
+    known = f" ({draft.skipped_known} already in memory)" if draft.skipped_known else ""
+    if draft.is_empty:
+        click.echo(f"Nothing new to store from session {transcript.id8}{known}.")
+        return 0
+    count = len(draft.items)
+    noun = f"{count} item{'s' if count != 1 else ''}"
+    verb = "Would append" if dry_run else "Appended"
+    click.echo(f"{verb} {noun} ({draft.method}) to {_rel(ctx, target)}{known}:")
+    click.echo("")
+    click.echo(block, nl=False)
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------
+# click wiring
+
+
+def _context(
+    make_context: Callable[..., SessionsContext], sessions_dir: Path | None
+) -> SessionsContext | None:
+    try:
+        return make_context(sessions_dir=sessions_dir)
+    except MemdeckError as exc:
+        _err(str(exc))
+        return None
+
+
+def build_sessions_command(make_context: Callable[..., SessionsContext]) -> click.Command:
+    """The ``sessions`` click command; ``make_context(sessions_dir=Path|None)`` builds its context."""
+
+    @click.command("sessions")
+    @click.option(
+        "--sessions",
+        "sessions_dir",
+        type=click.Path(path_type=Path, file_okay=False),
+        default=None,
+        help="Sessions folder (default: config, MEMDECK_SESSIONS, ~/.openclaw/agents/<agent>/sessions).",
+    )
+    @click.option("--json", "as_json", is_flag=True, help="Print JSON for agents.")
+    def sessions_command(sessions_dir: Path | None, as_json: bool) -> None:
+        """List session transcripts: started, last message, messages, tokens, flushed?"""
+        ctx = _context(make_context, sessions_dir)
+        raise SystemExit(1 if ctx is None else run_sessions(ctx, as_json))
+
+    return sessions_command
+
+
+def build_flush_command(make_context: Callable[..., SessionsContext]) -> click.Command:
+    """The ``flush`` click command; ``make_context(sessions_dir=Path|None)`` builds its context."""
+
+    @click.command("flush")
+    @click.argument("session")
+    @click.option("--note", is_flag=True, help="Write a session note memory/YYYY-MM-DD-<slug>.md instead.")
+    @click.option("--dry-run", is_flag=True, help="Show what would be written; write nothing.")
+    @click.option("--llm", "method", flag_value="llm", help="Draft with the configured LLM.")
+    @click.option("--extractive", "method", flag_value="extractive", help="Draft without an LLM.")
+    @click.option(
+        "--day",
+        type=click.Choice(["today", "last"]),
+        default="today",
+        show_default=True,
+        help="Daily file: today's, or the day of the session's last message.",
+    )
+    @click.option("--json", "as_json", is_flag=True, help="Print JSON for agents.")
+    @click.option(
+        "--messages",
+        type=click.IntRange(min=1),
+        default=15,
+        show_default=True,
+        help="Messages a --note keeps.",
+    )
+    @click.option(
+        "--sessions",
+        "sessions_dir",
+        type=click.Path(path_type=Path, file_okay=False),
+        default=None,
+        help="Sessions folder to look the id up in.",
+    )
+    def flush_command(
+        session: str,
+        note: bool,
+        dry_run: bool,
+        method: str | None,
+        day: str,
+        as_json: bool,
+        messages: int,
+        sessions_dir: Path | None,
+    ) -> None:
+        """Turn SESSION (an id, id prefix or JSONL path) into memory: append a flush to memory/YYYY-MM-DD.md."""
+        ctx = _context(make_context, sessions_dir)
+        if ctx is None:
+            raise SystemExit(1)
+        code = run_flush(
+            ctx,
+            session,
+            note=note,
+            dry_run=dry_run,
+            method=method or "auto",
+            day=day,
+            as_json=as_json,
+            messages=messages,
+        )
+        raise SystemExit(code)
+
+    return flush_command
+
+
+def register(group: click.Group, make_context: Callable[..., SessionsContext]) -> None:
+    """Add ``sessions`` and ``flush`` to a click group.
+
+    Args:
+        group: the ``memdeck`` group.
+        make_context: called as ``make_context(sessions_dir=<--sessions or None>)`` inside the
+            command (so ``click.get_current_context()`` reaches the group's options); returns a
+            :class:`SessionsContext`. A :class:`~engine.errors.MemdeckError` it raises is printed
+            and exits 1.
+    """
+    group.add_command(build_sessions_command(make_context))
+    group.add_command(build_flush_command(make_context))

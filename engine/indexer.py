@@ -1,0 +1,307 @@
+"""Keeping the index in step with the Markdown: incremental sync by content hash, then embedding what is new."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engine.chunking import Chunk, chunk_markdown, plan_windows
+from engine.config import Config
+from engine.embeddings import Embedder, ProviderChoice
+from engine.errors import IndexBusy
+from engine.fts import fts_text
+from engine.store import Store, serialize_vector
+from engine.textio import read_text_file
+from engine.workspace import MemoryFile
+
+CHUNKER_VERSION = 2
+WINDOW_VERSION = 1
+
+
+@dataclass(frozen=True)
+class SyncProgress:
+    """Where a sync is: ``phase`` is ``files`` or ``embed``; ``done`` of ``total`` units."""
+
+    phase: str
+    done: int
+    total: int
+    path: str | None = None
+
+
+@dataclass
+class SyncReport:
+    """What a sync did."""
+
+    files_indexed: int = 0
+    files_unchanged: int = 0
+    files_removed: int = 0
+    chunks_written: int = 0
+    embedded: int = 0
+    from_cache: int = 0
+    chunks_total: int = 0
+    rebuilt: bool = False
+    cancelled: bool = False
+    seconds: float = 0.0
+    issues: list[str] = field(default_factory=list)
+
+
+ProgressFn = Callable[[SyncProgress], None]
+
+
+def identity_for(config: Config, choice: ProviderChoice, embedder: Embedder | None) -> dict[str, Any]:
+    """What the index was built with; any change forces a full rebuild."""
+    return {
+        "chunker": CHUNKER_VERSION,
+        "chunk_tokens": config.chunking.tokens,
+        "chunk_overlap": config.chunking.overlap,
+        "sources": sorted(config.sources),
+        "provider": choice.provider,
+        "model": choice.model,
+        "dims": choice.dims,
+        "fingerprint": embedder.fingerprint() if embedder is not None else None,
+        "windows": WINDOW_VERSION,
+        "fts": "porter-unicode61-cjk-bigram",
+    }
+
+
+@contextlib.contextmanager
+def writer_lock(index_path: Path, wait: float = 30.0) -> Iterator[None]:
+    """One writer per index across processes (``flock``: a dead holder releases it automatically).
+
+    Raises:
+        IndexBusy: another process held the lock for longer than ``wait`` seconds.
+    """
+    lock_path = index_path.with_name(index_path.name + ".lock")
+    lock_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise IndexBusy(f"another memdeck process is writing {index_path}; try again shortly") from None
+                time.sleep(0.05)
+        os.ftruncate(fd, 0)
+        os.write(fd, str(os.getpid()).encode())
+        try:
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def content_hash(text: str) -> str:
+    """sha256 of text."""
+    return hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Document:
+    """A file's searchable content: its text and, for transcripts, the original line of each text line."""
+
+    text: str
+    line_map: tuple[int, ...] | None
+    decode_errors: int
+    issue: str | None = None
+
+
+def load_document(file: MemoryFile) -> Document:
+    """Read a memory or session file into searchable text (never raises for bad content)."""
+    if file.source == "sessions":
+        from engine.sessions import read_transcript, session_search_text
+
+        transcript = read_transcript(file.path)
+        text, line_map = session_search_text(transcript)
+        return Document(text, tuple(line_map), len(transcript.skipped))
+    decoded = read_text_file(file.path)
+    issue = None
+    if decoded.binary:
+        issue = f"{file.rel}: looks binary (NUL bytes); indexed what decodes"
+    elif decoded.errors:
+        issue = f"{file.rel}: {decoded.errors} bytes are not UTF-8; indexed the rest"
+    return Document(decoded.text, None, decoded.errors, issue)
+
+
+def _remap(chunk: Chunk, line_map: Sequence[int] | None) -> tuple[int, int, str | None]:
+    if line_map is None:
+        return chunk.start_line, chunk.end_line, None
+    lines = line_map[chunk.start_line - 1 : chunk.end_line]
+    return lines[0], lines[-1], json.dumps(list(lines))
+
+
+def delete_file_rows(conn: Any, path: str, vec: bool) -> None:
+    """Remove a file's chunks with their FTS rows, windows and vectors."""
+    ids = [r[0] for r in conn.execute("SELECT id FROM chunks WHERE path = ?", (path,))]
+    for start in range(0, len(ids), 500):
+        part = ids[start : start + 500]
+        marks = ",".join("?" * len(part))
+        conn.execute(f"DELETE FROM chunks_fts WHERE rowid IN ({marks})", part)
+        if vec:
+            conn.execute(
+                f"DELETE FROM chunks_vec WHERE rowid IN (SELECT id FROM windows WHERE chunk_id IN ({marks}))", part)
+        conn.execute(f"DELETE FROM windows WHERE chunk_id IN ({marks})", part)
+    conn.execute("DELETE FROM chunks WHERE path = ?", (path,))
+
+
+def write_document(store: Store, config: Config, file: MemoryFile, doc: Document, digest: str, vec: bool) -> int:
+    """Replace a file's chunks in one transaction; returns how many chunks were written."""
+    chunks = chunk_markdown(doc.text, config.chunking.tokens, config.chunking.overlap)
+    now = time.time()
+    with store.transaction() as conn:
+        delete_file_rows(conn, file.rel, vec)
+        for chunk in chunks:
+            start, end, line_map = _remap(chunk, doc.line_map)
+            cur = conn.execute(
+                "INSERT INTO chunks(path, source, start_line, end_line, hash, text, line_map, embedded, updated_at)"
+                " VALUES (?,?,?,?,?,?,?,0,?)",
+                (file.rel, file.source, start, end, content_hash(chunk.text), chunk.text, line_map, now),
+            )
+            conn.execute("INSERT INTO chunks_fts(rowid, text) VALUES (?, ?)", (cur.lastrowid, fts_text(chunk.text)))
+        conn.execute(
+            "INSERT OR REPLACE INTO files(path, source, hash, mtime_ns, size, chunks, decode_errors, indexed_at)"
+            " VALUES (?,?,?,?,?,?,?,?)",
+            (file.rel, file.source, digest, file.mtime_ns, file.size, len(chunks), doc.decode_errors, now),
+        )
+    return len(chunks)
+
+
+def sync_files(
+    store: Store,
+    config: Config,
+    files: Sequence[MemoryFile],
+    report: SyncReport,
+    progress: ProgressFn | None = None,
+    cancel: threading.Event | None = None,
+    force: bool = False,
+) -> None:
+    """Bring ``files``/``chunks``/``chunks_fts`` in step with the given files (no embedding)."""
+    conn = store.conn
+    known = {
+        row[0]: (row[1], row[2], row[3])
+        for row in conn.execute("SELECT path, hash, mtime_ns, size FROM files")
+    }
+    vec = store.ensure_vec_table()
+    present = {f.rel for f in files}
+    for gone in sorted(set(known) - present):
+        with store.transaction() as tx:
+            delete_file_rows(tx, gone, vec)
+            tx.execute("DELETE FROM files WHERE path = ?", (gone,))
+        report.files_removed += 1
+    total = len(files)
+    for i, file in enumerate(files):
+        if cancel is not None and cancel.is_set():
+            report.cancelled = True
+            return
+        old = known.get(file.rel)
+        if not force and old is not None and old[1] == file.mtime_ns and old[2] == file.size:
+            report.files_unchanged += 1
+            continue
+        try:
+            doc = load_document(file)
+        except OSError as exc:
+            report.issues.append(f"{file.rel}: not readable ({exc.strerror or exc})")
+            continue
+        if doc.issue:
+            report.issues.append(doc.issue)
+        digest = content_hash(doc.text + ("\n" + ",".join(map(str, doc.line_map)) if doc.line_map else ""))
+        if not force and old is not None and old[0] == digest:
+            with store.transaction() as tx:
+                tx.execute("UPDATE files SET mtime_ns = ?, size = ? WHERE path = ?",
+                           (file.mtime_ns, file.size, file.rel))
+            report.files_unchanged += 1
+            continue
+        report.chunks_written += write_document(store, config, file, doc, digest, vec)
+        report.files_indexed += 1
+        if progress is not None:
+            progress(SyncProgress("files", i + 1, total, file.rel))
+    if progress is not None:
+        progress(SyncProgress("files", total, total, None))
+
+
+def embed_pending(
+    store: Store,
+    embedder: Embedder,
+    report: SyncReport,
+    progress: ProgressFn | None = None,
+    cancel: threading.Event | None = None,
+    batch_size: int = 32,
+) -> None:
+    """Embed every chunk that has no vectors yet, window by window, reusing the embedding cache."""
+    if not store.ensure_vec_table():
+        return
+    conn = store.conn
+    pending = conn.execute("SELECT id, text FROM chunks WHERE embedded = 0 ORDER BY id").fetchall()
+    if not pending:
+        return
+    fingerprint = embedder.fingerprint()
+    total = len(pending)
+    done = 0
+    step = max(batch_size * 4, 64)
+    for start in range(0, total, step):
+        if cancel is not None and cancel.is_set():
+            report.cancelled = True
+            return
+        group = pending[start : start + step]
+        plans: list[tuple[int, int, int, str, str]] = []  # chunk id, first, last, text, hash
+        for chunk_id, text in group:
+            for w in plan_windows(text, embedder.count_tokens, embedder.max_tokens):
+                plans.append((chunk_id, w.first, w.last, w.text, content_hash(w.text)))
+        hashes = sorted({p[4] for p in plans})
+        cached: dict[str, bytes] = {}
+        for i in range(0, len(hashes), 500):
+            part = hashes[i : i + 500]
+            marks = ",".join("?" * len(part))
+            for h, blob in conn.execute(
+                f"SELECT hash, embedding FROM embedding_cache WHERE provider = ? AND model = ? AND fingerprint = ?"
+                f" AND hash IN ({marks})", (embedder.provider, embedder.model_id, fingerprint, *part)):
+                cached[h] = blob
+        missing: dict[str, str] = {}
+        for p in plans:
+            if p[4] not in cached and p[4] not in missing:
+                missing[p[4]] = p[3]
+        fresh: dict[str, bytes] = {}
+        if missing:
+            # Similar lengths batch together: less padding, faster encode.
+            items = sorted(missing.items(), key=lambda kv: len(kv[1]))
+            vectors = embedder.embed_documents([t for _, t in items])
+            fresh = {h: serialize_vector(v) for (h, _), v in zip(items, vectors, strict=True)}
+        now = time.time()
+        with store.transaction() as tx:
+            for h, blob in fresh.items():
+                tx.execute(
+                    "INSERT OR REPLACE INTO embedding_cache VALUES (?,?,?,?,?,?,?)",
+                    (embedder.provider, embedder.model_id, fingerprint, h, embedder.dims, blob, now))
+            chunk_ids = sorted({p[0] for p in plans} | {cid for cid, _ in group})
+            for cid in chunk_ids:
+                # A chunk might have been re-written since we read it; only embed rows that still exist.
+                tx.execute("DELETE FROM chunks_vec WHERE rowid IN (SELECT id FROM windows WHERE chunk_id = ?)", (cid,))
+                tx.execute("DELETE FROM windows WHERE chunk_id = ?", (cid,))
+            alive = {r[0] for r in tx.execute(
+                f"SELECT id FROM chunks WHERE id IN ({','.join('?' * len(chunk_ids))})", chunk_ids)}
+            for chunk_id, first, last, _text, h in plans:
+                if chunk_id not in alive:
+                    continue
+                cur = tx.execute("INSERT INTO windows(chunk_id, first_line, last_line, hash) VALUES (?,?,?,?)",
+                                 (chunk_id, first, last, h))
+                tx.execute("INSERT INTO chunks_vec(rowid, embedding) VALUES (?, ?)",
+                           (cur.lastrowid, fresh.get(h) or cached[h]))
+            tx.execute(f"UPDATE chunks SET embedded = 1 WHERE id IN ({','.join('?' * len(chunk_ids))})",
+                       [c for c in chunk_ids if c in alive])
+        report.embedded += len(fresh)
+        report.from_cache += sum(1 for p in plans if p[4] in cached)
+        done += len(group)
+        if progress is not None:
+            progress(SyncProgress("embed", done, total, None))

@@ -1,0 +1,523 @@
+"""A small OpenAI-compatible chat client (stdlib only) and the LLM flush drafter and slug maker."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import random
+import re
+import socket
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from engine.errors import MemdeckError
+from engine.flush import DRAFT_KINDS, MAX_ITEM_CHARS, Draft, DraftItem, clean_slug
+from engine.redact import redact_secrets
+from engine.sessions import Transcript, normalize_session_text
+
+NOTHING_TO_STORE = "NOTHING_TO_STORE"
+RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
+MAX_RETRY_AFTER = 30.0
+MESSAGE_CHARS = 2000
+
+
+class LLMError(MemdeckError):
+    """The chat endpoint could not be used; the message says what to check."""
+
+
+@dataclass(frozen=True)
+class LLMSettings:
+    """Where the chat endpoint is (mirrors the ``[llm]`` config section).
+
+    Attributes:
+        base_url: e.g. ``http://127.0.0.1:11434/v1`` or ``https://api.openai.com/v1``.
+        model: the model name.
+        api_key_env: the environment variable holding the API key (may be unset for local servers).
+        timeout: seconds per request.
+    """
+
+    base_url: str
+    model: str
+    api_key_env: str = "OPENAI_API_KEY"
+    timeout: float = 30.0
+
+    def client(self, environ: Mapping[str, str] | None = None, **kwargs: Any) -> ChatClient:
+        """Make a client, reading the key from ``api_key_env`` in ``environ`` (default: the process env)."""
+        env = os.environ if environ is None else environ
+        key = env.get(self.api_key_env) if self.api_key_env else None
+        return ChatClient(
+            self.base_url,
+            self.model,
+            api_key=key or None,
+            timeout=self.timeout,
+            api_key_env=self.api_key_env,
+            **kwargs,
+        )
+
+
+def _endpoint(base_url: str) -> str:
+    base = base_url.strip().rstrip("/")
+    if base.endswith("/chat/completions"):
+        return base
+    return f"{base}/chat/completions"
+
+
+def _error_detail(body: bytes) -> str:
+    text = body[:4000].decode("utf-8", errors="replace").strip()
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    if isinstance(data, dict):
+        err = data.get("error")
+        if isinstance(err, dict) and isinstance(err.get("message"), str):
+            text = err["message"]
+        elif isinstance(err, str):
+            text = err
+        elif isinstance(data.get("message"), str):
+            text = data["message"]
+    text = " ".join(text.split())
+    return text[:200] + ("…" if len(text) > 200 else "")
+
+
+def _retry_after(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        return None
+    return min(max(seconds, 0.0), MAX_RETRY_AFTER)
+
+
+def _is_refused(reason: object) -> bool:
+    if isinstance(reason, ConnectionRefusedError):
+        return True
+    return isinstance(reason, OSError) and reason.errno == errno.ECONNREFUSED
+
+
+class ChatClient:
+    """Calls an OpenAI-compatible ``/chat/completions`` endpoint.
+
+    Retries 429, 408/409/425 and 5xx answers, timeouts and connection errors with exponential
+    backoff plus jitter (honouring ``Retry-After``); other failures raise :class:`LLMError` at once.
+    The API key is sent as a Bearer token and never appears in errors or ``repr``.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        timeout: float = 30,
+        retries: int = 3,
+        *,
+        api_key_env: str | None = None,
+        backoff: float = 0.5,
+        max_backoff: float = 8.0,
+        temperature: float = 0.2,
+        sleep: Callable[[float], None] = time.sleep,
+        rng: random.Random | None = None,
+    ) -> None:
+        """Configure the client.
+
+        Args:
+            base_url: the API root (``…/v1``) or the full ``…/chat/completions`` URL.
+            model: the model name sent with each request.
+            api_key: sent as ``Authorization: Bearer``; None for servers that need none.
+            timeout: seconds per request.
+            retries: retries after the first attempt.
+            api_key_env: named in the 401/403 message ("check the API key in …").
+            backoff: first retry delay in seconds; doubles each retry, plus up to as much jitter.
+            max_backoff: the longest delay between retries.
+            temperature: sampling temperature.
+            sleep: waits between retries (tests pass a recorder).
+            rng: jitter source.
+        """
+        if not base_url.strip():
+            raise LLMError("no LLM base_url configured (set [llm] base_url, e.g. http://127.0.0.1:11434/v1)")
+        if not model.strip():
+            raise LLMError("no LLM model configured (set [llm] model)")
+        self.base_url = base_url.strip()
+        self.url = _endpoint(base_url)
+        self.model = model
+        self._api_key = api_key
+        self.timeout = timeout
+        self.retries = max(0, retries)
+        self.api_key_env = api_key_env
+        self.backoff = backoff
+        self.max_backoff = max_backoff
+        self.temperature = temperature
+        self._sleep = sleep
+        self._rng = rng or random.Random()
+
+    def __repr__(self) -> str:
+        return f"ChatClient(url={self.url!r}, model={self.model!r}, api_key={'set' if self._api_key else 'unset'})"
+
+    def _delay(self, attempt: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return retry_after
+        base = min(self.backoff * float(1 << attempt), self.max_backoff)
+        return base + self._rng.uniform(0, base)
+
+    def _key_hint(self) -> str:
+        if self.api_key_env:
+            return f"check the API key in ${self.api_key_env}"
+        return "check the API key ([llm] api_key_env)"
+
+    def complete(self, messages: Sequence[Mapping[str, str]], *, max_tokens: int | None = None) -> str:
+        """Send a chat and return the assistant's text.
+
+        Args:
+            messages: ``[{"role": "system"|"user"|"assistant", "content": "…"}, …]``.
+            max_tokens: cap on the answer's length.
+
+        Returns:
+            The answer's text (reasoning in ``<think>…</think>`` removed), stripped.
+
+        Raises:
+            LLMError: with a message saying what to check.
+        """
+        payload: dict[str, Any] = {
+            "model": self.model,
+            "messages": [dict(message) for message in messages],
+            "temperature": self.temperature,
+            "stream": False,
+        }
+        if max_tokens is not None:
+            payload["max_tokens"] = max_tokens
+        body = json.dumps(payload).encode("utf-8")
+        headers = {"Content-Type": "application/json", "Accept": "application/json", "User-Agent": "memdeck"}
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        last_error = ""
+        for attempt in range(self.retries + 1):
+            request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
+            retry_after: float | None = None
+            try:
+                with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                    raw = response.read()
+                return _answer_text(raw, self.url)
+            except urllib.error.HTTPError as exc:
+                try:
+                    detail = _error_detail(exc.read())
+                except (OSError, ValueError):
+                    detail = ""
+                status = exc.code
+                if status in (401, 403):
+                    raise LLMError(
+                        f"{status} {exc.reason} from {self.url}: {self._key_hint()}"
+                        + (f" ({detail})" if detail else "")
+                    ) from None
+                if status == 404:
+                    raise LLMError(
+                        f"404 from {self.url}: check [llm] base_url (it should end in /v1 for most servers) "
+                        f"and that model {self.model!r} exists" + (f" ({detail})" if detail else "")
+                    ) from None
+                if status not in RETRY_STATUSES:
+                    raise LLMError(
+                        f"{status} {exc.reason} from {self.url}" + (f": {detail}" if detail else "")
+                    ) from None
+                retry_after = _retry_after(exc.headers.get("Retry-After") if exc.headers else None)
+                kind = "rate limited (429)" if status == 429 else f"server error {status}"
+                last_error = f"{kind} from {self.url}" + (f": {detail}" if detail else "")
+            except urllib.error.URLError as exc:
+                if _is_refused(exc.reason):
+                    last_error = f"connection refused: is the server running at {self.base_url}?"
+                elif isinstance(exc.reason, socket.gaierror):
+                    raise LLMError(
+                        f"cannot resolve the host in {self.base_url}: check [llm] base_url"
+                    ) from None
+                elif isinstance(exc.reason, TimeoutError):
+                    last_error = f"no answer from {self.url} within {self.timeout:g} s"
+                else:
+                    last_error = f"cannot reach {self.url}: {exc.reason}"
+            except TimeoutError:
+                last_error = f"no answer from {self.url} within {self.timeout:g} s"
+            except ConnectionError as exc:
+                if _is_refused(exc):
+                    last_error = f"connection refused: is the server running at {self.base_url}?"
+                else:
+                    last_error = f"connection to {self.url} failed: {exc}"
+            except OSError as exc:
+                last_error = f"cannot reach {self.url}: {exc}"
+            if attempt < self.retries:
+                self._sleep(self._delay(attempt, retry_after))
+        attempts = self.retries + 1
+        raise LLMError(f"{last_error} (gave up after {attempts} attempt{'s' if attempts != 1 else ''})")
+
+
+_THINK = re.compile(r"<think>.*?(?:</think>|\Z)", re.S | re.I)
+
+
+def _answer_text(raw: bytes, url: str) -> str:
+    try:
+        data = json.loads(raw.decode("utf-8", errors="replace"))
+    except ValueError:
+        raise LLMError(f"{url} did not answer with JSON: is base_url an OpenAI-compatible API?") from None
+    try:
+        content = data["choices"][0]["message"]["content"]
+    except (KeyError, IndexError, TypeError):
+        raise LLMError(f"unexpected answer from {url}: no choices[0].message.content") from None
+    if isinstance(content, list):
+        content = "".join(part.get("text", "") for part in content if isinstance(part, dict))
+    if not isinstance(content, str):
+        raise LLMError(f"empty answer from {url}")
+    return _THINK.sub("", content).strip()
+
+
+# ---------------------------------------------------------------------------------------------
+# Drafting a flush with the LLM
+
+FLUSH_SYSTEM_PROMPT = """\
+You read a conversation between a user and an AI assistant and pick out what is worth \
+remembering in future conversations with this user.
+
+Worth remembering: the user's preferences and dislikes; facts about the user (name, work, \
+home, people in their life); decisions that were made; standing instructions for the assistant; \
+plans, appointments, deadlines and todos; facts about the user's projects; changes the assistant \
+confirmed it made.
+Not worth remembering: greetings, thanks, small talk, one-off questions and their answers, tool \
+output, anything only true for this moment, and anything listed under "Already in memory".
+Never invent or guess. Never copy passwords, API keys or other secrets.
+
+Answer with one line per memory, in exactly this form:
+- [kind] statement (line N)
+kind is one of: preference, identity, decision, instruction, plan, fact, confirmed.
+statement is one short sentence (under 200 characters) that makes sense on its own, months \
+later, without the conversation; name the user as "User".
+N is the number in square brackets at the start of the conversation line it came from.
+If nothing is worth remembering, answer exactly: NOTHING_TO_STORE"""
+
+_KIND_ALIASES = {
+    "preferences": "preference",
+    "likes": "preference",
+    "dislike": "preference",
+    "person": "fact",
+    "people": "fact",
+    "project": "fact",
+    "facts": "fact",
+    "todo": "plan",
+    "task": "plan",
+    "reminder": "plan",
+    "deadline": "plan",
+    "rule": "instruction",
+    "instructions": "instruction",
+    "decisions": "decision",
+    "profile": "identity",
+}
+
+_ITEM_LINE = re.compile(
+    r"^\s*(?:[-*•]|\d+[.)])\s+(?:\[(?P<kind>[A-Za-z _-]{1,20})\]\s*:?\s*)?(?P<text>.+?)\s*"
+    r"(?:[(\[]\s*(?:lines?|L)\s*(?P<line>\d+)(?:\s*[-–,]\s*\d+)?\s*[)\]])?\s*\.?\s*$",
+    re.I,
+)
+_TOKEN = re.compile(r"[a-z0-9]{3,}")
+
+
+@dataclass(frozen=True)
+class _ConversationLine:
+    line: int
+    text: str
+
+
+def _conversation(transcript: Transcript, turn_range: tuple[int, int] | None) -> list[_ConversationLine]:
+    lines: list[_ConversationLine] = []
+    for entry in transcript.messages():
+        message = entry.message
+        if message is None or message.role not in ("user", "assistant"):
+            continue
+        if turn_range is not None and not turn_range[0] <= entry.line <= turn_range[1]:
+            continue
+        if message.role == "user" and message.provenance_kind == "inter_session":
+            continue
+        text = normalize_session_text(redact_secrets(message.text))
+        if not text or text.startswith("/"):
+            continue
+        if len(text) > MESSAGE_CHARS:
+            text = text[:MESSAGE_CHARS] + " …"
+        label = "User" if message.role == "user" else "Assistant"
+        lines.append(_ConversationLine(entry.line, f"[{entry.line}] {label}: {text}"))
+    return lines
+
+
+def _tidy(text: str) -> str:
+    text = " ".join(text.split()).strip(" \"'`")
+    text = re.sub(r"[.\s]+$", "", text)
+    if len(text) > MAX_ITEM_CHARS:
+        cut = text[: MAX_ITEM_CHARS - 1]
+        text = (cut.rsplit(" ", 1)[0] if " " in cut else cut) + "…"
+    return text
+
+
+def _best_line(statement: str, lines: list[_ConversationLine]) -> int:
+    words = set(_TOKEN.findall(statement.lower()))
+    best = (0, lines[-1].line)
+    for candidate in lines:
+        overlap = len(words & set(_TOKEN.findall(candidate.text.lower())))
+        if overlap > best[0]:
+            best = (overlap, candidate.line)
+    return best[1]
+
+
+def parse_llm_draft(
+    answer: str, transcript: Transcript, lines: Sequence[int] | None = None
+) -> list[DraftItem]:
+    """Parse the model's ``- [kind] statement (line N)`` answer into draft items.
+
+    Lines the answer cites that are not conversation lines are replaced by the line whose words
+    best match the statement. ``NOTHING_TO_STORE`` (or no parsable line) gives no items.
+
+    Args:
+        answer: the model's text.
+        transcript: the session drafted from.
+        lines: the JSONL lines the model was shown (defaults to every user/assistant line).
+
+    Returns:
+        The items, in the answer's order, de-duplicated.
+    """
+    shown = _conversation(transcript, None)
+    if lines is not None:
+        allowed = set(lines)
+        shown = [line for line in shown if line.line in allowed]
+    if not shown:
+        return []
+    valid = {line.line for line in shown}
+    items: list[DraftItem] = []
+    seen: set[str] = set()
+    for raw in answer.splitlines():
+        match = _ITEM_LINE.match(raw)
+        if not match:
+            continue
+        text = _tidy(redact_secrets(match.group("text")))
+        if not text or text.upper() == NOTHING_TO_STORE:
+            continue
+        key = " ".join(_TOKEN.findall(text.lower()))
+        if key in seen:
+            continue
+        seen.add(key)
+        kind = (match.group("kind") or "fact").strip().lower()
+        kind = _KIND_ALIASES.get(kind, kind)
+        if kind not in DRAFT_KINDS:
+            kind = "fact"
+        cited = int(match.group("line")) if match.group("line") else None
+        line = cited if cited in valid else _best_line(text, shown)
+        items.append(DraftItem(text=text, kind=kind, session_id=transcript.session_id, line=line))
+    return items
+
+
+def draft_with_llm(
+    transcript: Transcript,
+    client: ChatClient,
+    existing_memory_hint: str = "",
+    *,
+    is_known: Callable[[str], bool] | None = None,
+    turn_range: tuple[int, int] | None = None,
+    max_chars: int = 24_000,
+) -> Draft:
+    """Ask the chat model to draft memories from a session.
+
+    The conversation (user/assistant text only, secrets masked, each line prefixed with its JSONL
+    line number) is sent with our own instructions; the newest ``max_chars`` are kept when it is
+    longer. The model answers ``- [kind] statement (line N)`` lines or ``NOTHING_TO_STORE``.
+
+    Args:
+        transcript: the session.
+        client: the chat client.
+        existing_memory_hint: memory text the model should not repeat (e.g. ``MEMORY.md``).
+        is_known: drops items memory already holds.
+        turn_range: only messages on these JSONL lines (inclusive).
+        max_chars: conversation budget sent to the model.
+
+    Returns:
+        The draft (``method == "llm"``).
+
+    Raises:
+        LLMError: the model could not be reached or answered nonsense.
+    """
+    lines = _conversation(transcript, turn_range)
+    if not lines:
+        return Draft(items=(), session_id=transcript.session_id, method="llm")
+    kept: list[_ConversationLine] = []
+    used = 0
+    for line in reversed(lines):
+        if kept and used + len(line.text) + 1 > max_chars:
+            break
+        kept.append(line)
+        used += len(line.text) + 1
+    kept.reverse()
+    warnings: tuple[str, ...] = ()
+    if len(kept) < len(lines):
+        warnings = (
+            f"the conversation was long: only its last {len(kept)} of {len(lines)} messages were sent",
+        )
+    parts = ["Conversation:", *(line.text for line in kept)]
+    hint = existing_memory_hint.strip()
+    if hint:
+        parts += ["", "Already in memory (do not repeat):", redact_secrets(hint[:8000])]
+    messages = [
+        {"role": "system", "content": FLUSH_SYSTEM_PROMPT},
+        {"role": "user", "content": "\n".join(parts)},
+    ]
+    answer = client.complete(messages)
+    items = parse_llm_draft(answer, transcript, [line.line for line in kept])
+    skipped_known = 0
+    if is_known is not None:
+        fresh = [item for item in items if not is_known(item.text)]
+        skipped_known = len(items) - len(fresh)
+        items = fresh
+    return Draft(
+        items=tuple(items),
+        session_id=transcript.session_id,
+        method="llm",
+        considered=len(kept),
+        skipped_known=skipped_known,
+        warnings=warnings,
+    )
+
+
+SLUG_PROMPT = """\
+Name the topic of this conversation as a short file-name slug: 1 to 4 lowercase English words \
+joined by hyphens, for example "vendor-pitch" or "api-design". Answer with the slug only."""
+
+
+def slug_with_llm(text: str, client: ChatClient) -> str:
+    """Ask the chat model for a file-name slug describing ``text``.
+
+    Args:
+        text: the conversation (its last 6000 characters are sent, secrets masked).
+        client: the chat client.
+
+    Returns:
+        The slug cleaned as OpenClaw cleans it (may be empty when the model answered nonsense).
+
+    Raises:
+        LLMError: the model could not be reached.
+    """
+    sample = redact_secrets(text[-6000:])
+    answer = client.complete(
+        [{"role": "system", "content": SLUG_PROMPT}, {"role": "user", "content": sample}], max_tokens=20
+    )
+    first = next((line for line in answer.splitlines() if line.strip()), "")
+    first = re.sub(r"^(?:slug\s*:\s*)", "", first.strip().strip("`\"'* "), flags=re.I)
+    return clean_slug(first)
+
+
+def read_memory_hint(workspace: Path, limit: int = 8000) -> str:
+    """The start of ``MEMORY.md`` (or ``memory.md``), to tell the model what is already known."""
+    for name in ("MEMORY.md", "memory.md"):
+        path = Path(workspace) / name
+        try:
+            if path.is_symlink() or not path.is_file():
+                continue
+            with open(path, "rb") as fh:
+                return fh.read(limit).decode("utf-8", errors="replace")
+        except OSError:
+            continue
+    return ""

@@ -1,0 +1,293 @@
+"""memory_search: the keyword leg (FTS5 BM25), the vector leg (sqlite-vec KNN), fusion, selection, snippets."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from engine.config import SearchConfig
+from engine.fts import build_fts_query, query_terms
+from engine.fusion import Fused, decay_factor, fuse_scores, mmr_order, normalize_bm25
+from engine.snippets import extract_snippet
+from engine.store import DB_ERRORS, Store, serialize_vector
+
+MIN_CANDIDATES = 50
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One search result: where it is, how it scored, and the snippet an agent reads."""
+
+    path: str
+    start_line: int
+    end_line: int
+    score: float
+    vector_score: float | None
+    text_score: float
+    snippet: str
+    snippet_start_line: int
+    snippet_end_line: int
+    spans: tuple[tuple[int, int], ...]
+    source: str
+    citation: str
+
+    def to_json(self) -> dict[str, Any]:
+        """OpenClaw's result shape plus score parts, snippet lines and spans (camelCase)."""
+        out: dict[str, Any] = {
+            "path": self.path,
+            "startLine": self.start_line,
+            "endLine": self.end_line,
+            "score": round(self.score, 6),
+            "vectorScore": None if self.vector_score is None else round(self.vector_score, 6),
+            "textScore": round(self.text_score, 6),
+            "snippet": self.snippet,
+            "snippetStartLine": self.snippet_start_line,
+            "snippetEndLine": self.snippet_end_line,
+            "spans": [list(s) for s in self.spans],
+            "source": self.source,
+            "citation": self.citation,
+        }
+        return out
+
+
+@dataclass(frozen=True)
+class SearchResponse:
+    """Results plus what produced them and anything the reader should know (degradations)."""
+
+    results: tuple[Hit, ...]
+    provider: str
+    model: str | None
+    mode: str
+    warnings: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``--json`` payload."""
+        out: dict[str, Any] = {
+            "results": [h.to_json() for h in self.results],
+            "provider": self.provider,
+            "model": self.model,
+            "mode": self.mode,
+        }
+        if self.warnings:
+            out["warnings"] = list(self.warnings)
+        return out
+
+
+def citation(path: str, start: int, end: int) -> str:
+    """``path#L12-L30`` (or ``path#L12`` for one line)."""
+    return f"{path}#L{start}" if start == end else f"{path}#L{start}-L{end}"
+
+
+@dataclass(frozen=True)
+class _Row:
+    id: int
+    path: str
+    source: str
+    start_line: int
+    end_line: int
+    text: str
+    line_map: tuple[int, ...] | None
+
+
+def keyword_candidates(store: Store, query: str, limit: int, sources: Sequence[str]) -> dict[int, float]:
+    """Chunk id → raw FTS5 ``bm25()`` rank (negative; lower is better) for the top ``limit`` matches."""
+    fts = build_fts_query(query)
+    if fts is None:
+        return {}
+    marks = ",".join("?" * len(sources))
+    sql = (
+        "SELECT f.rowid, bm25(chunks_fts) AS r FROM chunks_fts f JOIN chunks c ON c.id = f.rowid"
+        f" WHERE chunks_fts MATCH ? AND c.source IN ({marks}) ORDER BY r LIMIT ?"
+    )
+    try:
+        rows = store.conn.execute(sql, (fts, *sources, limit)).fetchall()
+    except DB_ERRORS:
+        return {}
+    return {int(r[0]): float(r[1]) for r in rows}
+
+
+def keyword_ranks_for(store: Store, query: str, ids: Sequence[int]) -> dict[int, float]:
+    """BM25 ranks for specific chunks (to complete vector candidates' keyword scores)."""
+    fts = build_fts_query(query)
+    if fts is None or not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    try:
+        rows = store.conn.execute(
+            f"SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid IN ({marks})",
+            (fts, *ids)).fetchall()
+    except DB_ERRORS:
+        return {}
+    return {int(r[0]): float(r[1]) for r in rows}
+
+
+def vector_candidates(
+    store: Store, qvec: list[float], limit: int, sources: Sequence[str]
+) -> tuple[dict[int, float], dict[int, tuple[int, int]]]:
+    """Chunk id → best window cosine similarity, and that window's line offsets, for the nearest chunks."""
+    blob = serialize_vector(qvec)
+    k = min(4096, limit * 3)
+    marks = ",".join("?" * len(sources))
+    rows = store.conn.execute(
+        "SELECT w.chunk_id, v.distance, w.first_line, w.last_line FROM"
+        " (SELECT rowid, distance FROM chunks_vec WHERE embedding MATCH ? AND k = ?) v"
+        " JOIN windows w ON w.id = v.rowid JOIN chunks c ON c.id = w.chunk_id"
+        f" WHERE c.source IN ({marks}) ORDER BY v.distance",
+        (blob, k, *sources)).fetchall()
+    scores: dict[int, float] = {}
+    focus: dict[int, tuple[int, int]] = {}
+    for chunk_id, distance, first, last in rows:
+        if distance is None:
+            continue
+        sim = 1.0 - float(distance)
+        if chunk_id not in scores:
+            scores[int(chunk_id)] = sim
+            focus[int(chunk_id)] = (int(first), int(last))
+        if len(scores) >= limit:
+            break
+    return scores, focus
+
+
+def vector_scores_for(
+    store: Store, qvec: list[float], ids: Sequence[int]
+) -> tuple[dict[int, float], dict[int, tuple[int, int]]]:
+    """Exact cosine similarity for specific chunks (best window), to complete keyword candidates."""
+    if not ids:
+        return {}, {}
+    blob = serialize_vector(qvec)
+    marks = ",".join("?" * len(ids))
+    rows = store.conn.execute(
+        "SELECT w.chunk_id, vec_distance_cosine(v.embedding, ?), w.first_line, w.last_line"
+        f" FROM windows w JOIN chunks_vec v ON v.rowid = w.id WHERE w.chunk_id IN ({marks})",
+        (blob, *ids)).fetchall()
+    scores: dict[int, float] = {}
+    focus: dict[int, tuple[int, int]] = {}
+    for chunk_id, distance, first, last in rows:
+        if distance is None:
+            continue
+        sim = 1.0 - float(distance)
+        if sim > scores.get(int(chunk_id), -2.0):
+            scores[int(chunk_id)] = sim
+            focus[int(chunk_id)] = (int(first), int(last))
+    return scores, focus
+
+
+def load_rows(store: Store, ids: Sequence[int]) -> dict[int, _Row]:
+    """The chunks for the given ids."""
+    if not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    out: dict[int, _Row] = {}
+    for r in store.conn.execute(
+            f"SELECT id, path, source, start_line, end_line, text, line_map FROM chunks WHERE id IN ({marks})", ids):
+        line_map = tuple(json.loads(r[6])) if r[6] else None
+        out[int(r[0])] = _Row(int(r[0]), r[1], r[2], int(r[3]), int(r[4]), r[5], line_map)
+    return out
+
+
+def select_results(
+    fused: Sequence[Fused], max_results: int, min_score: float, has_vector: bool
+) -> list[Fused]:
+    """OpenClaw's selection: keep scores ≥ min_score; if none pass, rescue keyword matches; fill spare slots.
+
+    ``min_score`` is soft so a real keyword match is never hidden by a threshold tuned for cosine scores.
+    """
+    fused = [f for f in fused if f.score > 0]
+    passing = [f for f in fused if f.score >= min_score]
+    if not passing:
+        rescue = [f for f in fused if f.keyword > 0] if has_vector else list(fused)
+        return rescue[:max_results]
+    chosen = passing[:max_results]
+    if len(chosen) < max_results:
+        taken = {f.key for f in chosen}
+        for f in fused:
+            if len(chosen) >= max_results:
+                break
+            if f.key not in taken and f.keyword > 0:
+                chosen.append(f)
+    return chosen
+
+
+def run_search(
+    store: Store,
+    settings: SearchConfig,
+    query: str,
+    mode: str,
+    qvec: list[float] | None,
+    max_results: int,
+    min_score: float,
+    sources: Sequence[str],
+) -> list[Hit]:
+    """Search an index. ``qvec`` is the query embedding (None: no vector leg)."""
+    depth = max(max_results * settings.candidate_multiplier, MIN_CANDIDATES)
+    use_kw = mode in ("hybrid", "keyword")
+    use_vec = mode in ("hybrid", "vector") and qvec is not None
+    ranks = keyword_candidates(store, query, depth, sources) if use_kw else {}
+    vec: dict[int, float] | None = None
+    focus: dict[int, tuple[int, int]] = {}
+    if use_vec and qvec is not None:
+        vec, focus = vector_candidates(store, qvec, depth, sources)
+        if use_kw:
+            missing = [i for i in ranks if i not in vec]
+            more, more_focus = vector_scores_for(store, qvec, missing)
+            vec.update(more)
+            focus.update(more_focus)
+            extra = keyword_ranks_for(store, query, [i for i in vec if i not in ranks])
+            ranks.update(extra)
+    keyword = normalize_bm25(ranks)
+    if mode == "vector":
+        fused = fuse_scores(vec or {}, {}, 1.0, 0.0)
+    elif use_vec:
+        fused = fuse_scores(vec, keyword, settings.vector_weight, settings.text_weight)
+    else:
+        fused = fuse_scores(None, keyword)
+    rows = load_rows(store, [f.key for f in fused])
+    if settings.decay:
+        fused = [Fused(f.key, f.score * decay_factor(rows[f.key].path, settings.half_life_days), f.vector, f.keyword)
+                 for f in fused if f.key in rows]
+        fused.sort(key=lambda f: (-f.score, f.key))
+    chosen = select_results(fused, max_results if not settings.mmr else len(fused), min_score,
+                            has_vector=mode == "hybrid" and use_vec)
+    if settings.mmr:
+        order = mmr_order([(f.key, f.score, rows[f.key].text) for f in chosen], settings.mmr_lambda)
+        by_key = {f.key: f for f in chosen}
+        chosen = [by_key[k] for k in order][:max_results]
+    terms = query_terms(query)
+    hits: list[Hit] = []
+    for f in chosen:
+        row = rows.get(f.key)
+        if row is None:
+            continue
+        hits.append(_to_hit(row, f, terms, focus.get(f.key)))
+    return hits
+
+
+def _to_hit(row: _Row, f: Fused, terms: list[str], focus: tuple[int, int] | None) -> Hit:
+    snippet = extract_snippet(row.text, 1, terms, focus=focus)
+    if row.line_map is not None:
+        s_start = row.line_map[min(len(row.line_map), snippet.start_line) - 1]
+        s_end = row.line_map[min(len(row.line_map), snippet.end_line) - 1]
+    else:
+        s_start = row.start_line + snippet.start_line - 1
+        s_end = row.start_line + snippet.end_line - 1
+    return Hit(
+        path=row.path,
+        start_line=row.start_line,
+        end_line=row.end_line,
+        score=f.score,
+        vector_score=f.vector,
+        text_score=f.keyword,
+        snippet=snippet.text,
+        snippet_start_line=s_start,
+        snippet_end_line=s_end,
+        spans=snippet.spans,
+        source=row.source,
+        citation=citation(row.path, row.start_line, row.end_line),
+    )
+
+
+def hit_dict(hit: Hit) -> dict[str, Any]:
+    """A plain dict of a hit (snake_case), for tests and debugging."""
+    return asdict(hit)

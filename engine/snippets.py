@@ -1,0 +1,159 @@
+"""Choosing the snippet an agent reads: the whole-line window of a chunk that best matches the query."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from engine.chunking import has_cjk
+
+SNIPPET_MAX_CHARS = 700
+
+_SUFFIXES = ("ational", "ments", "ment", "ings", "ing", "edly", "ied", "ies", "ed", "es", "ers", "er", "ly", "s")
+_WORD_RE = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+@dataclass(frozen=True)
+class Snippet:
+    """A snippet of a chunk with its own 1-based line range and the spans of matched query terms."""
+
+    text: str
+    start_line: int
+    end_line: int
+    spans: tuple[tuple[int, int], ...]
+
+
+def stem(term: str) -> str:
+    """A light suffix-stripping stem, enough to highlight ``deploy`` in ``deployments``."""
+    for suffix in _SUFFIXES:
+        if term.endswith(suffix) and len(term) - len(suffix) >= 3:
+            return term[: -len(suffix)]
+    return term
+
+
+def match_spans(text: str, terms: list[str]) -> list[tuple[int, int]]:
+    """Character spans in ``text`` of words matching any query term (case-insensitive, by stem)."""
+    if not terms or not text:
+        return []
+    spans: list[tuple[int, int]] = []
+    lowered = text.lower()
+    stems = [(stem(t), t) for t in terms if not has_cjk(t)]
+    cjk = [t for t in terms if has_cjk(t)]
+    if stems:
+        for m in _WORD_RE.finditer(lowered):
+            word = m.group(0)
+            for st, term in stems:
+                if word == term or (word.startswith(st) and len(word) <= len(st) + 6 and len(st) >= 3):
+                    spans.append((m.start(), m.end()))
+                    break
+    for term in cjk:
+        start = lowered.find(term)
+        while start >= 0:
+            spans.append((start, start + len(term)))
+            start = lowered.find(term, start + 1)
+    if not spans:
+        return []
+    spans.sort()
+    merged = [spans[0]]
+    for a, b in spans[1:]:
+        if a <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(b, merged[-1][1]))
+        else:
+            merged.append((a, b))
+    return merged
+
+
+def _matched_terms(line: str, terms: list[str]) -> set[str]:
+    lowered = line.lower()
+    found: set[str] = set()
+    words = set(_WORD_RE.findall(lowered))
+    for term in terms:
+        if has_cjk(term):
+            if term in lowered:
+                found.add(term)
+            continue
+        st = stem(term)
+        if term in words or any(w.startswith(st) and len(w) <= len(st) + 6 for w in words if len(st) >= 3):
+            found.add(term)
+    return found
+
+
+def extract_snippet(
+    chunk_text: str,
+    start_line: int,
+    terms: list[str],
+    max_chars: int = SNIPPET_MAX_CHARS,
+    focus: tuple[int, int] | None = None,
+    term_weights: dict[str, float] | None = None,
+) -> Snippet:
+    """The window of whole lines (≤ ``max_chars``) of a chunk that covers the most query terms.
+
+    Args:
+        chunk_text: the chunk's text.
+        start_line: the chunk's first line number (1-based) in its file.
+        terms: query terms (see :func:`engine.fts.query_terms`).
+        max_chars: the snippet's budget.
+        focus: 0-based line offsets (first, last) in the chunk to prefer when no term matches — the
+            embedding window that matched the query best.
+        term_weights: how much each term counts (rarer terms more); 1.0 each by default.
+    """
+    lines = chunk_text.split("\n")
+    if len(chunk_text) <= max_chars:
+        return Snippet(chunk_text, start_line, start_line + len(lines) - 1, tuple(match_spans(chunk_text, terms)))
+    weights = term_weights or {}
+    line_terms = [_matched_terms(line, terms) for line in lines]
+    lengths = [len(line) + 1 for line in lines]
+    best: tuple[float, int, int] | None = None
+    best_range = (0, 0)
+    for i in range(len(lines)):
+        total = 0
+        covered: set[str] = set()
+        hits = 0
+        for j in range(i, len(lines)):
+            total += lengths[j]
+            if total - 1 > max_chars and j > i:
+                break
+            covered |= line_terms[j]
+            hits += len(line_terms[j])
+            score = sum(weights.get(t, 1.0) for t in covered)
+            in_focus = 0
+            if focus is not None:
+                in_focus = max(0, min(j, focus[1]) - max(i, focus[0]) + 1)
+            key = (score + 0.01 * hits + 0.001 * in_focus, -i, -(j - i))
+            if best is None or key > best:
+                best = key
+                best_range = (i, j)
+    i, j = best_range
+    if focus is not None and (best is None or best[0] < 0.01):
+        i, j = _fit(lengths, focus[0], focus[1], max_chars)
+    text = "\n".join(lines[i : j + 1])
+    if len(text) > max_chars:
+        text = _cut_line(text, terms, max_chars)
+    return Snippet(text, start_line + i, start_line + j, tuple(match_spans(text, terms)))
+
+
+def _fit(lengths: list[int], first: int, last: int, max_chars: int) -> tuple[int, int]:
+    total = 0
+    j = first
+    while j <= last and total + lengths[j] - 1 <= max_chars:
+        total += lengths[j]
+        j += 1
+    return first, max(first, j - 1)
+
+
+def _cut_line(text: str, terms: list[str], max_chars: int) -> str:
+    """Cut an over-long single line to ``max_chars`` around its first match, at word boundaries."""
+    spans = match_spans(text, terms)
+    center = spans[0][0] if spans else 0
+    start = max(0, center - max_chars // 3)
+    end = min(len(text), start + max_chars)
+    start = max(0, end - max_chars)
+    if start > 0:
+        space = text.find(" ", start, start + 40)
+        if space != -1:
+            start = space + 1
+    if end < len(text):
+        space = text.rfind(" ", end - 40, end)
+        if space > start:
+            end = space
+    return text[start:end]

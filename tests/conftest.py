@@ -1,0 +1,28 @@
+"""Shared fixtures: every test gets its own MEMDECK_HOME; nothing touches the real home directory."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from engine.demo import DEMO_SOURCE
+
+
+@pytest.fixture(autouse=True)
+def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path_factory.mktemp("memdeck-home")
+    monkeypatch.setenv("MEMDECK_HOME", str(home))
+    for var in ("MEMDECK_WORKSPACE", "MEMDECK_SESSIONS", "MEMDECK_EMBEDDING_PROVIDER", "MEMDECK_DISABLE_VEC",
+                "MEMDECK_SQLITE_DRIVER"):
+        monkeypatch.delenv(var, raising=False)
+    return home
+
+
+@pytest.fixture
+def demo_workspace(tmp_path: Path) -> Path:
+    """A private copy of the bundled demo workspace."""
+    target = tmp_path / "demo"
+    shutil.copytree(DEMO_SOURCE, target)
+    return target

@@ -1,0 +1,139 @@
+"""Chunking: line ranges cover every non-blank line, chunk text equals its lines, fences stay whole."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from engine.chunking import chunk_markdown, plan_windows, weighted_len
+
+
+def _lines(text: str) -> list[str]:
+    lines = text.split("\n")
+    if text.endswith("\n"):
+        lines.pop()
+    return lines
+
+
+def _daily(n: int, width: int = 90) -> str:
+    return "\n".join(f"- {i:03d} " + ("note " * (width // 5))[: width - 6] for i in range(n)) + "\n"
+
+
+FENCED = (
+    "# Setup\n\nSome intro text here.\n\n```sql\n"
+    + "\n".join(f"SELECT {i} FROM t WHERE x = {i};" for i in range(30))
+    + "\n\n-- still code\n```\n\nAfter the fence.\n"
+)
+
+CASES = {
+    "empty": "",
+    "one-line": "hello",
+    "trailing-newline": "a\nb\n",
+    "blank-lines-only": "\n\n\n",
+    "daily": _daily(80),
+    "headings": "\n".join(f"## Section {i}\n\n" + ("word " * 70 + "\n") * 3 for i in range(8)),
+    "fenced": FENCED * 4,
+    "front-matter": "---\ntitle: x\ntags: [a, b]\n---\n\n# Title\n\n" + _daily(40),
+    "long-line": "x" * 9000 + "\nshort\n",
+    "cjk": "数据库迁移计划。" * 400 + "\nEnglish line\n",
+    "unclosed-fence": "intro\n\n```\n" + "code line\n" * 300,
+    "crlf-free-mixed": "# T\n\n" + "\n\n".join("para " * 50 for _ in range(20)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_ranges_cover_every_nonblank_line_and_text_matches(name: str) -> None:
+    text = CASES[name]
+    lines = _lines(text)
+    chunks = chunk_markdown(text)
+    covered: set[int] = set()
+    for c in chunks:
+        assert 1 <= c.start_line <= c.end_line <= max(1, len(lines))
+        covered.update(range(c.start_line, c.end_line + 1))
+        if c.start_line == c.end_line and weighted_len(lines[c.start_line - 1]) > 1600:
+            assert c.text in lines[c.start_line - 1]  # a hard-split piece of a long line
+        else:
+            assert c.text == "\n".join(lines[c.start_line - 1 : c.end_line])
+        assert c.text.strip()
+    for i, line in enumerate(lines, 1):
+        if line.strip():
+            assert i in covered, f"line {i} not in any chunk"
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_chunks_respect_budget(name: str) -> None:
+    for c in chunk_markdown(CASES[name]):
+        assert weighted_len(c.text) <= 1600 + 1
+
+
+def test_fence_never_split_when_it_fits() -> None:
+    text = FENCED * 4
+    lines = _lines(text)
+    fences: list[tuple[int, int]] = []
+    start = None
+    for i, line in enumerate(lines, 1):
+        if line.startswith("```"):
+            if start is None:
+                start = i
+            else:
+                fences.append((start, i))
+                start = None
+    assert fences
+    for c in chunk_markdown(text):
+        for a, b in fences:
+            inside_start = a < c.start_line <= b
+            inside_end = a <= c.end_line < b
+            assert not inside_start and not inside_end, f"chunk {c.start_line}-{c.end_line} splits fence {a}-{b}"
+
+
+def test_heading_starts_its_chunk() -> None:
+    text = CASES["headings"]
+    chunks = chunk_markdown(text)
+    heads = [i for i, line in enumerate(_lines(text), 1) if line.startswith("## ")]
+    starts = {c.start_line for c in chunks}
+    # Sections are ~1,000 chars: each heading begins a chunk and no chunk ends on a heading.
+    assert set(heads) <= starts
+    for c in chunks:
+        assert not _lines(text)[c.end_line - 1].startswith("#")
+
+
+def test_overlap_repeats_trailing_lines() -> None:
+    chunks = chunk_markdown(_daily(80))
+    assert len(chunks) > 2
+    for a, b in zip(chunks, chunks[1:], strict=False):
+        assert b.start_line <= a.end_line + 1
+        assert b.start_line > a.start_line
+
+
+def test_deterministic() -> None:
+    assert chunk_markdown(FENCED * 3) == chunk_markdown(FENCED * 3)
+
+
+def test_cjk_weighs_more_than_ascii() -> None:
+    assert weighted_len("数据库") == 12
+    assert weighted_len("abc") == 3
+    # 3,200 CJK characters weigh 12,800: many more chunks than the same count of ASCII letters.
+    assert len(chunk_markdown("数据库迁移计划。" * 400)) > len(chunk_markdown("abcdefgh" * 400))
+
+
+def _word_counter(texts: list[str] | tuple[str, ...]) -> list[int]:
+    return [len(re.findall(r"\S+", t)) for t in texts]
+
+
+@pytest.mark.parametrize("n_lines,words", [(3, 5), (40, 12), (10, 300)])
+def test_windows_cover_every_line_and_fit(n_lines: int, words: int) -> None:
+    text = "\n".join(" ".join(f"w{i}_{j}" for j in range(words)) for i in range(n_lines))
+    windows = plan_windows(text, _word_counter, max_tokens=64)
+    for w in windows:
+        assert _word_counter([w.text])[0] <= 64
+    covered = {i for w in windows for i in range(w.first, w.last + 1)}
+    assert covered == set(range(n_lines))
+    all_words = set(text.split())
+    seen = {word for w in windows for word in w.text.split()}
+    assert all_words == seen, "every word is embedded in some window"
+
+
+def test_single_window_when_it_fits() -> None:
+    windows = plan_windows("a b c\nd e", _word_counter, max_tokens=64)
+    assert len(windows) == 1 and windows[0].text == "a b c\nd e"

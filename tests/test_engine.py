@@ -1,0 +1,214 @@
+"""The engine end to end with the hashing embedder: sync, incremental reindex, rebuilds, degradations."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engine.api import MemoryEngine
+from engine.config import load_config
+from engine.embeddings import HashingEmbedder
+from tests.helpers import hash_config
+
+NASTY_QUERIES = ['"', "don't", "20.04", "C++", "NEAR(", "*", "multi-agent", "🙂", "数据库", "x" * 5000,
+                 "", "   ", "AND OR", "' OR 1=1 --", "\x00"]
+
+
+def _ws(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "MEMORY.md").write_text("# Preferences\n\n- Prefers tabs over spaces.\n- Never force-push to main.\n")
+    (ws / "memory" / "2026-10-01.md").write_text(
+        "# 2026-10-01\n\n- Postgres pool exhausted: ERR_PG_53300 too many connections.\n- Raised max to 200.\n")
+    (ws / "memory" / "2026-10-02.md").write_text("# 2026-10-02\n\n- Violin lessons on Thursdays.\n")
+    return ws
+
+
+@pytest.fixture
+def engine(tmp_path: Path) -> MemoryEngine:
+    eng = MemoryEngine(hash_config(_ws(tmp_path)))
+    yield eng
+    eng.close()
+
+
+def test_sync_indexes_everything(engine: MemoryEngine) -> None:
+    report = engine.sync()
+    assert report.files_indexed == 3
+    assert report.chunks_total == 3
+    st = engine.status()
+    assert (st.files_indexed, st.files_on_disk, st.dirty_files, st.pending_embeddings) == (3, 3, 0, 0)
+    assert st.vector_state == "ready" and st.fts_ready and st.identity_status == "valid"
+
+
+def test_search_finds_exact_token_with_line_ranges(engine: MemoryEngine) -> None:
+    resp = engine.search("ERR_PG_53300", mode="keyword")
+    top = resp.results[0]
+    assert top.path == "memory/2026-10-01.md"
+    assert (top.start_line, top.end_line) == (1, 4)
+    assert top.citation == "memory/2026-10-01.md#L1-L4"
+    assert "ERR_PG_53300" in top.snippet
+    assert any(top.snippet[a:b] == "ERR" for a, b in top.spans)
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "keyword", "vector"])
+@pytest.mark.parametrize("query", NASTY_QUERIES)
+def test_nasty_queries_never_raise(engine: MemoryEngine, query: str, mode: str) -> None:
+    resp = engine.search(query, mode=mode)
+    assert isinstance(resp.results, tuple)
+
+
+def test_json_shape(engine: MemoryEngine) -> None:
+    payload = engine.search("force-push main").to_json()
+    assert set(payload) >= {"results", "provider", "model", "mode"}
+    hit = payload["results"][0]
+    assert set(hit) == {"path", "startLine", "endLine", "score", "vectorScore", "textScore", "snippet",
+                        "snippetStartLine", "snippetEndLine", "spans", "source", "citation"}
+    assert 0.0 <= hit["score"] <= 1.0
+    json.dumps(payload)
+
+
+def test_incremental_reindex_embeds_only_the_changed_file(engine: MemoryEngine) -> None:
+    emb = engine.embedder
+    assert isinstance(emb, HashingEmbedder)
+    engine.sync()
+    before = emb.texts_embedded
+    path = engine.config.workspace / "memory" / "2026-10-02.md"
+    path.write_text("# 2026-10-02\n\n- Violin lessons moved to Fridays.\n")
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 1_000_000))
+    report = engine.sync()
+    assert report.files_indexed == 1 and report.files_unchanged == 2
+    assert emb.texts_embedded - before == 1
+    assert report.embedded == 1
+    assert engine.search("Fridays", mode="keyword").results[0].path == "memory/2026-10-02.md"
+
+
+def test_unchanged_content_with_new_mtime_is_not_rechunked(engine: MemoryEngine) -> None:
+    engine.sync()
+    path = engine.config.workspace / "MEMORY.md"
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 5_000_000))
+    report = engine.sync()
+    assert report.files_indexed == 0 and report.chunks_written == 0
+
+
+def test_deleted_file_leaves_the_index(engine: MemoryEngine) -> None:
+    engine.sync()
+    (engine.config.workspace / "memory" / "2026-10-02.md").unlink()
+    report = engine.sync()
+    assert report.files_removed == 1
+    assert engine.search("violin", mode="keyword").results == ()
+    counts = engine.store.counts()
+    assert counts["files"] == 2 and counts["chunks"] == 2
+    # No orphans: every window belongs to a chunk and every chunk has its FTS row.
+    conn = engine.store.conn
+    assert conn.execute("SELECT count(*) FROM windows WHERE chunk_id NOT IN (SELECT id FROM chunks)").fetchone()[0] == 0
+    assert conn.execute("SELECT count(*) FROM chunks_fts").fetchone()[0] == counts["chunks"]
+    assert conn.execute("SELECT count(*) FROM chunks_vec").fetchone()[0] == counts["windows"]
+
+
+def test_search_syncs_a_stale_index(engine: MemoryEngine) -> None:
+    (engine.config.workspace / "memory" / "2026-10-03.md").write_text("- Quokka sighting at the office.\n")
+    assert engine.search("quokka", mode="keyword").results[0].path == "memory/2026-10-03.md"
+
+
+def test_changed_chunking_rebuilds_and_reuses_cache(tmp_path: Path) -> None:
+    ws = _ws(tmp_path)
+    emb = HashingEmbedder()
+    with MemoryEngine(hash_config(ws), embedder=emb) as eng:
+        eng.sync()
+    first = emb.texts_embedded
+    cfg = hash_config(ws, chunking={"tokens": 200, "overlap": 20})
+    with MemoryEngine(cfg, embedder=emb) as eng:
+        assert eng.needs_rebuild()
+        report = eng.sync()
+        assert report.rebuilt
+        assert emb.texts_embedded == first, "same chunk texts: every vector came from the cache"
+        assert report.from_cache >= 3
+        assert eng.status().identity_status == "valid"
+        assert not list(eng.config.index_path.parent.glob("*.rebuild-*"))
+
+
+def test_keyword_only_when_sqlite_vec_cannot_load(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMDECK_DISABLE_VEC", "1")
+    with MemoryEngine(hash_config(_ws(tmp_path))) as eng:
+        eng.sync()
+        st = eng.status()
+        assert st.vector_state.startswith("unavailable") and "sqlite-vec" in (st.vector_error or "")
+        assert st.vec_version is None and st.fts_ready
+        resp = eng.search("too many connections")
+        assert resp.mode == "keyword" and resp.results[0].path == "memory/2026-10-01.md"
+        assert any("keyword" in w for w in resp.warnings)
+
+
+def test_stdlib_sqlite3_driver_without_extension_loading(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMDECK_SQLITE_DRIVER", "sqlite3")
+    with MemoryEngine(hash_config(_ws(tmp_path))) as eng:
+        eng.sync()
+        st = eng.status()
+        assert st.driver == "sqlite3"
+        assert eng.search("violin", mode="hybrid").results[0].path == "memory/2026-10-02.md"
+
+
+def test_provider_none_is_keyword_only(tmp_path: Path) -> None:
+    cfg = load_config(workspace=_ws(tmp_path), overrides={"embedding": {"provider": "none"}})
+    with MemoryEngine(cfg) as eng:
+        resp = eng.search("violin")
+        assert resp.mode == "keyword" and resp.provider == "none"
+        assert eng.status().provider == "none"
+
+
+def test_min_score_keyword_rescue(engine: MemoryEngine) -> None:
+    resp = engine.search("thursdays", min_score=0.99)
+    assert resp.results and resp.results[0].path == "memory/2026-10-02.md"
+
+
+def test_index_lives_outside_the_workspace(engine: MemoryEngine) -> None:
+    engine.sync()
+    assert engine.config.workspace not in engine.config.index_path.parents
+    assert not list(engine.config.workspace.rglob("*.sqlite"))
+
+
+def test_index_file_is_private(engine: MemoryEngine) -> None:
+    engine.sync()
+    assert (engine.config.index_path.stat().st_mode & 0o777) == 0o600
+
+
+def test_corrupt_index_is_moved_aside_and_rebuilt(tmp_path: Path) -> None:
+    ws = _ws(tmp_path)
+    cfg = hash_config(ws)
+    cfg.index_path.parent.mkdir(parents=True, exist_ok=True)
+    cfg.index_path.write_bytes(b"this is not a database" * 100)
+    with MemoryEngine(cfg) as eng:
+        assert eng.search("violin", mode="keyword").results
+        assert eng.status().recovered
+    assert list(cfg.index_path.parent.glob("*.corrupt-*"))
+
+
+def test_import_engine_is_light() -> None:
+    code = (
+        "import sys, engine, engine.api, engine.config, engine.search, engine.store, engine.indexer\n"
+        "bad = [m for m in ('textual', 'rich', 'torch', 'sentence_transformers', 'numpy', 'sqlite_vec')"
+        " if m in sys.modules]\n"
+        "print(','.join(bad))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
+
+
+def test_keyword_search_and_status_never_import_torch(tmp_path: Path) -> None:
+    ws = _ws(tmp_path)
+    code = (
+        "import sys\n"
+        "from engine.config import load_config\n"
+        "from engine.api import MemoryEngine\n"
+        f"eng = MemoryEngine(load_config(workspace={str(ws)!r}))\n"
+        "eng.status(); eng.search('violin', mode='keyword'); eng.get('MEMORY.md')\n"
+        "print('torch' in sys.modules, 'sentence_transformers' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ})
+    assert out.stdout.strip() == "False False"

@@ -1,0 +1,77 @@
+"""Score fusion, BM25 normalisation, decay and MMR, against hand-computed values."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+
+from engine.fusion import decay_factor, file_date, fuse_scores, mmr_order, normalize_bm25
+
+
+def test_bm25_normalised_relative_to_best() -> None:
+    assert normalize_bm25({1: -8.0, 2: -4.0, 3: -2.0}) == {1: 1.0, 2: 0.5, 3: 0.25}
+
+
+def test_bm25_scores_do_not_saturate() -> None:
+    scores = normalize_bm25({i: -(10.0 - i) for i in range(9)})
+    assert len(set(scores.values())) == 9
+
+
+def test_bm25_empty_and_zero() -> None:
+    assert normalize_bm25({}) == {}
+    assert normalize_bm25({1: 0.0}) == {1: 0.0}
+
+
+@pytest.mark.parametrize(
+    "vector,keyword,wv,wt,expected",
+    [
+        ({1: 0.8}, {1: 0.5}, 0.7, 0.3, {1: 0.7 * 0.8 + 0.3 * 0.5}),
+        ({1: 0.8}, {2: 1.0}, 0.7, 0.3, {1: 0.56, 2: 0.3}),
+        ({1: -0.2}, {1: 1.0}, 0.7, 0.3, {1: 0.3}),
+        ({1: 0.6}, {1: 0.4}, 1.0, 1.0, {1: 0.5}),
+    ],
+)
+def test_weighted_fusion(vector: dict[int, float], keyword: dict[int, float], wv: float, wt: float,
+                         expected: dict[int, float]) -> None:
+    fused = {f.key: f.score for f in fuse_scores(vector, keyword, wv, wt)}
+    assert fused == pytest.approx(expected)
+
+
+def test_fusion_keeps_parts_and_sorts() -> None:
+    fused = fuse_scores({1: 0.9, 2: 0.1}, {2: 1.0}, 0.7, 0.3)
+    assert [f.key for f in fused] == [1, 2]
+    assert fused[1].vector == pytest.approx(0.1) and fused[1].keyword == 1.0
+
+
+def test_fusion_without_vector_leg() -> None:
+    fused = fuse_scores(None, {3: 0.4, 4: 1.0})
+    assert [(f.key, f.score, f.vector) for f in fused] == [(4, 1.0, None), (3, 0.4, None)]
+
+
+def test_fusion_independent_of_order() -> None:
+    a = fuse_scores({1: 0.5, 2: 0.5}, {1: 0.2, 2: 0.2})
+    b = fuse_scores({2: 0.5, 1: 0.5}, {2: 0.2, 1: 0.2})
+    assert a == b
+
+
+@pytest.mark.parametrize(
+    "path,is_dated",
+    [("memory/2026-01-12.md", True), ("memory/2026-01-12-release.md", True), ("MEMORY.md", False),
+     ("memory/projects/heron.md", False), ("memory/2026-13-45.md", False)],
+)
+def test_file_date(path: str, is_dated: bool) -> None:
+    assert (file_date(path) is not None) == is_dated
+
+
+def test_decay_half_life() -> None:
+    now = datetime(2026, 2, 11, tzinfo=timezone.utc)
+    assert decay_factor("memory/2026-01-12.md", 30, now) == pytest.approx(0.5)
+    assert decay_factor("MEMORY.md", 30, now) == 1.0
+
+
+def test_mmr_prefers_novelty() -> None:
+    items = [(1, 1.0, "postgres pool exhausted"), (2, 0.95, "postgres pool exhausted again"),
+             (3, 0.9, "violin lessons thursday")]
+    assert mmr_order(items, 0.5) == [1, 3, 2]
+    assert mmr_order(items, 1.0) == [1, 2, 3]
