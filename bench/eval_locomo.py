@@ -309,11 +309,11 @@ def render_markdown(payload: Mapping[str, Any], modes: Sequence[str]) -> str:
     timing = meta["timings"]
     parts += ["## Timings", "", markdown_table(
         ["mode", "queries", "p50 ms", "p95 ms", "mean ms"],
-        [[m, timing["query"][m]["n"], timing["query"][m]["p50_ms"], timing["query"][m]["p95_ms"],
-          timing["query"][m]["mean_ms"]] for m in modes]), ""]
+        [[m, timing["query"][m]["n"], f"{timing['query'][m]['p50_ms']:.2f}", f"{timing['query'][m]['p95_ms']:.2f}",
+          f"{timing['query'][m]['mean_ms']:.2f}"] for m in modes]), ""]
     parts += [markdown_table(
         ["conversation", "files", "chunks", "index s", "embedded", "from cache"],
-        [[c["sample_id"], c["files"], c["chunks"], round(c["index_seconds"], 2), c["embedded"], c["from_cache"]]
+        [[c["sample_id"], c["files"], c["chunks"], f"{c['index_seconds']:.2f}", c["embedded"], c["from_cache"]]
          for c in meta["conversations"]]), ""]
     if timing.get("model_load_seconds") is not None:
         parts.append(f"Model load: {timing['model_load_seconds']:.2f} s. ")
@@ -364,6 +364,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     shared_embedder: Any = None
     model_load: float | None = None
     config_used: Any = None
+    if args.details:
+        Path(args.details).parent.mkdir(parents=True, exist_ok=True)
     details = open(args.details, "w", encoding="utf-8") if args.details else None  # noqa: SIM115
     with Stopwatch() as total, make_progress() as progress:
         task_c = progress.add_task("conversations", total=len(convs))

@@ -126,3 +126,34 @@ def mmr_order(items: Sequence[tuple[int, float, str]], lam: float = 0.7) -> list
                 best_i, best_val = i, val
         chosen.append(remaining.pop(best_i)[0])
     return chosen
+
+
+_MONTHS = {m: i for i, m in enumerate(
+    ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+     "november", "december"], 1)}
+_MONTHS.update({name[:3]: num for name, num in list(_MONTHS.items())})
+_MONTHS["sept"] = 9
+_MONTH_RE = "(" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
+_ISO_DATE = re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b")
+_DAY_MONTH = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?(?:\s+of)?\s+" + _MONTH_RE + r"(?:,?\s+(\d{4}))?\b", re.I)
+_MONTH_DAY = re.compile(r"\b" + _MONTH_RE + r"\s+(\d{1,2})(?:st|nd|rd|th)?\b(?:,?\s+(\d{4}))?", re.I)
+
+
+def query_dates(query: str) -> set[tuple[int | None, int, int]]:
+    """Calendar days a query names: ``2026-11-10``, ``October 14``, ``14 Oct 2026`` → ``(year|None, month, day)``."""
+    found: set[tuple[int | None, int, int]] = set()
+    for y, m, d in _ISO_DATE.findall(query):
+        found.add((int(y), int(m), int(d)))
+    for d, mon, y in _DAY_MONTH.findall(query):
+        found.add((int(y) if y else None, _MONTHS[mon.lower()], int(d)))
+    for mon, d, y in _MONTH_DAY.findall(query):
+        found.add((int(y) if y else None, _MONTHS[mon.lower()], int(d)))
+    return {(y, m, d) for y, m, d in found if 1 <= m <= 12 and 1 <= d <= 31}
+
+
+def date_matches(path: str, dates: set[tuple[int | None, int, int]]) -> bool:
+    """Whether a dated daily file is one of the named days."""
+    day = file_date(path)
+    if day is None:
+        return False
+    return any((y is None or y == day.year) and m == day.month and d == day.day for y, m, d in dates)

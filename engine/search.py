@@ -9,7 +9,15 @@ from typing import Any
 
 from engine.config import SearchConfig
 from engine.fts import build_fts_query, query_terms
-from engine.fusion import Fused, decay_factor, fuse_scores, mmr_order, normalize_bm25
+from engine.fusion import (
+    Fused,
+    date_matches,
+    decay_factor,
+    fuse_scores,
+    mmr_order,
+    normalize_bm25,
+    query_dates,
+)
 from engine.snippets import extract_snippet
 from engine.store import DB_ERRORS, Store, serialize_vector
 
@@ -174,6 +182,21 @@ def vector_scores_for(
     return scores, focus
 
 
+def dated_chunks(store: Store, query: str, sources: Sequence[str]) -> list[int]:
+    """Chunks of the dated daily notes whose day the query names."""
+    dates = query_dates(query)
+    if not dates:
+        return []
+    marks = ",".join("?" * len(sources))
+    paths = [r[0] for r in store.conn.execute(
+        f"SELECT path FROM files WHERE path LIKE 'memory/%' AND source IN ({marks})", tuple(sources))]
+    chosen = [p for p in paths if date_matches(p, dates)]
+    if not chosen:
+        return []
+    pmarks = ",".join("?" * len(chosen))
+    return [int(r[0]) for r in store.conn.execute(f"SELECT id FROM chunks WHERE path IN ({pmarks})", chosen)]
+
+
 def load_rows(store: Store, ids: Sequence[int]) -> dict[int, _Row]:
     """The chunks for the given ids."""
     if not ids:
@@ -237,6 +260,14 @@ def run_search(
             extra = keyword_ranks_for(store, query, [i for i in vec if i not in ranks])
             ranks.update(extra)
     keyword = normalize_bm25(ranks)
+    if use_kw:
+        for chunk_id in dated_chunks(store, query, sources):
+            # A query that names a day ("what happened on October 14") matches that day's note.
+            keyword[chunk_id] = max(keyword.get(chunk_id, 0.0), 1.0)
+            if vec is not None and chunk_id not in vec and qvec is not None:
+                more, more_focus = vector_scores_for(store, qvec, [chunk_id])
+                vec.update(more)
+                focus.update(more_focus)
     if mode == "vector":
         fused = fuse_scores(vec or {}, {}, 1.0, 0.0)
     elif use_vec:

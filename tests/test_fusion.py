@@ -75,3 +75,31 @@ def test_mmr_prefers_novelty() -> None:
              (3, 0.9, "violin lessons thursday")]
     assert mmr_order(items, 0.5) == [1, 3, 2]
     assert mmr_order(items, 1.0) == [1, 2, 3]
+
+
+@pytest.mark.parametrize(
+    "query,expected",
+    [
+        ("What did we do on 2026-11-10?", {(2026, 11, 10)}),
+        ("what happened on October 14", {(None, 10, 14)}),
+        ("notes from 7 October", {(None, 10, 7)}),
+        ("the 3rd of Nov, 2026", {(2026, 11, 3)}),
+        ("Sept 9", {(None, 9, 9)}),
+        ("may I ask something", set()),
+        ("version 2.4.1", set()),
+        ("2026-13-45", set()),
+    ],
+)
+def test_query_dates(query: str, expected: set[tuple[int | None, int, int]]) -> None:
+    from engine.fusion import query_dates
+
+    assert query_dates(query) == expected
+
+
+def test_date_matches() -> None:
+    from engine.fusion import date_matches
+
+    assert date_matches("memory/2026-10-14.md", {(None, 10, 14)})
+    assert date_matches("memory/2026-10-14-slug.md", {(2026, 10, 14)})
+    assert not date_matches("memory/2026-10-14.md", {(2025, 10, 14)})
+    assert not date_matches("MEMORY.md", {(None, 10, 14)})

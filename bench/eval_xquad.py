@@ -1,0 +1,213 @@
+"""SQuAD-format paragraph retrieval eval (XQuAD zh): each paragraph a note, each question a query, hit@k/MRR.
+
+Usage::
+
+    MEMDECK_HOME=/tmp/xquad-home python bench/eval_xquad.py --data xquad.zh.json --out bench/results/x.json \\
+        [--modes keyword,vector,hybrid] [--config overrides.toml] [--limit-questions N]
+
+Paragraph ``p`` of article ``a`` becomes ``memory/a<aaa>-p<ppp>.md`` holding the paragraph's text; the gold
+note of a question is its paragraph's. Workspaces live under ``$MEMDECK_HOME/xquad/<data file stem>/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from _eval_common import (
+    VECTOR_MODES,
+    Stopwatch,
+    aggregate,
+    config_summary,
+    eval_home,
+    git_revision,
+    latency_summary,
+    load_overrides,
+    machine_info,
+    make_progress,
+    markdown_table,
+    now_iso,
+    parse_modes,
+    sync_workspace_files,
+    torch_loaded,
+    write_outputs,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+METRICS = ("hit@1", "hit@5", "mrr@10")
+MAX_RESULTS = 10
+
+
+@dataclass(frozen=True)
+class SquadQuestion:
+    """A question and the note that holds its paragraph."""
+
+    qid: str
+    text: str
+    gold: str
+
+
+def note_path(article: int, paragraph: int) -> str:
+    """The note for paragraph ``paragraph`` of article ``article`` (0-based): ``memory/a003-p012.md``."""
+    return f"memory/a{article:03d}-p{paragraph:03d}.md"
+
+
+def build_corpus(data: Mapping[str, Any]) -> tuple[dict[str, str], list[SquadQuestion]]:
+    """Notes (rel path → paragraph text) and the questions with their gold note."""
+    files: dict[str, str] = {}
+    questions: list[SquadQuestion] = []
+    for a, article in enumerate(data.get("data", [])):
+        for p, para in enumerate(article.get("paragraphs", [])):
+            rel = note_path(a, p)
+            files[rel] = str(para.get("context", "")).strip() + "\n"
+            for qa in para.get("qas", []):
+                questions.append(SquadQuestion(str(qa.get("id", "")), str(qa.get("question", "")), rel))
+    return files, questions
+
+
+def score_paths(paths: Sequence[str], gold: str) -> dict[str, float]:
+    """hit@1, hit@5 and MRR@10 for a ranked list of result paths (chunks of one note may repeat)."""
+    rank = next((i for i, path in enumerate(paths[:MAX_RESULTS], start=1) if path == gold), None)
+    return {
+        "hit@1": 1.0 if rank == 1 else 0.0,
+        "hit@5": 1.0 if rank is not None and rank <= 5 else 0.0,
+        "mrr@10": 1.0 / rank if rank is not None else 0.0,
+    }
+
+
+def render_markdown(payload: Mapping[str, Any], modes: Sequence[str]) -> str:
+    """The results table plus timings."""
+    meta = payload["meta"]
+    lines = [
+        f"# Paragraph retrieval — {Path(meta['data']).name}",
+        "",
+        f"{meta['date']} · {meta['questions']} questions over {meta['notes']} notes ({meta['chunks']} chunks) · "
+        f"max_results={MAX_RESULTS}, min_score=0"
+        + (f" · overrides `{json.dumps(meta['overrides'], ensure_ascii=False)}`" if meta["overrides"] else ""),
+        "",
+        markdown_table(["mode", "n", *METRICS, "p50 ms", "p95 ms"],
+                       [[m, payload[m]["n"], *[payload[m][k] for k in METRICS],
+                         f"{meta['timings']['query'][m]['p50_ms']:.2f}", f"{meta['timings']['query'][m]['p95_ms']:.2f}"]
+                        for m in modes]),
+        "",
+        f"Index: {meta['timings']['index_seconds']:.2f} s. Total: {meta['timings']['total_seconds']:.1f} s.",
+    ]
+    if meta.get("fallbacks"):
+        lines += ["", f"**Mode fallbacks**: {json.dumps(meta['fallbacks'])} — warnings: {meta['warnings']}"]
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    """Run the eval and return the JSON payload."""
+    from engine.api import MemoryEngine
+    from engine.config import load_config
+
+    modes = parse_modes(args.modes)
+    data_path = Path(args.data)
+    raw = data_path.read_bytes()
+    files, questions = build_corpus(json.loads(raw))
+    if args.limit_questions:
+        questions = questions[: args.limit_questions]
+    home, _temporary = eval_home(Path(args.home) if args.home else None)
+    overrides = load_overrides(Path(args.config) if args.config else None)
+    need_vec = any(m in VECTOR_MODES for m in modes)
+    workspace = home / "xquad" / data_path.stem.replace(".", "-")
+    sync_workspace_files(workspace, files)
+    config = load_config(workspace=workspace, home=home, overrides=overrides)
+    rows: dict[str, list[dict[str, float]]] = {m: [] for m in modes}
+    latencies: dict[str, list[float]] = {m: [] for m in modes}
+    fallbacks: Counter[str] = Counter()
+    warnings: set[str] = set()
+    model_load: float | None = None
+    with Stopwatch() as total, make_progress() as progress, MemoryEngine(config) as engine:
+        task = progress.add_task("indexing", total=len(questions) * len(modes))
+        if need_vec and engine.embedder is not None:
+            with Stopwatch() as sw:
+                engine.load_model()
+            model_load = sw.seconds
+        with Stopwatch() as index_sw:
+            report = engine.sync(embed=need_vec)
+        warnings.update(report.issues)
+        progress.update(task, description="queries")
+        for q in questions:
+            for mode in modes:
+                with Stopwatch() as sw:
+                    resp = engine.search(q.text, mode=mode, max_results=MAX_RESULTS, min_score=0.0,
+                                         ensure_fresh=False)
+                latencies[mode].append(sw.seconds)
+                if resp.mode != mode:
+                    fallbacks[mode] += 1
+                warnings.update(resp.warnings)
+                rows[mode].append(score_paths([h.path for h in resp.results], q.gold))
+                progress.advance(task)
+    payload: dict[str, Any] = {mode: aggregate(rows[mode], METRICS) for mode in modes}
+    payload["meta"] = {
+        "data": str(data_path),
+        "data_sha256": hashlib.sha256(raw).hexdigest(),
+        "date": now_iso(),
+        "modes": modes,
+        "questions": len(questions),
+        "notes": len(files),
+        "chunks": report.chunks_total,
+        "home": str(home),
+        "overrides": overrides,
+        "config_file": args.config,
+        "config": config_summary(config),
+        "torch_loaded": torch_loaded(),
+        "fallbacks": dict(fallbacks),
+        "warnings": sorted(warnings)[:20],
+        "timings": {
+            "total_seconds": round(total.seconds, 2),
+            "model_load_seconds": round(model_load, 3) if model_load is not None else None,
+            "index_seconds": round(index_sw.seconds, 3),
+            "embedded": report.embedded,
+            "from_cache": report.from_cache,
+            "query": {m: latency_summary(latencies[m]) for m in modes},
+        },
+        "machine": machine_info(),
+        "git": git_revision(REPO),
+        "argv": sys.argv[1:],
+    }
+    return payload
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line."""
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    p.add_argument("--data", required=True, help="SQuAD-format JSON file")
+    p.add_argument("--out", required=True, help="where to write the JSON results (the .md goes next to it)")
+    p.add_argument("--modes", default="keyword", help="comma-separated: keyword,vector,hybrid")
+    p.add_argument("--config", default=None, help="TOML merged over the defaults")
+    p.add_argument("--limit-questions", type=int, default=0, help="only the first N questions")
+    p.add_argument("--home", default=None, help="data dir for the workspace and index (default: MEMDECK_HOME, else temp)")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point: run, write ``OUT`` and ``OUT.md``, print the table."""
+    args = build_parser().parse_args(argv)
+    try:
+        modes = parse_modes(args.modes)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    payload = run(args)
+    markdown = render_markdown(payload, modes)
+    md_path = write_outputs(Path(args.out), payload, markdown)
+    print(markdown)
+    print(f"\nwrote {args.out} and {md_path}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""memdeck's bundled themes: TOML files mapped onto Textual themes by ``tui.themes``."""

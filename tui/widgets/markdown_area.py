@@ -1,0 +1,143 @@
+"""MarkdownArea: a TextArea with line numbers and a small, dependency-free Markdown highlighter."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from textual.widgets import TextArea
+
+from tui.themes import EDITOR_THEME, editor_theme
+
+Highlight = tuple[int, int | None, str]
+
+_HEADING = re.compile(r"^(#{1,6})(?=\s|$)")
+_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})\s*([^`\s]*)")
+_LIST = re.compile(r"^(\s*)([-*+]|\d{1,9}[.)])(?=\s)")
+_TASK = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+(\[[ xX]\])")
+_QUOTE = re.compile(r"^\s{0,3}>")
+_RULE = re.compile(r"^\s{0,3}([-*_])(?:\s*\1){2,}\s*$")
+_TABLE = re.compile(r"^\s*\|")
+_INLINE = (
+    (re.compile(r"`[^`\n]+`"), "inline_code"),
+    (re.compile(r"\*\*(?=\S)[^*]*?\S\*\*|__(?=\S)[^_]*?\S__"), "bold"),
+    (re.compile(r"(?<![*\w])\*(?=[^*\s])[^*]*?[^*\s]\*(?![*\w])|(?<![_\w])_(?=[^_\s])[^_]*?[^_\s]_(?![_\w])"),
+     "italic"),
+    (re.compile(r"~~(?=\S)[^~]*?\S~~"), "strikethrough"),
+)
+_LINK = re.compile(r"\[([^\]\n]+)\]\(([^)\s]+)\)|<(https?://[^>\s]+)>|(?<![\w(<])(https?://[^\s)>\]]+)")
+_CACHE_LIMIT = 20_000
+
+
+def _byte_offsets(line: str) -> list[int] | None:
+    """Char index → UTF-8 byte offset (None for ASCII lines, where they are equal)."""
+    if line.isascii():
+        return None
+    offsets = [0]
+    total = 0
+    for ch in line:
+        total += len(ch.encode("utf-8", errors="surrogatepass"))
+        offsets.append(total)
+    return offsets
+
+
+def highlight_line(line: str, in_fence: bool) -> tuple[list[Highlight], bool]:
+    """Highlights for one line (char offsets) and whether a code fence is open after it.
+
+    Args:
+        line: the line's text.
+        in_fence: whether the line is inside a fenced code block.
+    """
+    fence = _FENCE.match(line)
+    if in_fence:
+        if fence and not fence.group(2):
+            return [(0, None, "heading.marker")], False
+        return [(0, None, "code_block")], True
+    if fence:
+        spans: list[Highlight] = [(0, fence.end(1), "heading.marker")]
+        if fence.group(2):
+            spans.append((fence.start(2), fence.end(2), "info_string"))
+        return spans, True
+    spans = []
+    heading = _HEADING.match(line)
+    if heading:
+        return [(0, heading.end(1), "heading.marker"), (heading.end(1), None, "heading")], False
+    if _RULE.match(line):
+        return [(0, None, "rule")], False
+    if _QUOTE.match(line):
+        spans.append((0, None, "quote"))
+    if _TABLE.match(line):
+        for m in re.finditer(r"\|", line):
+            spans.append((m.start(), m.end(), "table"))
+    item = _LIST.match(line)
+    if item:
+        spans.append((item.start(2), item.end(2), "list.marker"))
+        task = _TASK.match(line)
+        if task:
+            done = task.group(1) in ("[x]", "[X]")
+            spans.append((task.start(1), task.end(1), "task.done" if done else "task.open"))
+    taken: list[tuple[int, int]] = []
+    for pattern, name in _INLINE:
+        for m in pattern.finditer(line):
+            if name != "inline_code" and any(s < m.end() and m.start() < e for s, e in taken):
+                continue
+            spans.append((m.start(), m.end(), name))
+            if name == "inline_code":
+                taken.append((m.start(), m.end()))
+    for m in _LINK.finditer(line):
+        if any(s < m.end() and m.start() < e for s, e in taken):
+            continue
+        if m.group(1) is not None:
+            spans.append((m.start(1), m.end(1), "link.label"))
+            spans.append((m.start(2), m.end(2), "link.uri"))
+        else:
+            spans.append((m.start(), m.end(), "link.uri"))
+    return spans, False
+
+
+LineCache = dict[tuple[str, bool], tuple[list[Highlight], bool]]
+
+
+def highlight_document(lines: Iterable[str], cache: LineCache) -> dict[int, list[Highlight]]:
+    """Byte-offset highlights for every line, as TextArea's renderer wants them (cached per line and state)."""
+    out: dict[int, list[Highlight]] = {}
+    in_fence = False
+    for row, line in enumerate(lines):
+        key = (line, in_fence)
+        cached = cache.get(key)
+        if cached is None:
+            spans, after = highlight_line(line, in_fence)
+            offsets = _byte_offsets(line)
+            if offsets is not None:
+                spans = [(offsets[s], None if e is None else offsets[e], n) for s, e, n in spans]
+            if len(cache) > _CACHE_LIMIT:
+                cache.clear()
+            cache[key] = cached = (spans, after)
+        spans, in_fence = cached
+        if spans:
+            out[row] = spans
+    return out
+
+
+class MarkdownArea(TextArea):
+    """The editor's text area: Markdown highlighting, line numbers, themed from the app theme."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__("", soft_wrap=True, show_line_numbers=True, tab_behavior="indent", id=id)
+        self._md_cache: LineCache = {}
+
+    def on_mount(self) -> None:
+        self._apply_app_theme()
+        self.app.theme_changed_signal.subscribe(self, lambda _theme: self._apply_app_theme())
+
+    def _apply_app_theme(self) -> None:
+        self.register_theme(editor_theme(self.app.theme_variables))
+        self.theme = EDITOR_THEME
+
+    def _build_highlight_map(self) -> None:
+        """Replace tree-sitter highlighting with the Markdown highlighter (no parser dependency)."""
+        self._line_cache.clear()
+        highlights = self._highlights
+        highlights.clear()
+        for row, spans in highlight_document(self.document.lines, self._md_cache).items():
+            highlights[row] = list(spans)

@@ -1,0 +1,275 @@
+"""SearchPane: live search as you type (debounced, exclusive worker, stale results dropped) and its results."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.content import Content
+from textual.events import Click
+from textual.message import Message
+from textual.reactive import reactive
+from textual.widgets import Input, OptionList, Static
+from textual.widgets.option_list import Option
+
+from tui.bridge import SEARCH_MODES, Bridge, Hit, SearchResponse
+from tui.messages import ResultChosen, ResultsReady
+
+DEBOUNCE_SECONDS = 0.1
+SNIPPET_LINES = 3
+MATCH_STYLE = "bold $text-accent underline"
+_CONTROL = {i: "\ufffd" for i in range(32) if i not in (9, 10)} | {9: " ", 127: "\ufffd"}
+
+
+@dataclass(frozen=True)
+class SnippetLine:
+    """One line of a result's snippet with the match spans that fall on it (line-relative offsets)."""
+
+    number: int | None
+    text: str
+    spans: tuple[tuple[int, int], ...]
+
+
+def snippet_lines(hit: Hit, limit: int = SNIPPET_LINES) -> list[SnippetLine]:
+    """The snippet lines worth showing: up to ``limit`` from the first line with a match.
+
+    Line numbers are the file's for memory files; session snippets are transcript text without them.
+    """
+    lines: list[SnippetLine] = []
+    pos = 0
+    for index, text in enumerate(hit.snippet.split("\n")):
+        start, end = pos, pos + len(text)
+        pos = end + 1
+        spans = tuple((max(s, start) - start, min(e, end) - start) for s, e in hit.spans if s < end and e > start)
+        number = hit.snippet_start_line + index if hit.source == "memory" else None
+        lines.append(SnippetLine(number, text.translate(_CONTROL), spans))
+    while lines and not lines[-1].text.strip():
+        lines.pop()
+    if not lines:
+        return []
+    first = next((i for i, line in enumerate(lines) if line.spans), 0)
+    begin = max(0, min(first, len(lines) - limit))
+    return lines[begin : begin + limit]
+
+
+def line_range(hit: Hit) -> str:
+    """``L12–L30`` (or ``L12`` for a single line)."""
+    if hit.start_line == hit.end_line:
+        return f"L{hit.start_line}"
+    return f"L{hit.start_line}–L{hit.end_line}"
+
+
+def score_parts(hit: Hit) -> Content:
+    """The fused score and its vector and keyword parts."""
+    parts = [(f"{hit.score:.2f}", "bold")]
+    detail = f"kw {hit.text_score:.2f}"
+    if hit.vector_score is not None:
+        detail = f"vec {hit.vector_score:.2f} · " + detail
+    return Content.assemble(*parts, "  ", (detail, "$text-muted"))
+
+
+def render_hit(hit: Hit) -> Content:
+    """A result as Content: header (path, range, scores) then highlighted snippet lines.
+
+    The snippet is plain text: spans from the engine are applied as styles, nothing is parsed as markup.
+    """
+    header = Content.assemble(
+        (hit.path, "bold $text-primary"),
+        "  ",
+        (line_range(hit), "$text-secondary"),
+        "   ",
+        score_parts(hit),
+    )
+    rows = [header]
+    lines = snippet_lines(hit)
+    width = max((len(str(line.number)) for line in lines if line.number is not None), default=0)
+    for line in lines:
+        body = Content(line.text)
+        for start, end in line.spans:
+            body = body.stylize(MATCH_STYLE, start, end)
+        gutter = f"{line.number:>{width}} │ " if line.number is not None else "│ "
+        rows.append(Content.assemble(("  " + gutter, "$text-muted"), body))
+    return Content("\n").join(rows)
+
+
+class ResultItem(Option):
+    """One search result in the list."""
+
+    def __init__(self, hit: Hit, index: int) -> None:
+        super().__init__(render_hit(hit), id=f"result-{index}")
+        self.hit = hit
+
+
+class ResultList(OptionList):
+    """The results; Enter opens the highlighted one."""
+
+    BINDINGS = [
+        Binding("up", "cursor_up_or_input", "Up", show=False),
+    ]
+
+    def action_cursor_up_or_input(self) -> None:
+        if self.highlighted in (None, 0):
+            self.app.query_one("#search-input", Input).focus()
+        else:
+            self.action_cursor_up()
+
+
+class ModeSwitch(Static):
+    """hybrid / keyword / vector; click (or ctrl+t) to switch."""
+
+    mode: reactive[str] = reactive("hybrid")
+
+    class Changed(Message):
+        """The user switched the search mode."""
+
+        def __init__(self, mode: str) -> None:
+            super().__init__()
+            self.mode = mode
+
+    def render(self) -> Content:
+        parts: list[Content | str | tuple[str, str]] = []
+        for name in SEARCH_MODES:
+            if name == self.mode:
+                parts.append((f" {name} ", "bold $text on $primary-muted"))
+            else:
+                parts.append((f" {name} ", "$text-muted"))
+        return Content.assemble(*parts)
+
+    def on_click(self, event: Click) -> None:
+        self.post_message(self.Changed(SEARCH_MODES[(SEARCH_MODES.index(self.mode) + 1) % len(SEARCH_MODES)]))
+
+
+class SearchPane(Vertical):
+    """The search bar and its results."""
+
+    BINDINGS = [
+        Binding("down", "focus_results", "Results", show=False),
+    ]
+
+    mode: reactive[str] = reactive("hybrid", init=False)
+
+    def __init__(self, bridge: Bridge, mode: str = "hybrid", *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.bridge = bridge
+        self.set_reactive(SearchPane.mode, mode if mode in SEARCH_MODES else "hybrid")
+        self.response: SearchResponse | None = None
+        self.results_query = ""
+        self._generation = 0
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="search-bar"):
+            yield Input(placeholder="Search memory — type a question or keywords", id="search-input")
+            yield ModeSwitch(id="search-mode").data_bind(SearchPane.mode)
+        yield Static("", id="search-info")
+        yield ResultList(id="results")
+
+    @property
+    def query_input(self) -> Input:
+        """The search box."""
+        return self.query_one("#search-input", Input)
+
+    @property
+    def results(self) -> ResultList:
+        """The result list."""
+        return self.query_one(ResultList)
+
+    @property
+    def selected_hit(self) -> Hit | None:
+        """The highlighted result, if any."""
+        option = self.results.highlighted_option
+        return option.hit if isinstance(option, ResultItem) else None
+
+    # -- searching ----------------------------------------------------------------------------
+    @on(Input.Changed, "#search-input")
+    def _query_changed(self, event: Input.Changed) -> None:
+        self.start_search(event.value)
+
+    def start_search(self, query: str) -> None:
+        """Search for ``query`` after the debounce; an empty query clears the results at once."""
+        self._generation += 1
+        if not query.strip():
+            self.workers.cancel_group(self, "search")
+            self.show_response("", None)
+            return
+        self.run_search(query, self._generation)
+
+    @work(exclusive=True, group="search")
+    async def run_search(self, query: str, generation: int) -> None:
+        """Debounce, search in a thread, drop the answer if the query moved on meanwhile."""
+        await asyncio.sleep(DEBOUNCE_SECONDS)
+        started = time.perf_counter()
+        response = await asyncio.to_thread(self.bridge.search, query, self.mode)
+        if generation != self._generation:
+            return  # stale: the user typed on
+        self.show_response(query, response)
+        self.post_message(ResultsReady(query, response, time.perf_counter() - started))
+
+    def refresh_results(self) -> None:
+        """Search the current query again (after a save, a sync or a mode switch)."""
+        self.start_search(self.query_input.value)
+
+    def show_response(self, query: str, response: SearchResponse | None) -> None:
+        """Put results on screen in one update (no intermediate empty state: no flicker)."""
+        self.response = response
+        self.results_query = query
+        results = self.results
+        keep = self.selected_hit if query and query == results.name else None
+        results.name = query
+        hits = response.results if response is not None else ()
+        results.set_options([ResultItem(hit, i) for i, hit in enumerate(hits)])
+        if hits:
+            index = next((i for i, h in enumerate(hits) if keep is not None and h.citation == keep.citation), 0)
+            results.highlighted = index
+        self.set_class(bool(query.strip()), "-active")
+        self.query_one("#search-info", Static).update(self._info(query, response))
+
+    def _info(self, query: str, response: SearchResponse | None) -> Content:
+        if not query.strip() or response is None:
+            return Content("")
+        parts: list[Content | str | tuple[str, str]] = []
+        count = len(response.results)
+        if count:
+            parts.append((f"{count} result{'s' if count != 1 else ''}", "bold"))
+        else:
+            parts.append((f"No matches for “{query.strip()}”", "$text-muted"))
+        parts.append((f" · {response.mode}", "$text-muted"))
+        for warning in response.warnings:
+            parts.append(("  ⚠ " + warning, "$text-warning"))
+        return Content.assemble(*parts)
+
+    # -- actions ------------------------------------------------------------------------------
+    def action_focus_results(self) -> None:
+        if self.results.option_count:
+            self.results.focus()
+            if self.results.highlighted is None:
+                self.results.highlighted = 0
+
+    @on(Input.Submitted, "#search-input")
+    def _submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        hit = self.selected_hit
+        if hit is not None:
+            self.post_message(ResultChosen(hit))
+
+    @on(OptionList.OptionSelected, "#results")
+    def _selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        if isinstance(event.option, ResultItem):
+            self.post_message(ResultChosen(event.option.hit))
+
+    @on(ModeSwitch.Changed)
+    def _mode_clicked(self, event: ModeSwitch.Changed) -> None:
+        self.mode = event.mode
+
+    def cycle_mode(self) -> str:
+        """Switch to the next search mode; returns it."""
+        self.mode = SEARCH_MODES[(SEARCH_MODES.index(self.mode) + 1) % len(SEARCH_MODES)]
+        return self.mode
+
+    def watch_mode(self, mode: str) -> None:
+        self.refresh_results()
