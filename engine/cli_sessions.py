@@ -239,12 +239,11 @@ def resolve_session(sessions_dir: Path, session: str) -> Path:
     except OSError as exc:
         raise SessionReadError(f"cannot list {folder}: {exc.strerror or exc}") from exc
     matches = [name for name in names if session_id_from_path(Path(name)).startswith(session)]
-    active = [name for name in matches if name.endswith(".jsonl")]
-    chosen = active or matches
-    ids = sorted({session_id_from_path(Path(name)) for name in chosen})
+    ids = sorted({session_id_from_path(Path(name)) for name in matches})
     if len(ids) == 1:
-        # Several archives of one id: take the newest (names end in a sortable timestamp).
-        return folder / chosen[-1]
+        # The active transcript wins; else the newest archive (names end in a sortable timestamp).
+        active = [name for name in matches if name.endswith(".jsonl")]
+        return folder / (active or matches)[-1]
     if not ids:
         raise SessionReadError(f"no session matching {session!r} in {folder} (memdeck sessions lists them)")
     shown = ", ".join(ids[:5]) + (" …" if len(ids) > 5 else "")

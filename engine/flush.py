@@ -232,6 +232,7 @@ _SLUG_EXTRA_TEXT = """
     user assistant can could would should shall may might must let lets gonna wanna tell say said see
     use used using go going went come back now today tomorrow yesterday thing things something
     anything everything way lot bit much many still even already yet again here there done help
+    talk talked talking ask asked asking says told wanted needed prefer prefers preferred love hate
 """
 _FUNCTION_WORDS = frozenset(_STOP_WORDS_TEXT.split())
 _STOP_WORDS = _FUNCTION_WORDS | frozenset(_SLUG_EXTRA_TEXT.split())
@@ -530,7 +531,8 @@ _USER_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(
             r"\bmy (?:wife|husband|partner|girlfriend|boyfriend|son|daughter|kids?|children|mom|mother|dad|"
             r"father|brother|sister|boss|manager|friend|colleague|coworker|co-worker|cofounder|co-founder|"
-            r"team|dog|cat|doctor|landlord|neighbou?r)\b|(?-i:\b[A-Z][a-z]+) is my\b|(?-i:\b[A-Z][a-z]+)'s birthday\b|"
+            r"team|dog|cat|doctor|landlord|neighbou?r)\b|(?-i:\b(?!(?:This|That|It|Here|There|What|Which|Who|Where|He|She|Today|Tomorrow)\b)[A-Z][a-z]+) is my\b|"
+            r"(?-i:\b[A-Z][a-z]+)'s birthday\b|"
             r"\b(?:the|our|my) (?:project|repo|repository|app|service|api|server|database|db|stack|deploy(?:ment)?|"
             r"website|site|company|startup|product|backend|frontend|cluster|budget|launch|release)\b.{0,80}?"
             r"\b(?:is|are|uses|runs|lives|was|has|needs)\b|"
