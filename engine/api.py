@@ -398,6 +398,20 @@ class MemoryEngine:
     def _model_ready(self) -> bool:
         return self.embedder is not None and self.embedder.loaded
 
+    def is_known(self, statement: str, threshold: float = 0.6) -> bool:
+        """Whether memory already holds ``statement``: one line of a top keyword hit has most of its words.
+
+        Used by the flush drafter to skip what the memory already says. Deterministic and model-free.
+        """
+        from engine.fts import query_terms
+        from engine.snippets import best_line_coverage
+
+        terms = query_terms(statement)
+        if len(terms) < 2:
+            return False
+        hits = self.search(statement, mode="keyword", max_results=5, min_score=0.0).results
+        return any(best_line_coverage(h.snippet, terms) >= threshold for h in hits)
+
     # -- get ---------------------------------------------------------------------------------
     def get(self, path: str, from_line: int | None = None, lines: int | None = None) -> GetResult:
         """memory_get: a 1-based slice of a memory file (whole file without from/lines).

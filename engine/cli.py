@@ -265,6 +265,48 @@ def demo(directory: str | None, force: bool) -> None:
     click.echo(f"Try: memdeck --workspace {target} --sessions {target / 'sessions'} search \"database incident\"")
 
 
+def _sessions_context(sessions_dir: str | None = None) -> Any:
+    """Build what ``memdeck sessions`` and ``memdeck flush`` need, backed by the real engine."""
+    from engine.cli_sessions import SessionsContext
+    from engine.llm import LLMSettings
+
+    obj: _Ctx = click.get_current_context().find_object(_Ctx)
+    if sessions_dir is not None:
+        obj.sessions = sessions_dir
+    cfg = obj.config()
+    engine_box: list[Any] = []
+
+    def engine() -> Any:
+        if not engine_box:
+            engine_box.append(obj.engine())
+        return engine_box[0]
+
+    def reindex(path: Path) -> None:
+        eng = engine()
+        eng.sync(embed=eng.embedder is not None and eng.embedder.loaded)
+
+    llm = None
+    if cfg.llm.base_url and cfg.llm.model:
+        llm = LLMSettings(cfg.llm.base_url, cfg.llm.model, cfg.llm.api_key_env, cfg.llm.timeout)
+    return SessionsContext(
+        workspace=cfg.workspace,
+        sessions_dir=cfg.resolved_sessions_dir,
+        home=cfg.home,
+        llm=llm,
+        is_known=lambda text: bool(engine().is_known(text)),
+        reindex=reindex,
+    )
+
+
+def _register_extensions() -> None:
+    from engine.cli_sessions import register
+
+    register(cli, _sessions_context)
+
+
+_register_extensions()
+
+
 def main() -> None:
     """Console-script entry point."""
     try:

@@ -6,8 +6,6 @@ import contextlib
 import json
 import os
 import re
-import stat
-import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -17,6 +15,7 @@ from pathlib import Path
 from engine.errors import MemdeckError
 from engine.redact import redact_secrets
 from engine.sessions import Entry, Transcript
+from engine.textio import WriteRefused, atomic_append, atomic_write_bytes, create_new_file
 
 MAX_ITEM_CHARS = 200
 NOTE_MESSAGE_CHARS = 4000
@@ -74,141 +73,6 @@ class Draft:
     def is_empty(self) -> bool:
         """True when there is nothing to store."""
         return not self.items
-
-
-# ---------------------------------------------------------------------------------------------
-# Atomic file writes (private; may later move to engine.textio)
-
-
-def _fsync_dir(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def _write_temp(folder: Path, name: str, data: bytes, mode: int) -> str:
-    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    return tmp
-
-
-def _atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data``: temp file in the same folder, fsync, ``os.replace``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode = stat.S_IMODE(path.stat().st_mode)
-    except FileNotFoundError:
-        mode = 0o644
-    tmp = _write_temp(path.parent, path.name, data, mode)
-    try:
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    _fsync_dir(path.parent)
-
-
-def _atomic_append(path: Path, text: str, *, blank_line: bool = True, attempts: int = 3) -> int:
-    """Append ``text`` to ``path`` so that a crash leaves either the old file or the new one.
-
-    The existing bytes are copied unchanged into a temp file in the same folder, the addition
-    follows (after a blank line when ``blank_line``; CRLF if the file uses CRLF), the temp file is
-    fsynced and renamed over the original. If the file changes on disk meanwhile, it retries.
-
-    Returns:
-        The number of bytes added.
-
-    Raises:
-        FlushError: the target is a symlink or not a regular file, or kept changing.
-        OSError: the folder cannot be written.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    for _ in range(attempts):
-        try:
-            before = path.lstat()
-        except FileNotFoundError:
-            before = None
-        if before is not None and stat.S_ISLNK(before.st_mode):
-            raise FlushError(f"refusing to write through a symlink: {path}")
-        if before is not None and not stat.S_ISREG(before.st_mode):
-            raise FlushError(f"not a regular file: {path}")
-        existing = path.read_bytes() if before is not None else b""
-        newline = b"\r\n" if b"\r\n" in existing else b"\n"
-        addition = text.encode("utf-8").replace(b"\r\n", b"\n")
-        if not addition.endswith(b"\n"):
-            addition += b"\n"
-        if newline == b"\r\n":
-            addition = addition.replace(b"\n", b"\r\n")
-        separator = b""
-        if existing:
-            if not existing.endswith(b"\n"):
-                separator = newline + newline if blank_line else newline
-            elif blank_line and not existing.endswith(newline + newline):
-                separator = newline
-        mode = stat.S_IMODE(before.st_mode) if before is not None else 0o644
-        tmp = _write_temp(path.parent, path.name, existing + separator + addition, mode)
-        try:
-            try:
-                now = path.lstat()
-            except FileNotFoundError:
-                now = None
-            unchanged = (before is None and now is None) or (
-                before is not None
-                and now is not None
-                and (now.st_size, now.st_mtime_ns, now.st_ino)
-                == (before.st_size, before.st_mtime_ns, before.st_ino)
-            )
-            if not unchanged:
-                os.unlink(tmp)
-                continue
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-        _fsync_dir(path.parent)
-        return len(separator) + len(addition)
-    raise FlushError(f"{path} kept changing while appending; nothing was written")
-
-
-def _create_new(path: Path, data: bytes) -> bool:
-    """Create ``path`` with ``data`` atomically unless it exists; False when it exists."""
-    tmp = _write_temp(path.parent, path.name, data, 0o644)
-    try:
-        os.link(tmp, path)  # fails if path exists: never overwrite
-    except FileExistsError:
-        return False
-    except OSError:
-        # A file system without hard links: fall back to exclusive create.
-        try:
-            with open(path, "xb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-        except FileExistsError:
-            return False
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-    _fsync_dir(path.parent)
-    return True
 
 
 # ---------------------------------------------------------------------------------------------
@@ -427,7 +291,7 @@ def write_session_note(
     data = note.encode("utf-8")
     stem = f"{when:%Y-%m-%d}-{chosen}"
     for target in _note_candidates(folder, stem):
-        if _create_new(target, data):
+        if create_new_file(target, data):
             return target
     raise FlushError(f"no free file name for {stem}.md in {folder}")
 
@@ -814,7 +678,10 @@ def append_flush(workspace: Path, block: str, day: date) -> Path:
     if not block.strip():
         raise FlushError("nothing to append: the flush block is empty")
     target = daily_file(workspace, day)
-    _atomic_append(target, block)
+    try:
+        atomic_append(target, block)
+    except WriteRefused as exc:
+        raise FlushError(str(exc)) from exc
     return target
 
 
@@ -847,4 +714,4 @@ def record_flush(state_path: Path, session_id: str, when: datetime) -> None:
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
     state[session_id] = when.astimezone(UTC).isoformat().replace("+00:00", "Z")
-    _atomic_write_bytes(path, (json.dumps(state, indent=2, sort_keys=True) + "\n").encode("utf-8"))
+    atomic_write_bytes(path, (json.dumps(state, indent=2, sort_keys=True) + "\n").encode("utf-8"))

@@ -9,8 +9,6 @@ import random
 import re
 import socket
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -184,6 +182,9 @@ class ChatClient:
         Raises:
             LLMError: with a message saying what to check.
         """
+        import urllib.error  # deferred: urllib.request pulls in http.client, email and ssl
+        import urllib.request
+
         payload: dict[str, Any] = {
             "model": self.model,
             "messages": [dict(message) for message in messages],

@@ -157,3 +157,10 @@ def _cut_line(text: str, terms: list[str], max_chars: int) -> str:
         if space > start:
             end = space
     return text[start:end]
+
+
+def best_line_coverage(text: str, terms: list[str]) -> float:
+    """The largest share of ``terms`` that any single line of ``text`` contains (0 when no terms)."""
+    if not terms:
+        return 0.0
+    return max((len(_matched_terms(line, terms)) / len(terms) for line in text.split("\n")), default=0.0)

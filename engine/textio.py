@@ -1,4 +1,4 @@
-"""Reading memory files safely (any bytes) and writing them atomically."""
+"""Reading memory files safely (any bytes) and writing them atomically (temp file, fsync, rename)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,13 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from engine.errors import MemdeckError
+
 MAX_FILE_BYTES = 64 * 1024 * 1024
+
+
+class WriteRefused(MemdeckError):
+    """A write was refused: the target is a symlink or not a regular file, or kept changing."""
 
 
 @dataclass(frozen=True)
@@ -69,59 +75,17 @@ def read_text_file(path: Path, max_bytes: int = MAX_FILE_BYTES) -> DecodedText:
 def atomic_write_text(path: Path, text: str) -> None:
     """Replace ``path`` with ``text`` atomically: temp file in the same folder, fsync, rename.
 
-    The file's permission bits are kept; a new file gets 0644 (minus the umask).
-    A crash at any moment leaves either the old or the new content, never a mix.
+    The file's permission bits are kept. A crash at any moment leaves either the old or the new content.
     """
-    _atomic_write_raw(Path(path), text.encode("utf-8"))
+    atomic_write_bytes(Path(path), text.encode("utf-8"))
 
 
-def atomic_append_text(path: Path, text: str) -> None:
-    """Append ``text`` to ``path`` atomically (the whole file is rewritten via a temp file).
-
-    A blank line separates the new text from existing content that does not end in one.
-    """
-    path = Path(path)
-    try:
-        existing = path.read_bytes().decode("utf-8", errors="surrogateescape")
-    except FileNotFoundError:
-        existing = ""
-    if existing and not existing.endswith("\n"):
-        existing += "\n"
-    if existing and not existing.endswith("\n\n"):
-        existing += "\n"
-    combined = existing + text
-    if not combined.endswith("\n"):
-        combined += "\n"
-    _atomic_write_raw(path, combined.encode("utf-8", errors="surrogateescape"))
+def atomic_append_text(path: Path, text: str) -> int:
+    """Append ``text`` to ``path`` atomically, after a blank line; returns the bytes added."""
+    return atomic_append(Path(path), text)
 
 
-def _atomic_write_raw(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode: int | None = stat.S_IMODE(os.stat(path).st_mode)
-    except FileNotFoundError:
-        mode = None
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        else:
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    _fsync_dir(path.parent)
-
-
-def _fsync_dir(folder: Path) -> None:
+def fsync_dir(folder: Path) -> None:
     try:
         fd = os.open(folder, os.O_RDONLY)
     except OSError:
@@ -132,3 +96,121 @@ def _fsync_dir(folder: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def _write_temp(folder: Path, name: str, data: bytes, mode: int) -> str:
+    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return tmp
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data``: temp file in the same folder, fsync, ``os.replace``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:
+        mode = 0o644
+    tmp = _write_temp(path.parent, path.name, data, mode)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    fsync_dir(path.parent)
+
+
+def atomic_append(path: Path, text: str, *, blank_line: bool = True, attempts: int = 3) -> int:
+    """Append ``text`` to ``path`` so that a crash leaves either the old file or the new one.
+
+    The existing bytes are copied unchanged into a temp file in the same folder, the addition
+    follows (after a blank line when ``blank_line``; CRLF if the file uses CRLF), the temp file is
+    fsynced and renamed over the original. If the file changes on disk meanwhile, it retries.
+
+    Returns:
+        The number of bytes added.
+
+    Raises:
+        WriteRefused: the target is a symlink or not a regular file, or kept changing.
+        OSError: the folder cannot be written.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for _ in range(attempts):
+        try:
+            before = path.lstat()
+        except FileNotFoundError:
+            before = None
+        if before is not None and stat.S_ISLNK(before.st_mode):
+            raise WriteRefused(f"refusing to write through a symlink: {path}")
+        if before is not None and not stat.S_ISREG(before.st_mode):
+            raise WriteRefused(f"not a regular file: {path}")
+        existing = path.read_bytes() if before is not None else b""
+        newline = b"\r\n" if b"\r\n" in existing else b"\n"
+        addition = text.encode("utf-8").replace(b"\r\n", b"\n")
+        if not addition.endswith(b"\n"):
+            addition += b"\n"
+        if newline == b"\r\n":
+            addition = addition.replace(b"\n", b"\r\n")
+        separator = b""
+        if existing:
+            if not existing.endswith(b"\n"):
+                separator = newline + newline if blank_line else newline
+            elif blank_line and not existing.endswith(newline + newline):
+                separator = newline
+        mode = stat.S_IMODE(before.st_mode) if before is not None else 0o644
+        tmp = _write_temp(path.parent, path.name, existing + separator + addition, mode)
+        try:
+            try:
+                now = path.lstat()
+            except FileNotFoundError:
+                now = None
+            unchanged = (before is None and now is None) or (
+                before is not None
+                and now is not None
+                and (now.st_size, now.st_mtime_ns, now.st_ino)
+                == (before.st_size, before.st_mtime_ns, before.st_ino)
+            )
+            if not unchanged:
+                os.unlink(tmp)
+                continue
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+        fsync_dir(path.parent)
+        return len(separator) + len(addition)
+    raise WriteRefused(f"{path} kept changing while appending; nothing was written")
+
+
+def create_new_file(path: Path, data: bytes) -> bool:
+    """Create ``path`` with ``data`` atomically unless it exists; False when it exists."""
+    tmp = _write_temp(path.parent, path.name, data, 0o644)
+    try:
+        os.link(tmp, path)  # fails if path exists: never overwrite
+    except FileExistsError:
+        return False
+    except OSError:
+        # A file system without hard links: fall back to exclusive create.
+        try:
+            with open(path, "xb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+        except FileExistsError:
+            return False
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+    fsync_dir(path.parent)
+    return True

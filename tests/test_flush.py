@@ -39,7 +39,9 @@ def _line(**obj: object) -> str:
 
 
 def _msg(role: str, content: object, **extra: object) -> str:
-    return _line(type="message", timestamp="2026-02-10T09:00:00Z", message={"role": role, "content": content, **extra})
+    return _line(
+        type="message", timestamp="2026-02-10T09:00:00Z", message={"role": role, "content": content, **extra}
+    )
 
 
 def _transcript(tmp_path: Path, rows: list[str], name: str = "3f2a9c1e-aaaa-bbbb.jsonl") -> Transcript:
@@ -96,7 +98,9 @@ def test_session_note_filters_before_slicing(tmp_path: Path) -> None:
         _msg("user", "forwarded", provenance={"kind": "inter_session", "sourceTool": "sessions_send"}),
         _msg("assistant", [{"type": "toolCall", "id": "c", "name": "x", "arguments": {}}]),
         _msg("toolResult", [{"type": "text", "text": "tool output"}]),
-        _msg("assistant", [{"type": "thinking", "thinking": "hmm"}, {"type": "text", "text": "final answer"}]),
+        _msg(
+            "assistant", [{"type": "thinking", "thinking": "hmm"}, {"type": "text", "text": "final answer"}]
+        ),
         _line(type="custom", customType="x"),
     ]
     note = build_session_note(_transcript(tmp_path, rows), "k", "s", messages=3, now=NOW)
@@ -115,7 +119,10 @@ def test_session_note_keeps_multiline_messages_inside_the_note(tmp_path: Path) -
 
 def test_write_session_note_never_overwrites(tmp_path: Path, chat: Transcript) -> None:
     workspace = tmp_path / "ws"
-    paths = [write_session_note(workspace, chat, "agent:main:main", "cli", now=NOW, slug="Vendor Pitch!") for _ in range(3)]
+    paths = [
+        write_session_note(workspace, chat, "agent:main:main", "cli", now=NOW, slug="Vendor Pitch!")
+        for _ in range(3)
+    ]
     assert [p.name for p in paths] == [
         "2026-02-10-vendor-pitch.md",
         "2026-02-10-vendor-pitch-2.md",
@@ -156,8 +163,9 @@ def test_slug_sources(tmp_path: Path, chat: Transcript) -> None:
     assert note_slug(chat, now=NOW, slug="Given") == "given"
     assert note_slug(chat, now=NOW, slugger=slugger) == "dark-mode-postgres"
     assert "sk-proj-abcdefghij" not in seen[0] and "user: ok so I prefer dark mode" in seen[0]
-    assert note_slug(chat, now=NOW, slugger=failing) == "prefer-dark-mode"
-    assert note_slug(chat, now=NOW, slugger=lambda text: "!!!") == "prefer-dark-mode"
+    assert note_slug(chat, now=NOW, slugger=failing) == "work-postgres-analytics"
+    assert note_slug(chat, now=NOW, slugger=lambda text: "!!!") == "work-postgres-analytics"
+    assert note_slug(chat, messages=100, now=NOW) == "dark-mode-morning"
     empty = _transcript(tmp_path, [_msg("user", "ok thanks")])
     assert note_slug(empty, now=NOW) == "1430"
 
@@ -182,7 +190,10 @@ def test_clean_slug(text: str, expected: str) -> None:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("We talked about the Kubernetes migration and Kubernetes upgrades and Helm charts", "kubernetes-migration-upgrades"),
+        (
+            "We talked about the Kubernetes migration and Kubernetes upgrades and Helm charts",
+            "kubernetes-migration-upgrades",
+        ),
         ("hi hello thanks ok", ""),
         ("2026 2027 42", ""),
     ],
@@ -214,7 +225,16 @@ def test_extractive_draft_of_a_realistic_chat(chat: Transcript) -> None:
     assert draft.method == "extractive" and draft.skipped_known == 0
     assert all(i.session_id == "chat_preferences" for i in draft.items)
     texts = " ".join(i.text for i in draft.items)
-    for noise in ("good morning", "thanks", "lol", "/status", "weather", "tabs over spaces", "I like it", "layout"):
+    for noise in (
+        "good morning",
+        "thanks",
+        "lol",
+        "/status",
+        "weather",
+        "tabs over spaces",
+        "I like it",
+        "layout",
+    ):
         assert noise.lower() not in texts.lower()
     assert "sk-proj-abcdefghij" not in texts
 
@@ -249,22 +269,47 @@ def test_extractive_draft_turn_range(chat: Transcript) -> None:
 @pytest.mark.parametrize(
     ("role", "text", "expected"),
     [
-        ("user", "From now on, always answer in British English.", ("instruction", "From now on, always answer in British English")),
+        (
+            "user",
+            "From now on, always answer in British English.",
+            ("instruction", "From now on, always answer in British English"),
+        ),
         ("user", "Don't ever book flights before 9am", ("instruction", "Don't ever book flights before 9am")),
         ("user", "I hate cilantro lol", ("preference", "I hate cilantro")),
         ("user", "I'd rather take the train than fly.", ("preference", "I'd rather take the train than fly")),
         ("user", "I live in Lisbon.", ("identity", "I live in Lisbon")),
         ("user", "I'm a nurse at the county hospital", ("identity", "I'm a nurse at the county hospital")),
         ("user", "let's go with the blue logo", ("decision", "Let's go with the blue logo")),
-        ("user", "We'll use Terraform for the new cluster.", ("decision", "We'll use Terraform for the new cluster")),
+        (
+            "user",
+            "We'll use Terraform for the new cluster.",
+            ("decision", "We'll use Terraform for the new cluster"),
+        ),
         ("user", "todo: file the quarterly taxes", ("plan", "Todo: file the quarterly taxes")),
-        ("user", "Dentist appointment on 2026-03-14 at 10:00", ("plan", "Dentist appointment on 2026-03-14 at 10:00")),
-        ("user", "Our backend runs on Fly.io with two regions", ("fact", "Our backend runs on Fly.io with two regions")),
+        (
+            "user",
+            "Dentist appointment on 2026-03-14 at 10:00",
+            ("plan", "Dentist appointment on 2026-03-14 at 10:00"),
+        ),
+        (
+            "user",
+            "Our backend runs on Fly.io with two regions",
+            ("fact", "Our backend runs on Fly.io with two regions"),
+        ),
         ("user", "Marco is my cofounder.", ("fact", "Marco is my cofounder")),
-        ("assistant", "Got it — I'll use metric units from now on.", ("confirmed", "I'll use metric units from now on")),
-        ("assistant", "Noted: your flight is on Friday.", None),
+        (
+            "assistant",
+            "Got it — I'll use metric units from now on.",
+            ("confirmed", "I'll use metric units from now on"),
+        ),
+        ("assistant", "Noted: your flight is on Friday.", ("confirmed", "User's flight is on Friday")),
+        ("assistant", "Noted: can you send the file?", None),
         ("assistant", "Noted: your standup moved to 9:30.", ("confirmed", "User's standup moved to 9:30")),
-        ("assistant", "Done, you like short answers, so I set the style to concise.", ("confirmed", "User likes short answers, so I set the style to concise")),
+        (
+            "assistant",
+            "Done, you like short answers, so I set the style to concise.",
+            ("confirmed", "User likes short answers, so I set the style to concise"),
+        ),
         ("user", "I like it", None),
         ("user", "Never mind", None),
         ("user", "thanks, that's great!", None),
@@ -275,9 +320,13 @@ def test_extractive_draft_turn_range(chat: Transcript) -> None:
         ("user", "/remember I prefer tea", None),
         ("assistant", "Sure, here is the answer.", None),
         ("assistant", "I prefer to think step by step.", None),
-        ("user", "- I prefer aisle seats\n- my favorite airline is TAP", ("preference", "I prefer aisle seats")),
+        (
+            "user",
+            "- I prefer aisle seats\n- my favorite airline is TAP",
+            ("preference", "I prefer aisle seats"),
+        ),
         ("user", "```\nI prefer code\n```", None),
-        ("user", "I prefer {\"a\": 1} <x> => ()", None),
+        ("user", 'I prefer {"a": 1} <x> => ()', None),
     ],
 )
 def test_extractive_statement_table(
@@ -305,7 +354,7 @@ def test_extractive_splits_sentences_but_not_abbreviations(tmp_path: Path) -> No
         ("ok so I prefer tea, thanks!", "I prefer tea"),
         ("btw   my name\n is  Ana :)", "My name is Ana"),
         ("- hey, also we decided on Rust lol", "We decided on Rust"),
-        ("x " * 150, ("x " * 150)[:198].rstrip() + "…"),
+        ("x " * 150, "X" + ("x " * 150)[1:198].rstrip() + "…"),
     ],
 )
 def test_clean_statement(text: str, expected: str) -> None:
@@ -352,7 +401,9 @@ def test_render_flush_block() -> None:
         (b"caf\xe9 latin-1\n", b"caf\xe9 latin-1\n\n"),  # undecodable bytes kept exactly
     ],
 )
-def test_append_flush_keeps_existing_bytes(tmp_path: Path, existing: bytes | None, expected_prefix: bytes) -> None:
+def test_append_flush_keeps_existing_bytes(
+    tmp_path: Path, existing: bytes | None, expected_prefix: bytes
+) -> None:
     target = tmp_path / "memory" / "2026-02-10.md"
     if existing is not None:
         target.parent.mkdir()
@@ -387,7 +438,9 @@ def test_append_flush_keeps_file_mode(tmp_path: Path) -> None:
     assert target.stat().st_mode & 0o777 == 0o600
 
 
-def test_crash_between_write_and_rename_leaves_original(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_crash_between_write_and_rename_leaves_original(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     target = tmp_path / "memory" / "2026-02-10.md"
     target.parent.mkdir()
     original = b"# 2026-02-10\n\n- existing entry\n"
@@ -401,6 +454,31 @@ def test_crash_between_write_and_rename_leaves_original(tmp_path: Path, monkeypa
     with pytest.raises(OSError, match="simulated power cut"):
         append_flush(tmp_path, render_flush_block(_draft("new"), NOW), date(2026, 2, 10))
     assert target.read_bytes() == original
+    assert os.listdir(target.parent) == ["2026-02-10.md"]
+
+
+def test_append_retries_when_the_file_changes_meanwhile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import engine.textio as textio_module
+
+    target = tmp_path / "memory" / "2026-02-10.md"
+    target.parent.mkdir()
+    target.write_bytes(b"- mine\n")
+    real_write_temp = textio_module._write_temp
+    edits = iter([b"- mine\n- typed in the editor meanwhile\n"])
+
+    def racing_write_temp(folder: Path, name: str, data: bytes, mode: int) -> str:
+        tmp = real_write_temp(folder, name, data, mode)
+        edit = next(edits, None)
+        if edit is not None:  # another writer saves the file between our read and our rename
+            target.write_bytes(edit)
+            os.utime(target, ns=(1, 1))
+        return tmp
+
+    monkeypatch.setattr(textio_module, "_write_temp", racing_write_temp)
+    append_flush(tmp_path, "- flushed\n", date(2026, 2, 10))
+    assert target.read_bytes() == b"- mine\n- typed in the editor meanwhile\n\n- flushed\n"
     assert os.listdir(target.parent) == ["2026-02-10.md"]
 
 
@@ -446,7 +524,14 @@ def ctx(tmp_path: Path) -> SessionsContext:
     shutil.copy(DATA / "chat_smalltalk.jsonl", sessions / "0b9d8c7e-1111-4222-8333-944455556666.jsonl")
     shutil.copy(DATA / "invalid_json.jsonl", sessions / "0b9d8c7e-2222.jsonl.reset.2026-01-01T00-00-00.000Z")
     (sessions / "sessions.json").write_text(
-        json.dumps({"agent:main:telegram:direct:1": {"sessionId": "7c1e9a42-5b3d-4f0e-9a1b-2c3d4e5f6a7b", "channel": "telegram"}})
+        json.dumps(
+            {
+                "agent:main:telegram:direct:1": {
+                    "sessionId": "7c1e9a42-5b3d-4f0e-9a1b-2c3d4e5f6a7b",
+                    "channel": "telegram",
+                }
+            }
+        )
     )
     return SessionsContext(workspace=tmp_path / "ws", sessions_dir=sessions, home=tmp_path / "home")
 
@@ -466,7 +551,11 @@ def test_resolve_session(ctx: SessionsContext, query: str, expected: str) -> Non
 
 @pytest.mark.parametrize(
     ("query", "message"),
-    [("0b9d", "matches 2 sessions"), ("ffff", "no session matching"), ("/no/such.jsonl", "transcript not found")],
+    [
+        ("0b9d", "matches 2 sessions"),
+        ("ffff", "no session matching"),
+        ("/no/such.jsonl", "transcript not found"),
+    ],
 )
 def test_resolve_session_errors(ctx: SessionsContext, query: str, message: str) -> None:
     with pytest.raises(SessionReadError, match=message):
@@ -488,11 +577,13 @@ def test_flush_command_appends_and_records(ctx: SessionsContext) -> None:
         is_known=lambda text: "Northwind" in text,
         reindex=reindexed.append,
     )
+    before = datetime.now().astimezone().date()
     result = CliRunner().invoke(_group(ctx), ["flush", "7c1e", "--extractive"])
+    after = datetime.now().astimezone().date()
     assert result.exit_code == 0, result.output
-    today = datetime.now().astimezone().date()
-    daily = ctx.workspace / "memory" / f"{today:%Y-%m-%d}.md"
-    assert f"Appended 9 items (extractive) to memory/{today:%Y-%m-%d}.md (1 already in memory):" in result.output
+    (daily,) = (ctx.workspace / "memory").iterdir()
+    assert daily.name in {f"{before:%Y-%m-%d}.md", f"{after:%Y-%m-%d}.md"}  # today's file, midnight-safe
+    assert f"Appended 9 items (extractive) to memory/{daily.name} (1 already in memory):" in result.output
     text = daily.read_text()
     assert "— Memory flush from session 7c1e9a42\n" in text
     assert "- I prefer dark mode in every dashboard you set up for me (session 7c1e9a42, line 4)" in text
@@ -535,7 +626,10 @@ def test_flush_with_nothing_to_store(ctx: SessionsContext) -> None:
 def test_flush_warns_about_bad_lines(ctx: SessionsContext) -> None:
     result = CliRunner().invoke(_group(ctx), ["flush", "0b9d8c7e-2", "--dry-run"])
     assert result.exit_code == 0
-    assert "warning: 5 unusable lines in 0b9d8c7e-2222.jsonl.reset.2026-01-01T00-00-00.000Z skipped" in result.output
+    assert (
+        "warning: 5 unusable lines in 0b9d8c7e-2222.jsonl.reset.2026-01-01T00-00-00.000Z skipped"
+        in result.output
+    )
 
 
 def test_flush_llm_without_configuration_is_a_usage_error(ctx: SessionsContext) -> None:
@@ -556,7 +650,7 @@ def test_flush_note_writes_session_note(ctx: SessionsContext) -> None:
     result = CliRunner().invoke(_group(ctx), ["flush", "7c1e", "--note", "--messages", "2"])
     assert result.exit_code == 0, result.output
     (note,) = (ctx.workspace / "memory").iterdir()
-    assert note.name.endswith("-prefer-dark-mode.md")
+    assert note.name.endswith("-openai-api-key.md")
     assert f"Wrote session note memory/{note.name}" in result.output
     text = note.read_text()
     assert "- **Session Key**: agent:main:telegram:direct:1\n" in text
@@ -569,7 +663,7 @@ def test_flush_note_dry_run(ctx: SessionsContext, capsys: pytest.CaptureFixture[
     code = run_flush(ctx, "7c1e", note=True, dry_run=True, now=NOW, as_json=True)
     assert code == 0
     payload = json.loads(capsys.readouterr().out)
-    assert payload["path"] == "memory/2026-02-10-prefer-dark-mode.md"
+    assert payload["path"] == "memory/2026-02-10-work-postgres-analytics.md"
     assert payload["text"].startswith("# Session: 2026-02-10 14:30:05 UTC\n")
     assert not ctx.workspace.exists()
 
@@ -590,7 +684,8 @@ def test_flush_append_failure_exits_1(ctx: SessionsContext) -> None:
     memory = ctx.workspace / "memory"
     memory.mkdir(parents=True)
     today = datetime.now().astimezone().date()
-    (memory / f"{today:%Y-%m-%d}.md").mkdir()  # a folder where the daily file should be
+    for day in (today, today + timedelta(days=1)):  # midnight-safe
+        (memory / f"{day:%Y-%m-%d}.md").mkdir()  # a folder where the daily file should be
     result = CliRunner().invoke(_group(ctx), ["flush", "7c1e"])
     assert result.exit_code == 1
     assert "could not append" in result.output

@@ -37,7 +37,9 @@ def _line(**obj: object) -> str:
 
 
 def _user(line_id: str, text: str, ts: str = "2026-01-16T14:31:00Z") -> str:
-    return _line(type="message", id=line_id, parentId=None, timestamp=ts, message={"role": "user", "content": text})
+    return _line(
+        type="message", id=line_id, parentId=None, timestamp=ts, message={"role": "user", "content": text}
+    )
 
 
 def _assistant(line_id: str, text: str, ts: str = "2026-01-16T14:31:05Z", total: int = 0) -> str:
@@ -85,13 +87,18 @@ HEADER = _line(type="session", version=3, id="abc", timestamp="2026-01-16T14:30:
     ],
 )
 def test_nasty_transcripts(
-    name: str, entries: int, skipped: list[tuple[int, str]], version: int | None, messages: int, decode_errors: int
+    name: str,
+    entries: int,
+    skipped: list[tuple[int, str]],
+    version: int | None,
+    messages: int,
+    decode_errors: int,
 ) -> None:
     transcript = read_transcript(DATA / name)
     assert len(transcript.entries) == entries
-    assert [(s.line, s.reason[: len(reason)]) for s, (_, reason) in zip(transcript.skipped, skipped, strict=True)] == [
-        (line, reason) for line, reason in skipped
-    ]
+    assert [
+        (s.line, s.reason[: len(reason)]) for s, (_, reason) in zip(transcript.skipped, skipped, strict=True)
+    ] == [(line, reason) for line, reason in skipped]
     assert (transcript.header.version if transcript.header else None) == version
     assert sum(1 for _ in transcript.messages()) == messages
     assert transcript.decode_errors == decode_errors
@@ -161,10 +168,16 @@ def test_valid_v3_every_kind_parsed() -> None:
     image = by_line[14].message
     assert image is not None and image.images == 1 and image.text == "Here is a photo"
     failed = by_line[15].message
-    assert failed is not None and failed.error_message == "upstream overloaded" and failed.stop_reason == "error"
+    assert (
+        failed is not None and failed.error_message == "upstream overloaded" and failed.stop_reason == "error"
+    )
     assert failed.usage is not None and failed.usage.total_tokens == 2600  # summed when totalTokens is 0
     bash = by_line[16].message
-    assert bash is not None and (bash.role, bash.raw_role, bash.text) == ("other", "bashExecution", "$ ls -la\ntotal 0")
+    assert bash is not None and (bash.role, bash.raw_role, bash.text) == (
+        "other",
+        "bashExecution",
+        "$ ls -la\ntotal 0",
+    )
     assert t.compactions == 1
     assert t.last_message_time == datetime(2026, 1, 16, 15, 2, tzinfo=UTC)
 
@@ -214,7 +227,11 @@ def test_v2_header_and_epoch_ms_timestamps() -> None:
 
 def test_line_over_one_megabyte_is_read_and_capped(tmp_path: Path) -> None:
     big = "x" * (1_500_000)
-    result = {"role": "toolResult", "toolName": "dump", "content": [{"type": "text", "text": "y" * 2_100_000}]}
+    result = {
+        "role": "toolResult",
+        "toolName": "dump",
+        "content": [{"type": "text", "text": "y" * 2_100_000}],
+    }
     path = tmp_path / "big.jsonl"
     path.write_text(
         "\n".join(
@@ -244,7 +261,10 @@ def test_line_over_the_limit_is_skipped_not_held(tmp_path: Path, trailing_newlin
     lines = [HEADER, huge, _assistant("a1", "fine"), huge]
     path.write_text("\n".join(lines) + ("\n" if trailing_newline else ""))
     t = read_transcript(path, max_line_bytes=1000)
-    assert [(s.line, s.reason.split(" (")[0]) for s in t.skipped] == [(2, "line too long"), (4, "line too long")]
+    assert [(s.line, s.reason.split(" (")[0]) for s in t.skipped] == [
+        (2, "line too long"),
+        (4, "line too long"),
+    ]
     assert [e.line for e in t.entries] == [1, 3]
     assert t.line_count == 4
     assert summarize_transcript(path, max_line_bytes=1000).message_count == 1
@@ -262,12 +282,19 @@ def test_wrongly_typed_fields_never_crash(tmp_path: Path) -> None:
     path = tmp_path / "types.jsonl"
     rows = [
         _line(type="session", version="three", id=7, timestamp=12, cwd=None),
-        _line(type="message", id=1, parentId=[], timestamp={"x": 1}, message={"role": 5, "content": {"a": 1}}),
+        _line(
+            type="message", id=1, parentId=[], timestamp={"x": 1}, message={"role": 5, "content": {"a": 1}}
+        ),
         _line(
             type="message",
             message={
                 "role": "assistant",
-                "content": [None, 3, "bare string", {"type": "toolCall", "name": 9, "arguments": float("nan")}],
+                "content": [
+                    None,
+                    3,
+                    "bare string",
+                    {"type": "toolCall", "name": 9, "arguments": float("nan")},
+                ],
                 "usage": {"input": "1", "output": True, "totalTokens": 1e400, "cost": "free"},
                 "provenance": "x",
             },
@@ -293,7 +320,7 @@ def test_unreadable_path_raises_session_read_error(tmp_path: Path, kind: str) ->
     path = tmp_path / "nope.jsonl"
     if kind == "folder":
         path.mkdir()
-    with pytest.raises(SessionReadError, match="nope.jsonl"):
+    with pytest.raises(SessionReadError, match=r"nope\.jsonl"):
         read_transcript(path)
     with pytest.raises(SessionReadError):
         summarize_transcript(path)
@@ -367,7 +394,9 @@ def test_session_search_text_skips_tools_thinking_and_redacts(tmp_path: Path) ->
                 ],
             },
         ),
-        _line(type="message", message={"role": "toolResult", "content": [{"type": "text", "text": "tool out"}]}),
+        _line(
+            type="message", message={"role": "toolResult", "content": [{"type": "text", "text": "tool out"}]}
+        ),
         _user("u2", f"key:\n{pem}"),
         _user("u3", "   \n  "),
     ]
@@ -527,7 +556,10 @@ def test_list_sessions_with_corrupt_store_and_state(sessions_dir: Path, tmp_path
 
 def test_store_entry_for(sessions_dir: Path) -> None:
     entry = store_entry_for(sessions_dir / "bbbb2222-group.jsonl")
-    assert entry is not None and (entry.session_key, entry.channel) == ("agent:main:telegram:group:42", "telegram")
+    assert entry is not None and (entry.session_key, entry.channel) == (
+        "agent:main:telegram:group:42",
+        "telegram",
+    )
     assert store_entry_for(sessions_dir / "cccc3333.jsonl.reset.2026-01-10T08-00-00.000Z") is None
 
 

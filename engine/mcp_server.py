@@ -1,0 +1,693 @@
+"""memdeck's MCP server: memory_search, memory_get and memory_append for agents, over stdio or streamable HTTP."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import socket
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from datetime import date
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from engine.config import Config
+from engine.errors import IndexBusy, MemdeckError, PathRefused
+from engine.textio import atomic_append_text, read_text_file
+from engine.workspace import ROOT_MEMORY_FILES, resolve_memory_path, scan_memory_files
+
+SERVER_NAME = "memdeck"
+RESOURCE_SCHEME = "memdeck://"
+MAX_APPEND_CHARS = 64 * 1024
+MAX_RESULTS_CAP = 50
+WARM_WAIT_SECONDS = 60.0
+DAILY_NOTE = re.compile(r"^memory/\d{4}-\d{2}-\d{2}[^/]*\.md$")
+
+SEARCH_DESCRIPTION = (
+    "Mandatory recall step: search the agent's long-term memory (MEMORY.md and the daily notes in "
+    "memory/*.md, plus session transcripts when configured) before answering questions about prior work, "
+    "decisions, dates, people, preferences or todos. Hybrid search: meaning (embeddings) and exact words "
+    "(BM25), fused. Returns the best line-ranged snippets, each with path, startLine, endLine, score "
+    "(0-1, plus vectorScore and textScore) and a citation like memory/2026-01-12.md#L4-L9. Then call "
+    "memory_get with the path and lines to read more. If the response has disabled=true, memory is "
+    "unavailable: tell the user instead of guessing."
+)
+GET_DESCRIPTION = (
+    "Safe read of MEMORY.md or memory/*.md (the paths memory_search returns), optionally only `lines` lines "
+    "starting at line `from` (1-based); use it after memory_search to pull just the lines you need and keep "
+    "context small. Other paths (outside the workspace, not Markdown, symlinks) are refused with an error. "
+    "A missing file returns empty text."
+)
+APPEND_DESCRIPTION = (
+    "Write to memory: append Markdown text to today's daily note (memory/YYYY-MM-DD.md, local date; created "
+    "with a date heading if missing), or to another memory/*.md file given as `file`. The write is atomic and "
+    "the text is searchable at once. Use it for durable facts, decisions, preferences and todos worth "
+    "remembering; keep entries short and dated context clear. Returns the path and the line range written."
+)
+RECALL_GUIDE = """\
+You have a long-term memory kept as Markdown files: MEMORY.md (curated, durable facts) and daily notes in \
+memory/YYYY-MM-DD.md. The person edits the same files, so they are the source of truth.
+
+When to search memory (memory_search) — before you answer anything that depends on the past:
+- prior work, decisions and the reasons for them;
+- dates, deadlines, schedules, "when did we…";
+- people, names, contacts, who owns what;
+- the person's preferences, habits and conventions;
+- open todos, promises, follow-ups.
+Search even when you think you remember; search again with other words (names, dates, exact terms) if the \
+first results look thin.
+
+How to use what you find:
+- memory_search returns line-ranged snippets with a citation (path#Lstart-Lend). Read more with \
+memory_get(path, from, lines) rather than loading whole files.
+- Quote or cite the source (e.g. "Source: memory/2026-01-12.md#L4-L9") when a fact comes from memory.
+- If nothing relevant is found, say that you checked memory and found nothing; do not invent.
+- If memory_search returns disabled=true, tell the person memory is unavailable and why (the error field).
+{write_hint}"""
+WRITE_HINT_ON = (
+    "\nWriting: when something durable comes up (a decision, a preference, a date, a todo), save it with "
+    "memory_append; it goes to today's daily note and is searchable at once.\n"
+)
+WRITE_HINT_OFF = "\nThis server is read-only: memory_append is disabled.\n"
+
+QUOTA_PATTERN = re.compile(r"insufficient_quota|quota|429", re.IGNORECASE)
+
+
+class ToolArgumentError(ValueError):
+    """A tool was called with a missing or malformed argument."""
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    """What a tool returns: the JSON payload, and whether the call failed."""
+
+    payload: dict[str, Any]
+    is_error: bool = False
+
+
+@dataclass(frozen=True)
+class MemoryResource:
+    """One memory file offered as an MCP resource."""
+
+    uri: str
+    rel: str
+    title: str
+    size: int
+
+
+@dataclass
+class _Timings:
+    warm_seconds: float | None = None
+    warm_error: str | None = None
+    syncs: int = 0
+    last_sync_error: str | None = None
+    errors: list[str] = field(default_factory=list)
+
+
+def unavailable_payload(error: str) -> dict[str, Any]:
+    """OpenClaw's ``memory_search`` payload when search cannot run (never an exception)."""
+    if QUOTA_PATTERN.search(error):
+        warning = "Memory search is unavailable because the embedding provider quota is exhausted."
+        action = "Top up or switch embedding provider, then retry memory_search."
+    else:
+        warning = "Memory search is unavailable: the memory index could not be opened, read or updated."
+        action = "Run `memdeck status` to see what is wrong (or `memdeck index` to rebuild), then retry memory_search."
+    return {"results": [], "disabled": True, "unavailable": True, "error": error, "warning": warning,
+            "action": action}
+
+
+def resource_uri(rel: str) -> str:
+    """``memdeck://MEMORY.md``, ``memdeck://memory/2026-01-12.md``."""
+    return RESOURCE_SCHEME + rel
+
+
+def _int_arg(arguments: dict[str, Any], name: str) -> int | None:
+    value = arguments.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise ToolArgumentError(f"{name} must be an integer, not {value!r}")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and re.fullmatch(r"\s*-?\d+\s*", value):
+        return int(value)
+    raise ToolArgumentError(f"{name} must be an integer, not {value!r}")
+
+
+def _float_arg(arguments: dict[str, Any], name: str) -> float | None:
+    value = arguments.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise ToolArgumentError(f"{name} must be a number, not {value!r}")
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            pass
+    raise ToolArgumentError(f"{name} must be a number, not {value!r}")
+
+
+def _str_arg(arguments: dict[str, Any], name: str, required: bool) -> str | None:
+    value = arguments.get(name)
+    if value is None:
+        if required:
+            raise ToolArgumentError(f"{name} required")
+        return None
+    if not isinstance(value, str):
+        raise ToolArgumentError(f"{name} must be a string, not {type(value).__name__}")
+    return value
+
+
+def _line_count(text: str) -> int:
+    if not text:
+        return 0
+    return text.count("\n") + (0 if text.endswith("\n") else 1)
+
+
+class MemoryService:
+    """The memory behind the MCP tools: one engine, its model warmed and its index kept fresh in threads.
+
+    The tool methods are synchronous (the server runs them in worker threads) and never raise: each returns
+    a :class:`ToolOutcome` whose payload is what the agent reads.
+    """
+
+    def __init__(self, config: Config, allow_write: bool = False,
+                 log: Callable[[str], None] | None = None, warm_wait: float = WARM_WAIT_SECONDS) -> None:
+        self.config = config
+        self.allow_write = allow_write
+        self._log = log or (lambda message: None)
+        self._engine: Any = None
+        self._engine_lock = threading.Lock()
+        self._append_lock = threading.Lock()
+        self._stop = threading.Event()
+        self.warm_wait = warm_wait
+        # Set while no warm-up runs: searches wait for a running warm-up (at most warm_wait seconds).
+        self.ready = threading.Event()
+        self.ready.set()
+        self.watching = threading.Event()
+        self._synced = threading.Condition()
+        self.timings = _Timings()
+        self._threads: list[threading.Thread] = []
+
+    # -- the engine --------------------------------------------------------------------------
+    def engine(self) -> Any:
+        """The engine, opened on first use (retried on the next call if opening failed).
+
+        Raises:
+            MemdeckError, OSError: the index cannot be opened.
+        """
+        with self._engine_lock:
+            if self._engine is None:
+                from engine.api import MemoryEngine
+
+                self._engine = MemoryEngine(self.config)
+            return self._engine
+
+    def start(self, warm: bool = True, watch: bool = True) -> None:
+        """Start the background threads: warm the model and index, and sync on file changes."""
+        if warm:
+            self.ready.clear()
+            self._spawn(self._warm, "memdeck-warm")
+        if watch:
+            self._spawn(self._watch, "memdeck-watch")
+
+    def _spawn(self, target: Callable[[], None], name: str) -> None:
+        thread = threading.Thread(target=target, name=name, daemon=True)
+        self._threads.append(thread)
+        thread.start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop the watcher and close the engine (the warm-up thread is a daemon and may still be loading)."""
+        self._stop.set()
+        busy = False
+        for thread in self._threads:
+            thread.join(timeout)
+            busy = busy or thread.is_alive()
+        with self._engine_lock:
+            if self._engine is not None and not busy:
+                self._engine.close()
+                self._engine = None
+
+    def _warm(self) -> None:
+        """Sync, load the model and run one search, so the agent's first search is as fast as the rest."""
+        started = time.monotonic()
+        try:
+            eng = self.engine()
+            try:
+                eng.sync()
+            except IndexBusy as exc:
+                self._log(f"initial sync skipped: {exc}")
+            eng.load_model()
+            eng.search("memory warm-up", max_results=1)
+            self.timings.warm_seconds = time.monotonic() - started
+            self._log(f"ready in {self.timings.warm_seconds:.1f} s (vector search: {eng.vector_state})")
+        except Exception as exc:  # a failed warm-up leaves search to report the problem
+            self.timings.warm_error = f"{type(exc).__name__}: {exc}"
+            self._log(f"warm-up failed: {self.timings.warm_error}")
+        finally:
+            self.ready.set()
+
+    # -- watching ----------------------------------------------------------------------------
+    def watch_roots(self) -> list[Path]:
+        """The folders to watch: the workspace, existing extra paths and (when indexed) the sessions folder."""
+        roots: list[Path] = []
+        if self.config.workspace.is_dir():
+            roots.append(self.config.workspace)
+        for extra in self.config.extra_paths:
+            if extra.exists() and not extra.is_symlink():
+                roots.append(extra if extra.is_dir() else extra.parent)
+        if "sessions" in self.config.sources and self.config.resolved_sessions_dir.is_dir():
+            roots.append(self.config.resolved_sessions_dir)
+        return roots
+
+    def is_watched(self, path: str) -> bool:
+        """Whether a change to ``path`` can change the index (memory Markdown files, session transcripts)."""
+        # The watcher reports resolved absolute paths; the config may hold relative or symlinked ones.
+        p = Path(path).resolve()
+        if p.suffix == ".jsonl":
+            return "sessions" in self.config.sources and p.parent == self.config.resolved_sessions_dir.resolve()
+        if p.suffix != ".md" or p.name.startswith("."):
+            return False
+        try:
+            rel = PurePosixPath(p.relative_to(self.config.workspace.resolve())).as_posix()
+        except ValueError:
+            rel = None
+        if rel is not None and (rel in ROOT_MEMORY_FILES or rel.startswith("memory/")):
+            return True
+        extras = [e.resolve() for e in self.config.extra_paths]
+        return any(p == extra or extra in p.parents for extra in extras)
+
+    def _watch(self) -> None:
+        from watchfiles import watch  # deferred: only the server watches
+
+        roots = self.watch_roots()
+        if not roots:
+            self._log(f"not watching: workspace missing ({self.config.workspace})")
+            return
+        try:
+            for changes in watch(*roots, watch_filter=lambda _change, path: self.is_watched(path),
+                                 stop_event=self._stop, rust_timeout=500, yield_on_timeout=True,
+                                 debounce=800, raise_interrupt=False):
+                self.watching.set()
+                if changes:
+                    self._sync_after_change()
+        except Exception as exc:  # the watcher is a convenience: searches still sync stale files
+            self._log(f"file watcher stopped: {type(exc).__name__}: {exc}")
+
+    def _sync_after_change(self) -> None:
+        try:
+            eng = self.engine()
+            eng.sync(embed=eng.embedder is not None and eng.embedder.loaded)
+            self.timings.last_sync_error = None
+        except Exception as exc:  # the next search retries the sync and reports what fails
+            self.timings.last_sync_error = f"{type(exc).__name__}: {exc}"
+            self._log(f"sync after a change failed: {self.timings.last_sync_error}")
+        with self._synced:
+            self.timings.syncs += 1
+            self._synced.notify_all()
+
+    def wait_for_sync(self, after: int, timeout: float) -> bool:
+        """Wait until more than ``after`` watcher syncs have run; False on timeout."""
+        with self._synced:
+            return self._synced.wait_for(lambda: self.timings.syncs > after, timeout)
+
+    # -- tools -------------------------------------------------------------------------------
+    def search(self, arguments: dict[str, Any]) -> ToolOutcome:
+        """memory_search: OpenClaw's result shape plus score parts; the unavailable payload on failure."""
+        try:
+            query = _str_arg(arguments, "query", required=True)
+            max_results = _int_arg(arguments, "maxResults")
+            min_score = _float_arg(arguments, "minScore")
+        except ToolArgumentError as exc:
+            return ToolOutcome({"results": [], "error": str(exc)}, is_error=True)
+        assert query is not None
+        if not query.strip():
+            return ToolOutcome({"results": [], "error": "query required"}, is_error=True)
+        if max_results is not None:
+            max_results = min(MAX_RESULTS_CAP, max(1, max_results))
+        if min_score is not None:
+            min_score = min(1.0, max(0.0, min_score))
+        warmed = self.ready.wait(self.warm_wait)
+        try:
+            if warmed:
+                resp = self.engine().search(query, max_results=max_results, min_score=min_score)
+            else:
+                # Still building the index or loading the model: answer now from what is indexed.
+                resp = self.engine().search(query, mode="keyword", max_results=max_results,
+                                            min_score=min_score, ensure_fresh=False, allow_model_load=False)
+                resp = replace(resp, warnings=(*resp.warnings, "memory is still being indexed (the model is "
+                                               "loading); showing keyword results from what is indexed so far"))
+        except Exception as exc:  # the tool never throws: the agent gets a payload it can report
+            return ToolOutcome(unavailable_payload(_describe(exc)))
+        return ToolOutcome(resp.to_json())
+
+    def get(self, arguments: dict[str, Any]) -> ToolOutcome:
+        """memory_get: ``{"path", "text"}``; ``{"path", "text": "", "disabled": true, "error"}`` when refused."""
+        raw = arguments.get("path")
+        given = raw if isinstance(raw, str) else ""
+        try:
+            path = _str_arg(arguments, "path", required=True)
+            from_line = _int_arg(arguments, "from")
+            lines = _int_arg(arguments, "lines")
+            assert path is not None
+            result = self.engine().get(path, from_line, lines).to_json()
+        except (ToolArgumentError, PathRefused) as exc:
+            return ToolOutcome({"path": given, "text": "", "disabled": True, "error": str(exc)}, is_error=True)
+        except Exception as exc:  # the tool never throws
+            message = f"cannot read {given!r}: {_describe(exc)}"
+            return ToolOutcome({"path": given, "text": "", "disabled": True, "error": message}, is_error=True)
+        return ToolOutcome(dict(result))
+
+    def append(self, arguments: dict[str, Any]) -> ToolOutcome:
+        """memory_append: atomically append to today's daily note (or a memory/*.md file), then index it."""
+        if not self.allow_write:
+            return ToolOutcome({"error": "memory_append is disabled: this memdeck server is read-only. "
+                                         "Start it with `memdeck mcp --allow-write` to let agents write memory."},
+                               is_error=True)
+        try:
+            text = _str_arg(arguments, "text", required=True)
+            file = _str_arg(arguments, "file", required=False)
+            assert text is not None
+            if not text.strip():
+                raise ToolArgumentError("text required")
+            if len(text) > MAX_APPEND_CHARS:
+                raise ToolArgumentError(f"text too long ({len(text)} characters; at most {MAX_APPEND_CHARS})")
+            today = date.today().isoformat()
+            target = file if file is not None and file.strip() else f"memory/{today}.md"
+            rel, absolute = resolve_memory_path(self.config, target)
+            if not rel.startswith("memory/"):
+                raise PathRefused(f"path refused: memory_append writes only memory/*.md files, not {target!r}")
+        except (ToolArgumentError, PathRefused) as exc:
+            return ToolOutcome({"error": str(exc)}, is_error=True)
+        body = text.strip("\n")
+        try:
+            with self._append_lock:
+                exists = absolute.exists()
+                if not exists and DAILY_NOTE.match(rel):
+                    body = f"# {PurePosixPath(rel).stem}\n\n{body}"
+                atomic_append_text(absolute, body)
+                total = _line_count(read_text_file(absolute).text)
+        except OSError as exc:
+            return ToolOutcome({"error": f"cannot write {rel}: {exc.strerror or exc}"}, is_error=True)
+        start = total - _line_count(body + "\n") + 1
+        payload: dict[str, Any] = {"path": rel, "startLine": start, "endLine": total,
+                                   "citation": f"{rel}#L{start}-L{total}" if start != total else f"{rel}#L{start}",
+                                   "created": not exists, "indexed": True}
+        try:
+            self.engine().reindex_file(rel)
+        except Exception as exc:  # the text is saved; the next search or watcher sync indexes it
+            payload["indexed"] = False
+            payload["warning"] = f"saved, but not indexed yet: {_describe(exc)}"
+        return ToolOutcome(payload)
+
+    # -- resources ---------------------------------------------------------------------------
+    def resources(self) -> list[MemoryResource]:
+        """MEMORY.md first, then the daily notes newest first, then the other memory/ files."""
+        scan = scan_memory_files(self.config)
+        root: list[MemoryResource] = []
+        daily: list[MemoryResource] = []
+        other: list[MemoryResource] = []
+        for f in scan.files:
+            if f.rel in ROOT_MEMORY_FILES:
+                root.append(MemoryResource(resource_uri(f.rel), f.rel, f"{f.rel} (long-term memory)", f.size))
+            elif DAILY_NOTE.match(f.rel):
+                daily.append(MemoryResource(resource_uri(f.rel), f.rel,
+                                            f"Daily note {PurePosixPath(f.rel).stem}", f.size))
+            elif f.rel.startswith("memory/"):
+                other.append(MemoryResource(resource_uri(f.rel), f.rel, f.rel, f.size))
+        daily.sort(key=lambda r: r.rel, reverse=True)
+        return root + daily + other
+
+    def read_resource(self, uri: str) -> tuple[str, str]:
+        """``(rel, text)`` of a ``memdeck://<path>`` resource.
+
+        Raises:
+            PathRefused: not a memdeck URI, or not a memory file.
+            OSError: the file cannot be read.
+        """
+        if not uri.startswith(RESOURCE_SCHEME):
+            raise PathRefused(f"unknown resource {uri!r}: memdeck resources look like memdeck://MEMORY.md")
+        rel, absolute = resolve_memory_path(self.config, uri[len(RESOURCE_SCHEME):])
+        if not absolute.is_file():
+            raise FileNotFoundError(f"no such memory file: {rel}")
+        return rel, read_text_file(absolute).text
+
+    def recall_guide(self) -> str:
+        """The prompt that tells an agent when to search memory (and, with writes on, when to write it)."""
+        return RECALL_GUIDE.format(write_hint=WRITE_HINT_ON if self.allow_write else WRITE_HINT_OFF)
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, MemdeckError):
+        return str(exc)
+    if isinstance(exc, OSError):
+        return f"{type(exc).__name__}: {exc.strerror or exc}"
+    return f"{type(exc).__name__}: {exc}"
+
+
+# -- the MCP protocol layer ------------------------------------------------------------------
+def tool_definitions(allow_write: bool) -> list[dict[str, Any]]:
+    """The tools as plain data: name, description, JSON input schema, read-only flag."""
+    tools: list[dict[str, Any]] = [
+        {
+            "name": "memory_search",
+            "title": "Search memory",
+            "description": SEARCH_DESCRIPTION,
+            "read_only": True,
+            "input_schema": {
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string", "description": "What to recall, in plain words (names, dates, "
+                                                               "topics); no query syntax needed."},
+                    "maxResults": {"type": "integer", "minimum": 1, "maximum": MAX_RESULTS_CAP,
+                                   "description": "Most results to return (default 6)."},
+                    "minScore": {"type": "number", "minimum": 0, "maximum": 1,
+                                 "description": "Drop results scoring below this (0-1, default 0.35)."},
+                },
+                "required": ["query"],
+            },
+        },
+        {
+            "name": "memory_get",
+            "title": "Read memory lines",
+            "description": GET_DESCRIPTION,
+            "read_only": True,
+            "input_schema": {
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "A memory file: MEMORY.md or memory/….md, as "
+                                                              "memory_search returns it."},
+                    "from": {"type": "integer", "minimum": 1, "description": "First line to read (1-based)."},
+                    "lines": {"type": "integer", "minimum": 1, "description": "How many lines to read."},
+                },
+                "required": ["path"],
+            },
+        },
+    ]
+    if allow_write:
+        tools.append({
+            "name": "memory_append",
+            "title": "Append to memory",
+            "description": APPEND_DESCRIPTION,
+            "read_only": False,
+            "input_schema": {
+                "type": "object",
+                "properties": {
+                    "text": {"type": "string", "description": "Markdown to append (a bullet or a short section)."},
+                    "file": {"type": "string", "description": "A memory/*.md file; default today's daily note "
+                                                              "memory/YYYY-MM-DD.md."},
+                },
+                "required": ["text"],
+            },
+        })
+    return tools
+
+
+def build_server(service: MemoryService) -> Any:
+    """The low-level MCP ``Server`` with memdeck's tools, resources and prompt.
+
+    The low-level server is used (not ``MCPServer``) so the tool schemas match OpenClaw's exactly,
+    including memory_get's ``from`` argument, which cannot be a Python parameter name.
+    """
+    import anyio.to_thread
+    import mcp_types as types
+    from mcp.server import Server
+    from mcp.shared.exceptions import MCPError
+
+    definitions = tool_definitions(service.allow_write)
+    handlers: dict[str, Callable[[dict[str, Any]], ToolOutcome]] = {
+        "memory_search": service.search, "memory_get": service.get, "memory_append": service.append,
+    }
+    tools = [
+        types.Tool(
+            name=d["name"], title=d["title"], description=d["description"], input_schema=d["input_schema"],
+            annotations=types.ToolAnnotations(title=d["title"], read_only_hint=d["read_only"],
+                                              destructive_hint=False, idempotent_hint=d["read_only"],
+                                              open_world_hint=False),
+        )
+        for d in definitions
+    ]
+
+    async def list_tools(ctx: Any, params: Any) -> Any:
+        return types.ListToolsResult(tools=tools)
+
+    async def call_tool(ctx: Any, params: Any) -> Any:
+        handler = handlers.get(params.name)
+        if handler is None:
+            outcome = ToolOutcome({"error": f"unknown tool {params.name!r} (memdeck has: "
+                                            f"{', '.join(d['name'] for d in definitions)})"}, is_error=True)
+        else:
+            outcome = await anyio.to_thread.run_sync(handler, dict(params.arguments or {}))
+        text = json.dumps(outcome.payload, ensure_ascii=False, indent=2)
+        return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
+                                    structured_content=outcome.payload, is_error=outcome.is_error)
+
+    async def list_resources(ctx: Any, params: Any) -> Any:
+        found = await anyio.to_thread.run_sync(service.resources)
+        return types.ListResourcesResult(resources=[
+            types.Resource(uri=r.uri, name=r.rel, title=r.title, mime_type="text/markdown", size=r.size,
+                           description="Long-term memory (curated facts)" if r.rel in ROOT_MEMORY_FILES
+                           else "Memory notes")
+            for r in found
+        ])
+
+    async def list_templates(ctx: Any, params: Any) -> Any:
+        return types.ListResourceTemplatesResult(resource_templates=[
+            types.ResourceTemplate(uri_template=RESOURCE_SCHEME + "memory/{date}.md", name="daily-note",
+                                   title="Daily note by date",
+                                   description="A daily note, by local date (YYYY-MM-DD).",
+                                   mime_type="text/markdown"),
+        ])
+
+    async def read_resource(ctx: Any, params: Any) -> Any:
+        uri = str(params.uri)
+        try:
+            _rel, text = await anyio.to_thread.run_sync(service.read_resource, uri)
+        except PathRefused as exc:
+            raise MCPError(code=types.INVALID_PARAMS, message=str(exc)) from exc
+        except OSError as exc:
+            raise MCPError(code=types.INVALID_PARAMS, message=str(exc)) from exc
+        return types.ReadResourceResult(contents=[
+            types.TextResourceContents(uri=uri, mime_type="text/markdown", text=text)])
+
+    recall = types.Prompt(
+        name="memory_recall", title="When to search memory",
+        description="How and when to use memdeck's memory tools: search before answering about the past.",
+        arguments=[types.PromptArgument(name="question", required=False,
+                                        description="The question about to be answered (optional).")],
+    )
+
+    async def list_prompts(ctx: Any, params: Any) -> Any:
+        return types.ListPromptsResult(prompts=[recall])
+
+    async def get_prompt(ctx: Any, params: Any) -> Any:
+        if params.name != recall.name:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"unknown prompt {params.name!r}")
+        text = service.recall_guide()
+        question = (params.arguments or {}).get("question")
+        if question:
+            text += f"\nThe question to answer now: {question}\nStart with memory_search.\n"
+        return types.GetPromptResult(description=recall.description, messages=[
+            types.PromptMessage(role="user", content=types.TextContent(type="text", text=text))])
+
+    return Server(
+        SERVER_NAME,
+        version=_version(),
+        title="memdeck memory",
+        instructions=service.recall_guide(),
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_list_resources=list_resources,
+        on_list_resource_templates=list_templates,
+        on_read_resource=read_resource,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
+    )
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("memdeck")
+    except PackageNotFoundError:
+        return "0"
+
+
+def _stderr_log(message: str) -> None:
+    print(f"memdeck mcp: {message}", file=sys.stderr, flush=True)
+
+
+async def _serve_stdio(service: MemoryService) -> None:
+    from mcp.server.stdio import stdio_server
+
+    server = build_server(service)
+    # Inside stdio_server, fd 1 points at stderr: stray output from model loading cannot corrupt the wire,
+    # so the threads start only once it is claimed.
+    async with stdio_server() as (read_stream, write_stream):
+        service.start()
+        _stderr_log(f"serving {service.config.workspace} over stdio "
+                    f"({'writes allowed' if service.allow_write else 'read-only'})")
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+async def _serve_http(service: MemoryService, port: int, host: str) -> None:
+    import uvicorn
+
+    server = build_server(service)
+    app = server.streamable_http_app(host=host)
+    # Bind first so the address can be announced (and --http 0 reports the port it got) before serving.
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(128)
+    service.start()
+    _stderr_log(f"serving {service.config.workspace} at http://{host}:{sock.getsockname()[1]}/mcp "
+                f"({'writes allowed' if service.allow_write else 'read-only'})")
+    userver = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    await userver.serve(sockets=[sock])
+
+
+def serve(config: Config, http_port: int | None = None, allow_write: bool = False,
+          host: str = "127.0.0.1") -> int:
+    """Run the MCP server until the client disconnects (stdio) or it is interrupted (HTTP).
+
+    Args:
+        config: the workspace to serve.
+        http_port: serve streamable HTTP on ``host:http_port`` (path ``/mcp``); stdio when None.
+        allow_write: enable ``memory_append``.
+        host: the HTTP bind address (loopback by default).
+
+    Returns:
+        The process exit code.
+    """
+    try:
+        import anyio
+        import mcp  # noqa: F401  (checked here to give a clear message)
+    except ImportError as exc:
+        _stderr_log(f"the MCP SDK is not installed ({exc}); install it with: pip install 'mcp>=2.3,<3'")
+        return 1
+    service = MemoryService(config, allow_write=allow_write, log=_stderr_log)
+    try:
+        if http_port is None:
+            anyio.run(_serve_stdio, service)
+        else:
+            anyio.run(_serve_http, service, http_port, host)
+    except OSError as exc:
+        _stderr_log(f"cannot serve: {exc.strerror or exc}")
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        with contextlib.suppress(Exception):
+            service.stop(timeout=2.0)
+    return 0
