@@ -172,6 +172,7 @@ def chunk_markdown(text: str, tokens: int = 400, overlap: int = 80) -> list[Chun
     s = 0
     n = len(units)
     heading_min = budget // 4
+    prev_start = -1
     while s < n:
         size = units[s].size
         e = s
@@ -187,6 +188,12 @@ def chunk_markdown(text: str, tokens: int = 400, overlap: int = 80) -> list[Chun
             e += 1
         if cut is None:
             if e + 1 >= n:
+                # The file's last chunk: fill it back to full size with earlier lines, so a short tail
+                # (mostly overlap) does not win BM25 on length alone and holds its context.
+                if prev_start >= 0 and units[s].score < BREAK_HEADING:
+                    while s - 1 > prev_start and units[s].score < BREAK_HEADING and size + units[s - 1].size <= budget:
+                        s -= 1
+                        size += units[s].size
                 emit(s, e)
                 break
             # Over budget: pick the best break in the second half of what fits.
@@ -201,6 +208,7 @@ def chunk_markdown(text: str, tokens: int = 400, overlap: int = 80) -> list[Chun
                     best, best_key = b, key
             cut = best
         emit(s, cut - 1)
+        prev_start = s
         if units[cut].score >= BREAK_HEADING or overlap_budget == 0:
             s = cut
             continue

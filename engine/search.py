@@ -18,7 +18,7 @@ from engine.fusion import (
     normalize_bm25,
     query_dates,
 )
-from engine.snippets import extract_snippet
+from engine.snippets import extract_snippet, term_weights
 from engine.store import DB_ERRORS, Store, serialize_vector
 
 MIN_CANDIDATES = 50
@@ -259,15 +259,22 @@ def run_search(
             focus.update(more_focus)
             extra = keyword_ranks_for(store, query, [i for i in vec if i not in ranks])
             ranks.update(extra)
+    if vec and settings.vector_norm == "minmax":
+        lo, hi = min(vec.values()), max(vec.values())
+        vec = {k: (v - lo) / (hi - lo) if hi > lo else 1.0 for k, v in vec.items()}
     keyword = normalize_bm25(ranks)
-    if use_kw:
-        for chunk_id in dated_chunks(store, query, sources):
-            # A query that names a day ("what happened on October 14") matches that day's note.
-            keyword[chunk_id] = max(keyword.get(chunk_id, 0.0), 1.0)
-            if vec is not None and chunk_id not in vec and qvec is not None:
-                more, more_focus = vector_scores_for(store, qvec, [chunk_id])
-                vec.update(more)
-                focus.update(more_focus)
+    dated = dated_chunks(store, query, sources) if use_kw else []
+    if dated:
+        # A query that names a day ("what happened on October 14") ranks that day's note first: its chunks
+        # move to the upper half of the keyword scale, keeping their BM25 order among themselves.
+        day = set(dated)
+        keyword = {k: v / 2 for k, v in keyword.items()}
+        for chunk_id in day:
+            keyword[chunk_id] = 0.5 + keyword.get(chunk_id, 0.0)
+        if vec is not None and qvec is not None:
+            more, more_focus = vector_scores_for(store, qvec, [c for c in day if c not in vec])
+            vec.update(more)
+            focus.update(more_focus)
     if mode == "vector":
         fused = fuse_scores(vec or {}, {}, 1.0, 0.0)
     elif use_vec:
@@ -286,17 +293,19 @@ def run_search(
         by_key = {f.key: f for f in chosen}
         chosen = [by_key[k] for k in order][:max_results]
     terms = query_terms(query)
+    weights = term_weights([r.text for r in rows.values()], terms)
     hits: list[Hit] = []
     for f in chosen:
         row = rows.get(f.key)
         if row is None:
             continue
-        hits.append(_to_hit(row, f, terms, focus.get(f.key)))
+        hits.append(_to_hit(row, f, terms, focus.get(f.key), weights))
     return hits
 
 
-def _to_hit(row: _Row, f: Fused, terms: list[str], focus: tuple[int, int] | None) -> Hit:
-    snippet = extract_snippet(row.text, 1, terms, focus=focus)
+def _to_hit(row: _Row, f: Fused, terms: list[str], focus: tuple[int, int] | None,
+            weights: dict[str, float] | None = None) -> Hit:
+    snippet = extract_snippet(row.text, 1, terms, focus=focus, term_weights=weights)
     if row.line_map is not None:
         s_start = row.line_map[min(len(row.line_map), snippet.start_line) - 1]
         s_end = row.line_map[min(len(row.line_map), snippet.end_line) - 1]

@@ -164,3 +164,21 @@ def best_line_coverage(text: str, terms: list[str]) -> float:
     if not terms:
         return 0.0
     return max((len(_matched_terms(line, terms)) / len(terms) for line in text.split("\n")), default=0.0)
+
+
+def term_weights(texts: list[str], terms: list[str]) -> dict[str, float]:
+    """IDF-like weights of query terms over a set of candidate texts: rarer terms count more.
+
+    The candidates stand in for the collection, so a speaker name that starts every line of a transcript
+    (and so every candidate) weighs little, while the one rare word of the question weighs most.
+    """
+    if not terms or not texts:
+        return {}
+    import math
+
+    n = len(texts)
+    df = dict.fromkeys(terms, 0)
+    for text in texts:
+        for term in _matched_terms(text, terms):
+            df[term] += 1
+    return {t: math.log(1.0 + (n + 1) / (df[t] + 0.5)) for t in terms}
