@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -31,51 +32,73 @@ def stem(term: str) -> str:
     return term
 
 
+class TermMatcher:
+    """Finds query terms in text in one regex pass: words starting with a term's stem, CJK bigrams as-is.
+
+    Compiled once per query (see :func:`matcher_for`); matching is case-insensitive on the original text,
+    so spans are offsets into exactly the text given.
+    """
+
+    def __init__(self, terms: tuple[str, ...]) -> None:
+        self.terms = terms
+        self.cjk = [t for t in terms if has_cjk(t)]
+        self.latin = [t for t in terms if not has_cjk(t)]
+        alternatives: list[str] = []
+        for term in self.latin:
+            st = stem(term)
+            alternatives.append(re.escape(st) + r"[^\W_]{0,6}" if len(st) >= 3 else re.escape(term))
+        self.regex = (
+            re.compile(r"\b(?:" + "|".join(f"({a})" for a in alternatives) + r")(?![^\W_])", re.IGNORECASE)
+            if alternatives
+            else None
+        )
+
+    def find(self, text: str) -> list[tuple[int, int, str]]:
+        """Every match as ``(start, end, term)``."""
+        found: list[tuple[int, int, str]] = []
+        if self.regex is not None:
+            for m in self.regex.finditer(text):
+                found.append((m.start(), m.end(), self.latin[(m.lastindex or 1) - 1]))
+        for term in self.cjk:
+            at = text.find(term)
+            while at >= 0:
+                found.append((at, at + len(term), term))
+                at = text.find(term, at + 1)
+        return found
+
+    def terms_in(self, text: str) -> set[str]:
+        """The distinct terms that occur in ``text``."""
+        return {term for _, _, term in self.find(text)}
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """Sorted, merged character spans of the matches."""
+        spans = sorted((a, b) for a, b, _ in self.find(text))
+        if not spans:
+            return []
+        merged = [spans[0]]
+        for a, b in spans[1:]:
+            if a <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(b, merged[-1][1]))
+            else:
+                merged.append((a, b))
+        return merged
+
+
+@functools.lru_cache(maxsize=64)
+def matcher_for(terms: tuple[str, ...]) -> TermMatcher:
+    """A cached :class:`TermMatcher` for a query's terms."""
+    return TermMatcher(terms)
+
+
 def match_spans(text: str, terms: list[str]) -> list[tuple[int, int]]:
     """Character spans in ``text`` of words matching any query term (case-insensitive, by stem)."""
     if not terms or not text:
         return []
-    spans: list[tuple[int, int]] = []
-    lowered = text.lower()
-    stems = [(stem(t), t) for t in terms if not has_cjk(t)]
-    cjk = [t for t in terms if has_cjk(t)]
-    if stems:
-        for m in _WORD_RE.finditer(lowered):
-            word = m.group(0)
-            for st, term in stems:
-                if word == term or (word.startswith(st) and len(word) <= len(st) + 6 and len(st) >= 3):
-                    spans.append((m.start(), m.end()))
-                    break
-    for term in cjk:
-        start = lowered.find(term)
-        while start >= 0:
-            spans.append((start, start + len(term)))
-            start = lowered.find(term, start + 1)
-    if not spans:
-        return []
-    spans.sort()
-    merged = [spans[0]]
-    for a, b in spans[1:]:
-        if a <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(b, merged[-1][1]))
-        else:
-            merged.append((a, b))
-    return merged
+    return matcher_for(tuple(terms)).spans(text)
 
 
 def _matched_terms(line: str, terms: list[str]) -> set[str]:
-    lowered = line.lower()
-    found: set[str] = set()
-    words = set(_WORD_RE.findall(lowered))
-    for term in terms:
-        if has_cjk(term):
-            if term in lowered:
-                found.add(term)
-            continue
-        st = stem(term)
-        if term in words or any(w.startswith(st) and len(w) <= len(st) + 6 for w in words if len(st) >= 3):
-            found.add(term)
-    return found
+    return matcher_for(tuple(terms)).terms_in(line) if terms else set()
 
 
 def extract_snippet(
@@ -126,10 +149,27 @@ def extract_snippet(
     i, j = best_range
     if focus is not None and (best is None or best[0] < 0.01):
         i, j = _fit(lengths, focus[0], focus[1], max_chars)
+    i, j = _grow(lengths, i, j, max_chars)
     text = "\n".join(lines[i : j + 1])
     if len(text) > max_chars:
         text = _cut_line(text, terms, max_chars)
     return Snippet(text, start_line + i, start_line + j, tuple(match_spans(text, terms)))
+
+
+def _grow(lengths: list[int], i: int, j: int, max_chars: int) -> tuple[int, int]:
+    """Fill the budget around the matched lines, following lines first.
+
+    In notes and conversations the answer tends to come right after the lines that use the question's
+    words ("Any tips for getting started?" — the next line holds the tips).
+    """
+    total = sum(lengths[i : j + 1]) - 1
+    while j + 1 < len(lengths) and total + lengths[j + 1] <= max_chars:
+        j += 1
+        total += lengths[j]
+    while i > 0 and total + lengths[i - 1] <= max_chars:
+        i -= 1
+        total += lengths[i]
+    return i, j
 
 
 def _fit(lengths: list[int], first: int, last: int, max_chars: int) -> tuple[int, int]:
@@ -171,14 +211,17 @@ def term_weights(texts: list[str], terms: list[str]) -> dict[str, float]:
 
     The candidates stand in for the collection, so a speaker name that starts every line of a transcript
     (and so every candidate) weighs little, while the one rare word of the question weighs most.
+    Document frequency is counted by substring (a term's stem), which is fast and close enough for weights.
     """
     if not terms or not texts:
         return {}
     import math
 
+    lowered = [t.lower() for t in texts]
     n = len(texts)
-    df = dict.fromkeys(terms, 0)
-    for text in texts:
-        for term in _matched_terms(text, terms):
-            df[term] += 1
-    return {t: math.log(1.0 + (n + 1) / (df[t] + 0.5)) for t in terms}
+    weights: dict[str, float] = {}
+    for term in terms:
+        probe = term if has_cjk(term) else stem(term)
+        df = sum(1 for t in lowered if probe in t)
+        weights[term] = math.log(1.0 + (n + 1) / (df + 0.5))
+    return weights
