@@ -20,6 +20,7 @@ from engine.fusion import (
 )
 from engine.snippets import extract_snippet, term_weights
 from engine.store import DB_ERRORS, Store, serialize_vector
+from engine.vector_index import VectorIndex
 
 MIN_CANDIDATES = 50
 
@@ -242,19 +243,27 @@ def run_search(
     max_results: int,
     min_score: float,
     sources: Sequence[str],
+    vindex: VectorIndex | None = None,
 ) -> list[Hit]:
-    """Search an index. ``qvec`` is the query embedding (None: no vector leg)."""
+    """Search an index. ``qvec`` is the query embedding (None: no vector leg).
+
+    ``vindex`` holds an in-memory copy of the vectors, used instead of sqlite-vec's KNN on large indexes.
+    """
     depth = max(max_results * settings.candidate_multiplier, MIN_CANDIDATES)
     use_kw = mode in ("hybrid", "keyword")
     use_vec = mode in ("hybrid", "vector") and qvec is not None
     ranks = keyword_candidates(store, query, depth, sources) if use_kw else {}
     vec: dict[int, float] | None = None
     focus: dict[int, tuple[int, int]] = {}
+    in_memory = vindex is not None and use_vec and vindex.worthwhile(store)
+    nearest = vindex.nearest if in_memory and vindex is not None else (
+        lambda st, q, n, src: vector_candidates(st, q, n, src))
+    scores_for = vindex.scores_for if in_memory and vindex is not None else vector_scores_for
     if use_vec and qvec is not None:
-        vec, focus = vector_candidates(store, qvec, depth, sources)
+        vec, focus = nearest(store, qvec, depth, sources)
         if use_kw:
             missing = [i for i in ranks if i not in vec]
-            more, more_focus = vector_scores_for(store, qvec, missing)
+            more, more_focus = scores_for(store, qvec, missing)
             vec.update(more)
             focus.update(more_focus)
             extra = keyword_ranks_for(store, query, [i for i in vec if i not in ranks])
@@ -272,7 +281,7 @@ def run_search(
         for chunk_id in day:
             keyword[chunk_id] = 0.5 + keyword.get(chunk_id, 0.0)
         if vec is not None and qvec is not None:
-            more, more_focus = vector_scores_for(store, qvec, [c for c in day if c not in vec])
+            more, more_focus = scores_for(store, qvec, [c for c in day if c not in vec])
             vec.update(more)
             focus.update(more_focus)
     if mode == "vector":
