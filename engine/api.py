@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from engine.config import Config
-from engine.embeddings import Embedder, ProviderChoice, choose_provider, make_embedder
+from engine.embeddings import Embedder, EmbeddingError, ProviderChoice, choose_provider, make_embedder
 from engine.errors import IndexBusy
 from engine.indexer import (
     ProgressFn,
@@ -23,8 +25,18 @@ from engine.indexer import (
     writer_lock,
 )
 from engine.search import SearchResponse, run_search
-from engine.store import DB_ERRORS, CorruptIndex, Store, move_aside
+from engine.store import (
+    DB_ERRORS,
+    CorruptIndex,
+    IndexAccessError,
+    Store,
+    describe_db_error,
+    is_corruption,
+    move_aside,
+    salvage_cache,
+)
 from engine.textio import read_text_file
+from engine.vector_index import VectorIndex
 from engine.workspace import MemoryFile, ScanReport, resolve_memory_path, scan_memory_files
 
 
@@ -72,6 +84,7 @@ class Status:
     issues: tuple[str, ...] = ()
     recovered: tuple[str, ...] = ()
     probe: dict[str, Any] | None = None
+    provider_url: str | None = None  # a remote provider's endpoint (no credentials)
 
     def to_dict(self) -> dict[str, Any]:
         """The ``status --json`` payload."""
@@ -80,6 +93,33 @@ class Status:
         d["issues"] = list(self.issues)
         d["recovered"] = list(self.recovered)
         return d
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+RECOVERED_META = "recovered"
+"""``meta`` key recording the last time a damaged index was moved aside and rebuilt."""
+_INDEX_ERRORS: tuple[type[BaseException], ...] = (CorruptIndex, *DB_ERRORS)
+
+
+def _recovering(method: _F) -> _F:
+    """Turn database failures into recovery or one clear error: a damaged index is moved aside and rebuilt
+    from the Markdown (then the call is retried once); a full disk, a read-only file or a lock timeout
+    becomes :class:`IndexAccessError` instead of a traceback."""
+
+    @functools.wraps(method)
+    def run(self: MemoryEngine, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except _INDEX_ERRORS as exc:
+            if not (isinstance(exc, CorruptIndex) or is_corruption(exc)):
+                raise IndexAccessError(describe_db_error(exc, self.config.index_path)) from exc
+            self._recover(str(exc))
+        try:
+            return method(self, *args, **kwargs)
+        except _INDEX_ERRORS as exc:
+            raise IndexAccessError(describe_db_error(exc, self.config.index_path)) from exc
+
+    return run  # type: ignore[return-value]
 
 
 @dataclass
@@ -103,35 +143,84 @@ class MemoryEngine:
                                          embedder.dims, None)
         self.embedder: Embedder | None = embedder if embedder is not None else make_embedder(self.choice, config)
         self._state = _State()
+        self._vindex = VectorIndex()
         self._sync_lock = threading.RLock()
         self._loading = False
         self._load_error: str | None = None
+        self._provider_error: str | None = None
         self.store = self._open_store(config.index_path)
         self._cleanup_temp_files()
 
     # -- opening -----------------------------------------------------------------------------
+    def _vector_dims(self) -> int | None:
+        """The vector size: the provider's, or what a remote model said on its first answer (None: unknown)."""
+        if self.embedder is None:
+            return None
+        return self.choice.dims or self.embedder.dims or None
+
     def _open_store(self, path: Path) -> Store:
-        dims = self.choice.dims if self.embedder is not None else None
+        dims = self._vector_dims()
+        inode = _inode(path)
         try:
             return Store(path, dims)
         except CorruptIndex as exc:
-            if not path.exists():
-                raise
-            aside = move_aside(path)
-            self._state.recovered.append(f"index was unusable ({exc}); moved aside to {aside.name} and rebuilt")
-            return Store(path, dims)
+            return self._replace_corrupt(path, str(exc), inode)
+
+    def _replace_corrupt(self, path: Path, why: str, inode: int | None) -> Store:
+        """Move a damaged index aside (``*.corrupt-<time>``) and start a new one, keeping its cached embeddings.
+
+        Under the writer lock, and only if the file is still the damaged one: two processes that find the
+        same damage must not move aside the fresh index the other one just made.
+        """
+        dims = self._vector_dims()
+        with writer_lock(path, wait=10.0):
+            current = _inode(path)
+            if current is not None and (inode is None or current == inode):
+                aside = move_aside(path)
+                store = Store(path, dims)
+                kept = salvage_cache(aside, store)
+                note = f"index was unusable ({why}); moved aside to {aside.name} and rebuilt from the Markdown"
+                if kept:
+                    note += f" (kept {kept} cached embeddings)"
+            else:
+                store = Store(path, dims)
+                note = f"index was unusable ({why}); another memdeck process replaced it"
+            # Kept in the index so a later `memdeck status` still says it (`memdeck doctor --fix` clears it).
+            store.set_meta(RECOVERED_META, json.dumps({"at": time.time(), "note": note}))
+        self._state.recovered.append(note)
+        return store
+
+    def _recover(self, why: str) -> None:
+        with self._sync_lock:
+            inode = self.store.inode
+            self.store.close()
+            self.store = self._replace_corrupt(self.config.index_path, why, inode)
 
     def _cleanup_temp_files(self) -> None:
+        """Delete rebuild temp files a crashed process left (OpenClaw once left 19 GB of them)."""
         folder = self.config.index_path.parent
         prefix = self.config.index_path.name + ".rebuild-"
-        with contextlib.suppress(OSError):
-            for entry in folder.iterdir():
-                if entry.name.startswith(prefix):
-                    pid = entry.name[len(prefix):].split(".")[0].split("-")[0]
-                    if pid.isdigit() and _pid_alive(int(pid)):
-                        continue
+        try:
+            entries = [e for e in folder.iterdir() if e.name.startswith(prefix)]
+        except OSError:
+            return
+        if not entries:
+            return
+        try:
+            # Nobody holds the writer lock: nobody is rebuilding, so every temp file is a leftover.
+            with writer_lock(self.config.index_path, wait=0.0):
+                for entry in entries:
                     with contextlib.suppress(OSError):
                         entry.unlink()
+            return
+        except (IndexBusy, OSError):
+            pass
+        for entry in entries:
+            pid = entry.name[len(prefix):].split(".")[0].split("-")[0]
+            if pid.isdigit() and _pid_alive(int(pid)):
+                continue
+            with contextlib.suppress(OSError):
+                entry.unlink()
 
     def close(self) -> None:
         """Close the index."""
@@ -155,6 +244,8 @@ class MemoryEngine:
             return f"unavailable: {self._load_error}"
         if self.embedder.loaded:
             return "ready"
+        if self._provider_error:
+            return f"unavailable: {self._provider_error}"
         return "loading" if self._loading else "not-loaded"
 
     def load_model(self) -> None:
@@ -167,6 +258,9 @@ class MemoryEngine:
         self._loading = True
         try:
             load()
+            self._provider_error = None
+        except EmbeddingError as exc:  # a remote provider that is down now may answer later: not sticky
+            self._provider_error = str(exc)
         except Exception as exc:  # any import/model failure degrades to keyword-only
             self._load_error = f"model failed to load: {type(exc).__name__}: {exc}"
         finally:
@@ -180,21 +274,7 @@ class MemoryEngine:
     # -- files -------------------------------------------------------------------------------
     def scan(self) -> ScanReport:
         """The memory files on disk (and session files when sessions are a source)."""
-        report = scan_memory_files(self.config)
-        if "sessions" not in self.config.sources:
-            return report
-        files = list(report.files)
-        issues = list(report.issues)
-        folder = self.config.resolved_sessions_dir
-        if folder.is_dir():
-            for entry in sorted(folder.glob("*.jsonl")):
-                if entry.is_symlink() or not entry.is_file():
-                    continue
-                st = entry.stat()
-                files.append(MemoryFile(f"sessions/{entry.name}", entry, "sessions", st.st_mtime_ns, st.st_size))
-        else:
-            issues.append(f"sessions directory missing ({folder})")
-        return ScanReport(tuple(files), tuple(issues))
+        return scan_sources(self.config)
 
     def dirty_files(self, scan: ScanReport | None = None) -> list[str]:
         """Files whose mtime/size differ from what was indexed, new files, and deleted ones."""
@@ -208,6 +288,7 @@ class MemoryEngine:
         dirty.extend(sorted(p for p in known if p not in present))
         return dirty
 
+    @_recovering
     def file_states(self) -> dict[str, str]:
         """Per file: ``indexed``, ``changed`` (since indexing), ``new`` or ``not-embedded``."""
         scan = self.scan()
@@ -238,6 +319,7 @@ class MemoryEngine:
             return bool(count)
         return current != self._identity()
 
+    @_recovering
     def sync(
         self,
         force: bool = False,
@@ -266,9 +348,10 @@ class MemoryEngine:
             else:
                 scan = self.scan()
                 report.issues.extend(scan.issues)
-                sync_files(self.store, self.config, scan.files, report, progress, cancel)
                 if self.store.get_identity() is None:
+                    # Recorded before the first file: an index cut short by a crash is resumed, not rebuilt.
                     self.store.set_meta("identity", json.dumps(self._identity()))
+                sync_files(self.store, self.config, scan.files, report, progress, cancel)
                 if embed and self.can_embed and not report.cancelled:
                     self._embed(report, progress, cancel)
         report.chunks_total = self.store.counts()["chunks"]
@@ -283,7 +366,17 @@ class MemoryEngine:
         if self._load_error:
             report.issues.append(self._load_error)
             return
-        embed_pending(store or self.store, self.embedder, report, progress, cancel, self.config.embedding.batch_size)
+        if not self.embedder.loaded and self._provider_error:
+            report.issues.append(f"embedding skipped: {self._provider_error}")
+            return
+        target = store or self.store
+        if not target.dims and self.embedder.dims:
+            target.dims = self.embedder.dims  # a remote model's size, known since its first answer
+        try:
+            embed_pending(target, self.embedder, report, progress, cancel, self.config.embedding.batch_size,
+                          self.config.chunking.window_tokens)
+        except EmbeddingError as exc:  # what is embedded stays; the rest waits for the provider
+            report.issues.append(f"embedding stopped: {exc}; the remaining chunks are keyword-only until it works")
 
     def _rebuild(self, report: SyncReport, progress: ProgressFn | None, cancel: threading.Event | None,
                  embed: bool) -> None:
@@ -291,7 +384,7 @@ class MemoryEngine:
         final = self.config.index_path
         temp = final.with_name(f"{final.name}.rebuild-{os.getpid()}-{int(time.time())}")
         report.rebuilt = True
-        dims = self.choice.dims if self.embedder is not None else None
+        dims = self._vector_dims()
         new = Store(temp, dims)
         try:
             # Keep every embedding the old index already paid for.
@@ -311,16 +404,14 @@ class MemoryEngine:
                 return
             new.set_meta("identity", json.dumps(self._identity()))
             new.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            # The swap is one write transaction on the live file (SQLite's backup API), not a rename: other
+            # processes that have the index open keep a consistent view and see the new one on their next
+            # read, and a crash mid-copy rolls back to the old index.
+            new.conn.backup(self.store.conn)
             new.close()
-            self.store.close()
-            for suffix in ("-wal", "-shm"):
+            for suffix in ("", "-wal", "-shm"):
                 with contextlib.suppress(OSError):
-                    os.unlink(str(final) + suffix)
-            for suffix in ("-wal", "-shm"):
-                with contextlib.suppress(OSError):
-                    os.replace(str(temp) + suffix, str(final) + suffix)
-            os.replace(temp, final)
-            self.store = Store(final, dims)
+                    os.unlink(str(temp) + suffix)
         except BaseException:
             new.close()
             for suffix in ("", "-wal", "-shm"):
@@ -334,6 +425,7 @@ class MemoryEngine:
         return self.sync(embed=embed)
 
     # -- search ------------------------------------------------------------------------------
+    @_recovering
     def search(
         self,
         query: str,
@@ -363,11 +455,13 @@ class MemoryEngine:
             try:
                 if self.needs_rebuild() or self.dirty_files():
                     self.sync(embed=want_vec and (allow_model_load or self._model_ready()), wait=2.0)
-                elif want_vec and self.can_embed and (allow_model_load or self._model_ready()):
-                    if self.store.counts()["pending"]:
-                        self.sync(embed=True, wait=2.0)
+                elif (want_vec and self.can_embed and (allow_model_load or self._model_ready())
+                      and self.store.counts()["pending"]):
+                    self.sync(embed=True, wait=2.0)
             except IndexBusy:
                 warnings.append("another process is updating the index; results may be a moment old")
+            except IndexAccessError as exc:
+                warnings.append(f"the index could not be updated; results may be out of date: {exc}")
         qvec: list[float] | None = None
         effective = mode
         if want_vec:
@@ -383,7 +477,12 @@ class MemoryEngine:
                     warnings.append(f"vector search unavailable: {self._load_error}; showing keyword results")
                     effective = "keyword"
                 else:
-                    qvec = self.embedder.embed_query(query)
+                    try:
+                        qvec = self.embedder.embed_query(query)
+                    except EmbeddingError as exc:  # this search degrades; OpenClaw would fail it
+                        warnings.append(f"vector search failed ({exc}); showing keyword results")
+                        qvec, effective = None, "keyword"
+                if qvec is not None:
                     if not any(qvec):
                         qvec = None  # nothing the model can read (e.g. only punctuation)
                         effective = "keyword" if mode == "hybrid" else mode
@@ -391,7 +490,7 @@ class MemoryEngine:
                     if pending:
                         warnings.append(f"{pending} chunks are not embedded yet")
         results = run_search(self.store, settings, query, effective, qvec, max_results, min_score,
-                             self.config.sources)
+                             self.config.sources, self._vindex)
         return SearchResponse(tuple(results), self.choice.provider if qvec is not None else "none",
                               self.choice.model if qvec is not None else None, effective, tuple(warnings))
 
@@ -435,6 +534,7 @@ class MemoryEngine:
         return GetResult(rel, "\n".join(chosen), start, count)
 
     # -- status ------------------------------------------------------------------------------
+    @_recovering
     def status(self, deep: bool = False) -> Status:
         """The index's state; ``deep`` loads the model and embeds a probe."""
         scan = self.scan()
@@ -466,7 +566,7 @@ class MemoryEngine:
             provider=self.choice.provider,
             provider_reason=self.choice.reason,
             model=self.choice.model,
-            dims=self.choice.dims,
+            dims=self._vector_dims(),
             files_indexed=counts["files"],
             files_on_disk=len(scan.files),
             chunks=counts["chunks"],
@@ -480,9 +580,21 @@ class MemoryEngine:
             identity_status=identity_status,
             last_sync=self._state.last_sync,
             issues=scan.issues,
-            recovered=tuple(self._state.recovered),
+            recovered=tuple(dict.fromkeys([*self._state.recovered, *self._persisted_recovery()])),
             probe=probe,
+            provider_url=self.choice.base_url,
         )
+
+    def _persisted_recovery(self) -> list[str]:
+        raw = self.store.get_meta(RECOVERED_META)
+        try:
+            value = json.loads(raw) if raw else None
+        except ValueError:
+            return []
+        if not isinstance(value, dict) or not isinstance(value.get("note"), str):
+            return []
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(float(value.get("at") or 0)))
+        return [f"{value['note']} ({when})"] if value["note"] not in self._state.recovered else []
 
     def _probe(self) -> dict[str, Any]:
         if self.embedder is None:
@@ -496,6 +608,35 @@ class MemoryEngine:
             return {"ok": True, "dims": len(vec), "seconds": round(time.monotonic() - started, 3)}
         except Exception as exc:  # a probe reports, it never raises
             return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+
+
+def scan_sources(config: Config) -> ScanReport:
+    """The files an index covers: memory files, plus session transcripts when sessions are a source."""
+    report = scan_memory_files(config)
+    if "sessions" not in config.sources:
+        return report
+    files = list(report.files)
+    issues = list(report.issues)
+    folder = config.resolved_sessions_dir
+    if folder.is_dir():
+        for entry in sorted(folder.glob("*.jsonl")):
+            if entry.is_symlink() or not entry.is_file():
+                continue
+            try:
+                st = entry.stat()
+            except OSError:
+                continue  # removed between listing and stat
+            files.append(MemoryFile(f"sessions/{entry.name}", entry, "sessions", st.st_mtime_ns, st.st_size))
+    else:
+        issues.append(f"sessions directory missing ({folder})")
+    return ScanReport(tuple(files), tuple(issues))
+
+
+def _inode(path: Path) -> int | None:
+    try:
+        return os.stat(path).st_ino
+    except OSError:
+        return None
 
 
 def _pid_alive(pid: int) -> bool:

@@ -13,6 +13,7 @@ import click
 
 from engine.config import Config, load_config
 from engine.errors import MemdeckError
+from engine.textio import terminal_safe
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 
@@ -88,7 +89,10 @@ def cli(ctx: click.Context, workspace: str | None, sessions: str | None, config_
 def status(obj: _Ctx, as_json: bool, deep: bool) -> None:
     """Show the index's state: provider, vector/FTS readiness, files, chunks, dirty files."""
     with obj.engine(as_json) as eng:
-        st = eng.status(deep=deep)
+        try:
+            st = eng.status(deep=deep)
+        except MemdeckError as exc:
+            _fail(str(exc), as_json)
     if as_json:
         click.echo(json.dumps(st.to_dict(), indent=2))
         return
@@ -118,7 +122,7 @@ def status(obj: _Ctx, as_json: bool, deep: bool) -> None:
     if st.issues:
         lines.append("Issues:")
         lines += [f"  {i}" for i in st.issues]
-    click.echo("\n".join(lines))
+    click.echo(terminal_safe("\n".join(lines)))
 
 
 def _size(n: int) -> str:
@@ -136,8 +140,6 @@ def _size(n: int) -> str:
 @click.pass_obj
 def index(obj: _Ctx, force: bool, as_json: bool) -> None:
     """Index the workspace (incremental; only changed files are re-read and re-embedded)."""
-    from engine.errors import IndexBusy
-
     with obj.engine(as_json) as eng:
         started = time.monotonic()
         try:
@@ -145,7 +147,7 @@ def index(obj: _Ctx, force: bool, as_json: bool) -> None:
                 report = eng.sync(force=force)
             else:
                 report = _index_with_progress(eng, force)
-        except IndexBusy as exc:
+        except MemdeckError as exc:  # busy, disk full, read-only index, ...
             _fail(str(exc), as_json)
         elapsed = time.monotonic() - started
         files = eng.store.counts()["files"]
@@ -157,7 +159,7 @@ def index(obj: _Ctx, force: bool, as_json: bool) -> None:
             "issues": report.issues}, indent=2))
         return
     for issue in report.issues:
-        click.echo(f"warning: {issue}", err=True)
+        click.echo(f"warning: {terminal_safe(issue)}", err=True)
     click.echo(f"Indexed {files} files · {report.chunks_total} chunks "
                f"({report.embedded} embedded, {report.from_cache} from cache) in {elapsed:.1f} s")
 
@@ -197,8 +199,6 @@ def _index_with_progress(eng: Any, force: bool) -> Any:
 def search(obj: _Ctx, query: str | None, query_opt: str | None, as_json: bool, max_results: int | None,
            min_score: float | None, mode: str) -> None:
     """Search memory (memory_search): line-ranged snippets with fused, vector and keyword scores."""
-    from engine.errors import IndexBusy
-
     text = query_opt if query_opt is not None else query
     if text is None:
         click.echo("memdeck: missing search query: give it as an argument or with --query", err=True)
@@ -206,13 +206,13 @@ def search(obj: _Ctx, query: str | None, query_opt: str | None, as_json: bool, m
     with obj.engine(as_json) as eng:
         try:
             resp = eng.search(text, mode=mode, max_results=max_results, min_score=min_score)
-        except IndexBusy as exc:
+        except MemdeckError as exc:
             _fail(str(exc), as_json)
     if as_json:
         click.echo(json.dumps(resp.to_json(), indent=2, ensure_ascii=False))
         return
     for warning in resp.warnings:
-        click.echo(f"note: {warning}", err=True)
+        click.echo(f"note: {terminal_safe(warning)}", err=True)
     if not resp.results:
         click.echo("No matches.")
         return
@@ -220,10 +220,11 @@ def search(obj: _Ctx, query: str | None, query_opt: str | None, as_json: bool, m
         parts = f"keyword {hit.text_score:.2f}"
         if hit.vector_score is not None:
             parts = f"vector {hit.vector_score:.2f} · " + parts
-        click.echo(f"{hit.score:.3f} {hit.path}:{hit.start_line}-{hit.end_line}  ({parts})")
+        # Memory text is data: escape sequences in a note are shown, never run by the terminal.
+        click.echo(f"{hit.score:.3f} {terminal_safe(hit.path)}:{hit.start_line}-{hit.end_line}  ({parts})")
         click.echo(f"  L{hit.snippet_start_line}-L{hit.snippet_end_line}:")
         for line in hit.snippet.split("\n"):
-            click.echo(f"  {line}")
+            click.echo(f"  {terminal_safe(line)}")
         click.echo("")
 
 
@@ -248,7 +249,8 @@ def get(obj: _Ctx, path: str, from_line: int | None, lines: int | None, as_json:
     if as_json:
         click.echo(json.dumps(result.to_json(), ensure_ascii=False))
     else:
-        click.echo(result.text)
+        # A terminal gets escapes made visible; a pipe gets the exact text (color=True: click would strip ANSI).
+        click.echo(terminal_safe(result.text) if sys.stdout.isatty() else result.text, color=True)
 
 
 @cli.command()
@@ -263,6 +265,46 @@ def demo(directory: str | None, force: bool) -> None:
     click.echo(f"Demo workspace written to {target}")
     click.echo(f"Sessions: {target / 'sessions'}")
     click.echo(f"Try: memdeck --workspace {target} --sessions {target / 'sessions'} search \"database incident\"")
+
+
+@cli.command()
+@click.option("--fix", is_flag=True, help="Repair what can be repaired (memory files are never changed).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.pass_obj
+def doctor(obj: _Ctx, fix: bool, as_json: bool) -> None:
+    """Check the index's health and the memory files: orphaned rows, chunks without FTS rows or vectors,
+    identity mismatch, stale files, temp leftovers, sqlite-vec and model, permissions, secrets.
+
+    Exits 1 when a problem needs attention.
+    """
+    from engine.doctor import format_report, run_doctor
+
+    cfg = obj.config(as_json)
+
+    def progress(line: str) -> None:
+        click.echo(f"… {line}", err=True)
+
+    try:
+        report = run_doctor(cfg, fix=fix, progress=None if as_json else progress)
+    except MemdeckError as exc:
+        _fail(str(exc), as_json)
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        click.echo(format_report(report))
+    sys.exit(EXIT_OK if report.ok else EXIT_ERROR)
+
+
+@cli.command("mcp")
+@click.option("--http", "http_port", type=click.IntRange(0, 65535), default=None, metavar="PORT",
+              help="Serve streamable HTTP on 127.0.0.1:PORT at /mcp instead of stdio (0 picks a free port).")
+@click.option("--allow-write", is_flag=True, help="Enable memory_append (atomic appends to today's daily note).")
+@click.pass_obj
+def mcp_command(obj: _Ctx, http_port: int | None, allow_write: bool) -> None:
+    """Serve memory to agents over MCP: memory_search, memory_get (and memory_append with --allow-write)."""
+    from engine.mcp_server import serve
+
+    sys.exit(serve(obj.config(), http_port=http_port, allow_write=allow_write))
 
 
 def _sessions_context(sessions_dir: str | None = None) -> Any:

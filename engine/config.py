@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -12,19 +14,35 @@ from typing import Any
 from engine.errors import ConfigError
 
 APP_NAME = "memdeck"
-PROVIDERS = ("auto", "local", "none", "hash")
+PROVIDERS = ("auto", "local", "openai", "gemini", "none", "hash")
+FALLBACKS = ("none", "local", "openai", "gemini", "hash")
 SEARCH_MODES = ("hybrid", "keyword", "vector")
 SOURCES = ("memory", "sessions")
+EMBEDDING_ENV_PREFIX = "MEMDECK_EMBEDDING_"
 
 
 @dataclass(frozen=True)
 class EmbeddingConfig:
-    """Which embedding provider to use and how to batch it."""
+    """Which embedding provider to use, where it is, and how to batch and retry it.
+
+    Every key can also be set as ``MEMDECK_EMBEDDING_<KEY>`` (which wins over the file). ``model = ""`` and
+    ``base_url = ""`` mean the provider's default; ``dimensions = 0`` the model's native size;
+    ``max_input_tokens = 0`` the model's own limit. Keys live only in the environment (``api_key_env``
+    names the variable); ``headers`` may hold secrets too, so they stay out of ``repr``.
+    """
 
     provider: str = "auto"
-    model: str = "all-MiniLM-L6-v2"
-    batch_size: int = 32
+    model: str = ""
+    base_url: str = ""
+    api_key_env: str = ""
+    headers: dict[str, str] = field(default_factory=dict, repr=False)
+    dimensions: int = 0
     fallback: str = "none"
+    batch_size: int = 32
+    batch_tokens: int = 8000
+    max_input_tokens: int = 0
+    timeout: float = 60.0
+    max_retries: int = 3
 
 
 @dataclass(frozen=True)
@@ -33,6 +51,7 @@ class ChunkingConfig:
 
     tokens: int = 400
     overlap: int = 80
+    window_tokens: int = 0  # embedding window; 0 = the model's limit
 
 
 @dataclass(frozen=True)
@@ -48,6 +67,8 @@ class SearchConfig:
     mmr_lambda: float = 0.7
     decay: bool = False
     half_life_days: float = 30.0
+    vector_norm: str = "raw"  # raw cosine, or "minmax" over the candidates
+    line_boost: float = 0.0  # share of the keyword score given to the best line's term coverage
 
 
 @dataclass(frozen=True)
@@ -155,12 +176,7 @@ def _section(path: str, prefix: str, cls: type, data: Any, base: Any) -> Any:
 
 def _validate(path: str, cfg: Config) -> None:
     e, c, s = cfg.embedding, cfg.chunking, cfg.search
-    if e.provider not in PROVIDERS:
-        raise ConfigError(path, "embedding.provider", f"must be one of {', '.join(PROVIDERS)}, got {e.provider!r}")
-    if e.fallback not in ("none", "local", "hash"):
-        raise ConfigError(path, "embedding.fallback", f"must be none, local or hash, got {e.fallback!r}")
-    if e.batch_size < 1:
-        raise ConfigError(path, "embedding.batch_size", "must be at least 1")
+    _validate_embedding(path, e)
     if c.tokens < 16:
         raise ConfigError(path, "chunking.tokens", "must be at least 16")
     if not 0 <= c.overlap < c.tokens:
@@ -175,11 +191,71 @@ def _validate(path: str, cfg: Config) -> None:
         raise ConfigError(path, "search.candidate_multiplier", "must be at least 1")
     if not 0.0 <= s.mmr_lambda <= 1.0:
         raise ConfigError(path, "search.mmr_lambda", "must be between 0 and 1")
+    if s.vector_norm not in ("raw", "minmax"):
+        raise ConfigError(path, "search.vector_norm", f"must be raw or minmax, got {s.vector_norm!r}")
+    if c.window_tokens < 0:
+        raise ConfigError(path, "chunking.window_tokens", "must be 0 (the model's limit) or more")
     if s.half_life_days <= 0:
         raise ConfigError(path, "search.half_life_days", "must be greater than 0")
     for src in cfg.sources:
         if src not in SOURCES:
             raise ConfigError(path, "sources", f"unknown source {src!r} (known: memory, sessions)")
+
+
+def _validate_embedding(path: str, e: EmbeddingConfig) -> None:
+    if e.provider not in PROVIDERS:
+        raise ConfigError(path, "embedding.provider", f"must be one of {', '.join(PROVIDERS)}, got {e.provider!r}")
+    if e.fallback not in FALLBACKS:
+        raise ConfigError(path, "embedding.fallback", f"must be one of {', '.join(FALLBACKS)}, got {e.fallback!r}")
+    if e.provider == "local" and e.model.strip():
+        from engine.providers.local import LOCAL_MODELS, resolve_local_model  # light: stdlib only
+
+        if resolve_local_model(e.model) is None:
+            raise ConfigError(path, "embedding.model",
+                              f"unknown local model {e.model!r} (known: {', '.join(LOCAL_MODELS)})")
+    if e.base_url and not e.base_url.startswith(("http://", "https://")):
+        raise ConfigError(path, "embedding.base_url", f"must start with http:// or https://, got {e.base_url!r}")
+    for key, low in (("batch_size", 1), ("batch_tokens", 1), ("dimensions", 0), ("max_input_tokens", 0),
+                     ("max_retries", 0)):
+        if getattr(e, key) < low:
+            raise ConfigError(path, f"embedding.{key}", f"must be at least {low}")
+    if e.max_retries > 10:
+        raise ConfigError(path, "embedding.max_retries", "must be at most 10")
+    if e.timeout <= 0:
+        raise ConfigError(path, "embedding.timeout", "must be greater than 0 (seconds)")
+    for name, value in e.headers.items():
+        if not isinstance(value, str):
+            raise ConfigError(path, "embedding.headers", f"{name}: expected a string, got {type(value).__name__}")
+
+
+def _embedding_env(base: EmbeddingConfig, environ: Mapping[str, str]) -> tuple[EmbeddingConfig, dict[str, str]]:
+    """Apply ``MEMDECK_EMBEDDING_<KEY>`` variables; returns the config and which keys came from which variable."""
+    updates: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    for f in fields(EmbeddingConfig):
+        var = EMBEDDING_ENV_PREFIX + f.name.upper()
+        raw = environ.get(var)
+        if raw is None or raw.strip() == "":
+            continue
+        kind = type(getattr(base, f.name))
+        where = f"environment variable {var}"
+        try:
+            if kind is int:
+                value: Any = int(raw.strip())
+            elif kind is float:
+                value = float(raw.strip())
+            elif kind is dict:
+                value = json.loads(raw)
+                if not isinstance(value, dict):
+                    raise ValueError(raw)
+            else:
+                value = raw.strip()
+        except ValueError:
+            expected = {int: "an integer", float: "a number", dict: 'a JSON object like {"X-Org": "a"}'}[kind]
+            raise ConfigError(where, f"embedding.{f.name}", f"expected {expected}, got {raw!r}") from None
+        updates[f.name] = value
+        sources[f"embedding.{f.name}"] = var
+    return replace(base, **updates), sources
 
 
 def read_config_file(path: Path) -> dict[str, Any]:
@@ -212,7 +288,8 @@ def load_config(
     """Resolve the configuration.
 
     Precedence for the workspace: the argument, ``MEMDECK_WORKSPACE``, the config file's ``workspace``,
-    then ``~/.openclaw/workspace``. ``MEMDECK_EMBEDDING_PROVIDER`` overrides ``embedding.provider``.
+    then ``~/.openclaw/workspace``. ``MEMDECK_EMBEDDING_<KEY>`` overrides ``embedding.<key>`` (e.g.
+    ``MEMDECK_EMBEDDING_PROVIDER=openai``, ``MEMDECK_EMBEDDING_BASE_URL=http://127.0.0.1:11434/v1``).
 
     Args:
         workspace: an explicit workspace folder (``--workspace``).
@@ -262,9 +339,7 @@ def load_config(
         raise ConfigError(where, "sessions_dir", "expected a string path")
 
     embedding = _section(where, "embedding", EmbeddingConfig, data.get("embedding", {}), EmbeddingConfig())
-    env_provider = os.environ.get("MEMDECK_EMBEDDING_PROVIDER")
-    if env_provider:
-        embedding = replace(embedding, provider=env_provider)
+    embedding, env_keys = _embedding_env(embedding, os.environ)
     cfg = Config(
         workspace=ws,
         home=home_path,
@@ -280,7 +355,12 @@ def load_config(
         tui=_table(where, "tui", data.get("tui", {})),
         keys={str(k): str(v) for k, v in _table(where, "keys", data.get("keys", {})).items()},
     )
-    _validate(where if env_provider is None else f"{where} (or MEMDECK_EMBEDDING_PROVIDER)", cfg)
+    try:
+        _validate(where, cfg)
+    except ConfigError as exc:
+        if exc.key in env_keys:  # name the variable that set it, not the file
+            raise ConfigError(f"environment variable {env_keys[exc.key]}", exc.key, exc.problem) from None
+        raise
     return cfg
 
 
@@ -307,10 +387,9 @@ def save_config_values(path: Path, updates: dict[str, Any]) -> None:
     """
     import tomli_w
 
-    from engine.textio import atomic_write_text
+    from engine.textio import atomic_write_text, make_private_dir
 
     data = read_config_file(path)
     merged = _merge(data, updates)
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    atomic_write_text(path, tomli_w.dumps(merged))
-    os.chmod(path, 0o600)
+    make_private_dir(path.parent)
+    atomic_write_text(path, tomli_w.dumps(merged), mode=0o600)

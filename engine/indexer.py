@@ -20,10 +20,10 @@ from engine.embeddings import Embedder, ProviderChoice
 from engine.errors import IndexBusy
 from engine.fts import fts_text
 from engine.store import Store, serialize_vector
-from engine.textio import read_text_file
+from engine.textio import MAX_FILE_BYTES, make_private_dir, read_text_file
 from engine.workspace import MemoryFile
 
-CHUNKER_VERSION = 2
+CHUNKER_VERSION = 3
 WINDOW_VERSION = 1
 
 
@@ -63,6 +63,7 @@ def identity_for(config: Config, choice: ProviderChoice, embedder: Embedder | No
         "chunker": CHUNKER_VERSION,
         "chunk_tokens": config.chunking.tokens,
         "chunk_overlap": config.chunking.overlap,
+        "window_tokens": config.chunking.window_tokens,
         "sources": sorted(config.sources),
         "provider": choice.provider,
         "model": choice.model,
@@ -81,7 +82,7 @@ def writer_lock(index_path: Path, wait: float = 30.0) -> Iterator[None]:
         IndexBusy: another process held the lock for longer than ``wait`` seconds.
     """
     lock_path = index_path.with_name(index_path.name + ".lock")
-    lock_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    make_private_dir(lock_path.parent)
     fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         deadline = time.monotonic() + wait
@@ -119,19 +120,33 @@ class Document:
 
 
 def load_document(file: MemoryFile) -> Document:
-    """Read a memory or session file into searchable text (never raises for bad content)."""
-    if file.source == "sessions":
-        from engine.sessions import read_transcript, session_search_text
+    """Read a memory or session file into searchable text (never raises for bad content).
 
-        transcript = read_transcript(file.path)
+    Raises:
+        OSError: the file vanished (``FileNotFoundError``) or cannot be read.
+    """
+    if file.source == "sessions":
+        from engine.sessions import SessionReadError, read_transcript, session_search_text
+
+        try:
+            transcript = read_transcript(file.path)
+        except SessionReadError as exc:
+            # Same contract as Markdown files: OSError when the file vanished or cannot be read.
+            if isinstance(exc.__cause__, OSError):
+                raise exc.__cause__ from None
+            raise OSError(str(exc)) from exc
         text, line_map = session_search_text(transcript)
         return Document(text, tuple(line_map), len(transcript.skipped))
-    decoded = read_text_file(file.path)
+    decoded = read_text_file(file.path, MAX_FILE_BYTES)
     issue = None
     if decoded.binary:
         issue = f"{file.rel}: looks binary (NUL bytes); indexed what decodes"
     elif decoded.errors:
         issue = f"{file.rel}: {decoded.errors} bytes are not UTF-8; indexed the rest"
+    if decoded.truncated:
+        mib = MAX_FILE_BYTES / (1024 * 1024)
+        limit = f"{mib:g} MB" if mib >= 1 else f"{MAX_FILE_BYTES // 1024} KB"
+        issue = f"{file.rel}: larger than {limit}; indexed the first {limit}" + (f" ({issue})" if issue else "")
     return Document(decoded.text, None, decoded.errors, issue)
 
 
@@ -154,6 +169,16 @@ def delete_file_rows(conn: Any, path: str, vec: bool) -> None:
                 f"DELETE FROM chunks_vec WHERE rowid IN (SELECT id FROM windows WHERE chunk_id IN ({marks}))", part)
         conn.execute(f"DELETE FROM windows WHERE chunk_id IN ({marks})", part)
     conn.execute("DELETE FROM chunks WHERE path = ?", (path,))
+    if vec and ids:
+        bump_vec_generation(conn)
+
+
+def bump_vec_generation(conn: Any) -> None:
+    """Mark that vectors were added or removed (in-memory copies reload).
+
+    A random token rather than a counter, so an index rebuilt elsewhere can never repeat a value.
+    """
+    conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES('vec_generation', lower(hex(randomblob(8))))")
 
 
 def write_document(store: Store, config: Config, file: MemoryFile, doc: Document, digest: str, vec: bool) -> int:
@@ -211,6 +236,15 @@ def sync_files(
             continue
         try:
             doc = load_document(file)
+        except FileNotFoundError:
+            # Removed between listing and reading: it leaves the index like any deleted file.
+            if old is not None:
+                with store.transaction() as tx:
+                    delete_file_rows(tx, file.rel, vec)
+                    tx.execute("DELETE FROM files WHERE path = ?", (file.rel,))
+                report.files_removed += 1
+            report.issues.append(f"{file.rel}: removed while indexing; skipped")
+            continue
         except OSError as exc:
             report.issues.append(f"{file.rel}: not readable ({exc.strerror or exc})")
             continue
@@ -238,6 +272,7 @@ def embed_pending(
     progress: ProgressFn | None = None,
     cancel: threading.Event | None = None,
     batch_size: int = 32,
+    window_tokens: int = 0,
 ) -> None:
     """Embed every chunk that has no vectors yet, window by window, reusing the embedding cache."""
     if not store.ensure_vec_table():
@@ -247,6 +282,7 @@ def embed_pending(
     if not pending:
         return
     fingerprint = embedder.fingerprint()
+    max_tokens = min(embedder.max_tokens, window_tokens) if window_tokens > 0 else embedder.max_tokens
     total = len(pending)
     done = 0
     step = max(batch_size * 4, 64)
@@ -257,7 +293,7 @@ def embed_pending(
         group = pending[start : start + step]
         plans: list[tuple[int, int, int, str, str]] = []  # chunk id, first, last, text, hash
         for chunk_id, text in group:
-            for w in plan_windows(text, embedder.count_tokens, embedder.max_tokens):
+            for w in plan_windows(text, embedder.count_tokens, max_tokens):
                 plans.append((chunk_id, w.first, w.last, w.text, content_hash(w.text)))
         hashes = sorted({p[4] for p in plans})
         cached: dict[str, bytes] = {}
@@ -298,6 +334,7 @@ def embed_pending(
                                  (chunk_id, first, last, h))
                 tx.execute("INSERT INTO chunks_vec(rowid, embedding) VALUES (?, ?)",
                            (cur.lastrowid, fresh.get(h) or cached[h]))
+            bump_vec_generation(tx)
             tx.execute(f"UPDATE chunks SET embedded = 1 WHERE id IN ({','.join('?' * len(chunk_ids))})",
                        [c for c in chunk_ids if c in alive])
         report.embedded += len(fresh)

@@ -5,12 +5,13 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+import signal
 import socket
 import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -24,7 +25,7 @@ SERVER_NAME = "memdeck"
 RESOURCE_SCHEME = "memdeck://"
 MAX_APPEND_CHARS = 64 * 1024
 MAX_RESULTS_CAP = 50
-WARM_WAIT_SECONDS = 60.0
+WARM_WAIT_SECONDS = 20.0
 DAILY_NOTE = re.compile(r"^memory/\d{4}-\d{2}-\d{2}[^/]*\.md$")
 
 SEARCH_DESCRIPTION = (
@@ -101,11 +102,12 @@ class MemoryResource:
 
 @dataclass
 class _Timings:
+    """How the warm-up went and how many watcher syncs ran (mutable: the threads update it)."""
+
     warm_seconds: float | None = None
     warm_error: str | None = None
     syncs: int = 0
     last_sync_error: str | None = None
-    errors: list[str] = field(default_factory=list)
 
 
 def unavailable_payload(error: str) -> dict[str, Any]:
@@ -190,7 +192,9 @@ class MemoryService:
         self._append_lock = threading.Lock()
         self._stop = threading.Event()
         self.warm_wait = warm_wait
-        # Set while no warm-up runs: searches wait for a running warm-up (at most warm_wait seconds).
+        # Set while no warm-up runs. Searches wait for a running warm-up, but only until warm_wait seconds
+        # after the start: then they answer from the keyword index rather than risk the client's timeout.
+        self._warm_deadline = time.monotonic() + warm_wait
         self.ready = threading.Event()
         self.ready.set()
         self.watching = threading.Event()
@@ -215,6 +219,7 @@ class MemoryService:
     def start(self, warm: bool = True, watch: bool = True) -> None:
         """Start the background threads: warm the model and index, and sync on file changes."""
         if warm:
+            self._warm_deadline = time.monotonic() + self.warm_wait
             self.ready.clear()
             self._spawn(self._warm, "memdeck-warm")
         if watch:
@@ -336,7 +341,7 @@ class MemoryService:
             max_results = min(MAX_RESULTS_CAP, max(1, max_results))
         if min_score is not None:
             min_score = min(1.0, max(0.0, min_score))
-        warmed = self.ready.wait(self.warm_wait)
+        warmed = self.ready.wait(max(0.0, self._warm_deadline - time.monotonic()))
         try:
             if warmed:
                 resp = self.engine().search(query, max_results=max_results, min_score=min_score)
@@ -623,6 +628,10 @@ def _version() -> str:
         return "0"
 
 
+def _exit_on_sigterm(signum: int, frame: Any) -> None:
+    raise SystemExit(0)
+
+
 def _stderr_log(message: str) -> None:
     print(f"memdeck mcp: {message}", file=sys.stderr, flush=True)
 
@@ -677,6 +686,9 @@ def serve(config: Config, http_port: int | None = None, allow_write: bool = Fals
         _stderr_log(f"the MCP SDK is not installed ({exc}); install it with: pip install 'mcp>=2.3,<3'")
         return 1
     service = MemoryService(config, allow_write=allow_write, log=_stderr_log)
+    if threading.current_thread() is threading.main_thread():
+        # uvicorn re-raises SIGTERM after its graceful shutdown; exit cleanly (closing the index) instead.
+        signal.signal(signal.SIGTERM, _exit_on_sigterm)
     try:
         if http_port is None:
             anyio.run(_serve_stdio, service)

