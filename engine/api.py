@@ -497,7 +497,7 @@ class MemoryEngine:
     def _model_ready(self) -> bool:
         return self.embedder is not None and self.embedder.loaded
 
-    def is_known(self, statement: str, threshold: float = 0.6) -> bool:
+    def is_known(self, statement: str, threshold: float = 0.55) -> bool:
         """Whether memory already holds ``statement``: one line of a top keyword hit has most of its words.
 
         Used by the flush drafter to skip what the memory already says. Deterministic and model-free.

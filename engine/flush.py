@@ -368,7 +368,7 @@ _USER_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(
             r"\bI (?:really |strongly |much |definitely )?(?:prefer|like|love|enjoy|hate|dislike|loathe|"
             r"can't stand|cannot stand)\b|\bI don'?t (?:like|want|enjoy|eat|drink)\b|"
-            r"\bmy (?:favou?rite|preferred)\b|\bI(?:'d| would) rather\b|\bI (?:always|never|usually)\b|"
+            r"\bmy (?:favou?rite|preferred)\b|\bI(?:'d| would) rather\b|\bI (?:always|never|usually)\b(?! (?:forget|forgot|mess|screw|lose|miss)\b)|"
             r"\bI(?:'m| am) (?:vegetarian|vegan|allergic|lactose)\b",
             re.I,
         ),
