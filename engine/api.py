@@ -490,7 +490,8 @@ class MemoryEngine:
                     if pending:
                         warnings.append(f"{pending} chunks are not embedded yet")
         results = run_search(self.store, settings, query, effective, qvec, max_results, min_score,
-                             self.config.sources, self._vindex)
+                             self.config.sources, self._vindex,
+                             english_only_vectors=self.choice.model == "all-MiniLM-L6-v2")
         return SearchResponse(tuple(results), self.choice.provider if qvec is not None else "none",
                               self.choice.model if qvec is not None else None, effective, tuple(warnings))
 

@@ -6,7 +6,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 
 _DATED_RE = re.compile(r"(?:^|/)memory/(?:.*/)?(\d{4})-(\d{2})-(\d{2})(?:-[^/]*)?\.md$")
 _TOKEN_RE = re.compile(r"[a-z0-9_]+")
@@ -85,8 +85,8 @@ def decay_factor(path: str, half_life_days: float, now: datetime | None = None) 
     day = file_date(path)
     if day is None:
         return 1.0
-    now = now or datetime.now(timezone.utc)
-    age = (now - datetime(day.year, day.month, day.day, tzinfo=timezone.utc)).total_seconds() / 86400.0
+    now = now or datetime.now(UTC)
+    age = (now - datetime(day.year, day.month, day.day, tzinfo=UTC)).total_seconds() / 86400.0
     return math.exp(-math.log(2) / half_life_days * max(0.0, age))
 
 
@@ -157,3 +157,25 @@ def date_matches(path: str, dates: set[tuple[int | None, int, int]]) -> bool:
     if day is None:
         return False
     return any((y is None or y == day.year) and m == day.month and d == day.day for y, m, d in dates)
+
+
+_MONTH_YEAR = re.compile(r"\b" + _MONTH_RE + r",?\s+(\d{4})\b", re.I)
+_ISO_MONTH = re.compile(r"\b(\d{4})-(\d{1,2})\b(?!-\d)")
+
+
+def query_months(query: str) -> set[tuple[int, int]]:
+    """Months a query names without a day: ``in July 2023``, ``2023-07`` → ``(year, month)``."""
+    found: set[tuple[int, int]] = set()
+    for mon, y in _MONTH_YEAR.findall(query):
+        found.add((int(y), _MONTHS[mon.lower()]))
+    for y, m in _ISO_MONTH.findall(query):
+        if 1 <= int(m) <= 12:
+            found.add((int(y), int(m)))
+    days = query_dates(query)
+    return {(y, m) for y, m in found if not any(dy == y and dm == m for dy, dm, _ in days)}
+
+
+def month_matches(path: str, months: set[tuple[int, int]]) -> bool:
+    """Whether a dated daily file falls in one of the named months."""
+    day = file_date(path)
+    return day is not None and (day.year, day.month) in months

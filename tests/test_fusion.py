@@ -103,3 +103,20 @@ def test_date_matches() -> None:
     assert date_matches("memory/2026-10-14-slug.md", {(2026, 10, 14)})
     assert not date_matches("memory/2026-10-14.md", {(2025, 10, 14)})
     assert not date_matches("MEMORY.md", {(None, 10, 14)})
+
+
+@pytest.mark.parametrize(
+    "query,expected",
+    [
+        ("What did Nate do in July 2023?", {(2023, 7)}),
+        ("during Sept, 2022", {(2022, 9)}),
+        ("notes from 2026-11", {(2026, 11)}),
+        ("on 14 July 2023", set()),
+        ("2026-11-10", set()),
+        ("no months here", set()),
+    ],
+)
+def test_query_months(query: str, expected: set[tuple[int, int]]) -> None:
+    from engine.fusion import query_months
+
+    assert query_months(query) == expected
