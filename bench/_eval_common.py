@@ -14,7 +14,7 @@ import time
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -182,6 +182,31 @@ def torch_loaded() -> bool:
     return "torch" in sys.modules
 
 
+def torch_threads() -> int | None:
+    """torch's intra-op thread count, or None when torch is not loaded."""
+    torch = sys.modules.get("torch")
+    return int(torch.get_num_threads()) if torch is not None else None
+
+
+def limit_torch_threads(n: int) -> None:
+    """``torch.set_num_threads(n)`` when ``n`` > 0 and torch is loaded.
+
+    On a shared 2-core machine two intra-op threads spin against other processes: one query embedding
+    measured p95 185–245 ms with 2 threads against 25–48 ms with 1 (load average ~4).
+    """
+    torch = sys.modules.get("torch")
+    if n > 0 and torch is not None:
+        torch.set_num_threads(n)
+
+
+def load_average() -> list[float] | None:
+    """The 1/5/15-minute load averages (None where the OS has none): timings depend on them."""
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        return None
+
+
 # -- run metadata ----------------------------------------------------------------------------------
 def git_revision(repo: Path) -> str | None:
     """The repo's HEAD commit (with ``+dirty``), or None when unknown."""
@@ -197,6 +222,12 @@ def git_revision(repo: Path) -> str | None:
         return None
 
 
+def engine_location() -> str | None:
+    """Where the imported engine package lives (a snapshot on PYTHONPATH or the checkout)."""
+    engine = sys.modules.get("engine")
+    return str(Path(engine.__file__).parent) if engine is not None and engine.__file__ else None
+
+
 def machine_info() -> dict[str, Any]:
     """Enough about the machine to compare timings."""
     return {
@@ -209,7 +240,7 @@ def machine_info() -> dict[str, Any]:
 
 def now_iso() -> str:
     """The current UTC time, ISO 8601 to the second."""
-    return datetime.now(timezone.utc).replace(microsecond=0).isoformat()
+    return datetime.now(UTC).replace(microsecond=0).isoformat()
 
 
 class Stopwatch:

@@ -32,10 +32,13 @@ from _eval_common import (
     aggregate,
     config_summary,
     coverage,
+    engine_location,
     eval_home,
     git_revision,
     hit_at,
     latency_summary,
+    limit_torch_threads,
+    load_average,
     load_overrides,
     machine_info,
     make_progress,
@@ -45,12 +48,13 @@ from _eval_common import (
     reciprocal_rank,
     sync_workspace_files,
     torch_loaded,
+    torch_threads,
     write_outputs,
 )
 
 REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+if str(REPO) not in sys.path:  # the engine: installed (editable) or from this checkout
+    sys.path.append(str(REPO))
 
 CATEGORIES = ("1", "2", "3", "4")
 CATEGORY_NAMES = {"1": "multi-hop", "2": "temporal", "3": "open-domain", "4": "single-hop"}
@@ -364,6 +368,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     shared_embedder: Any = None
     model_load: float | None = None
     config_used: Any = None
+    load_start = load_average()
     if args.details:
         Path(args.details).parent.mkdir(parents=True, exist_ok=True)
     details = open(args.details, "w", encoding="utf-8") if args.details else None  # noqa: SIM115
@@ -384,6 +389,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                         engine.load_model()
                     model_load = sw.seconds
                     shared_embedder = engine.embedder
+                    limit_torch_threads(args.torch_threads)
                 progress.update(task_c, description=f"indexing {conv.sample_id}")
                 with Stopwatch() as sw:
                     report = engine.sync(embed=need_vec)
@@ -434,6 +440,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "config": config_summary(config_used) if config_used is not None else None,
         "provider": shared_embedder.provider if shared_embedder is not None else None,
         "torch_loaded": torch_loaded(),
+        "torch_threads": torch_threads(),
+        "load_average": {"start": load_start, "end": load_average()},
         "fallbacks": dict(fallbacks),
         "warnings": sorted(warnings)[:20],
         "evidence": evidence.to_json(),
@@ -447,6 +455,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         },
         "machine": machine_info(),
         "git": git_revision(REPO),
+        "engine_path": engine_location(),
         "argv": sys.argv[1:],
     }
     return payload
@@ -463,6 +472,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit-questions", type=int, default=0, help="only the first N scored questions per conversation")
     p.add_argument("--home", default=None, help="data dir for workspaces and indexes (default: MEMDECK_HOME, else temp)")
     p.add_argument("--details", default=None, help="also write one JSON line per question and mode here")
+    p.add_argument("--torch-threads", type=int, default=0,
+                   help="torch.set_num_threads(N) after the model loads (0: leave torch's default)")
     return p
 
 

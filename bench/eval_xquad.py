@@ -26,9 +26,12 @@ from _eval_common import (
     Stopwatch,
     aggregate,
     config_summary,
+    engine_location,
     eval_home,
     git_revision,
     latency_summary,
+    limit_torch_threads,
+    load_average,
     load_overrides,
     machine_info,
     make_progress,
@@ -37,12 +40,13 @@ from _eval_common import (
     parse_modes,
     sync_workspace_files,
     torch_loaded,
+    torch_threads,
     write_outputs,
 )
 
 REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+if str(REPO) not in sys.path:  # the engine: installed (editable) or from this checkout
+    sys.path.append(str(REPO))
 
 METRICS = ("hit@1", "hit@5", "mrr@10")
 MAX_RESULTS = 10
@@ -129,12 +133,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     fallbacks: Counter[str] = Counter()
     warnings: set[str] = set()
     model_load: float | None = None
+    load_start = load_average()
     with Stopwatch() as total, make_progress() as progress, MemoryEngine(config) as engine:
         task = progress.add_task("indexing", total=len(questions) * len(modes))
         if need_vec and engine.embedder is not None:
             with Stopwatch() as sw:
                 engine.load_model()
             model_load = sw.seconds
+            limit_torch_threads(args.torch_threads)
         with Stopwatch() as index_sw:
             report = engine.sync(embed=need_vec)
         warnings.update(report.issues)
@@ -164,6 +170,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "config_file": args.config,
         "config": config_summary(config),
         "torch_loaded": torch_loaded(),
+        "torch_threads": torch_threads(),
+        "load_average": {"start": load_start, "end": load_average()},
         "fallbacks": dict(fallbacks),
         "warnings": sorted(warnings)[:20],
         "timings": {
@@ -176,6 +184,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         },
         "machine": machine_info(),
         "git": git_revision(REPO),
+        "engine_path": engine_location(),
         "argv": sys.argv[1:],
     }
     return payload
@@ -190,6 +199,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", default=None, help="TOML merged over the defaults")
     p.add_argument("--limit-questions", type=int, default=0, help="only the first N questions")
     p.add_argument("--home", default=None, help="data dir for the workspace and index (default: MEMDECK_HOME, else temp)")
+    p.add_argument("--torch-threads", type=int, default=0,
+                   help="torch.set_num_threads(N) after the model loads (0: leave torch's default)")
     return p
 
 
