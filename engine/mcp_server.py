@@ -25,7 +25,7 @@ SERVER_NAME = "memdeck"
 RESOURCE_SCHEME = "memdeck://"
 MAX_APPEND_CHARS = 64 * 1024
 MAX_RESULTS_CAP = 50
-WARM_WAIT_SECONDS = 20.0
+WARM_WAIT_SECONDS = 10.0
 DAILY_NOTE = re.compile(r"^memory/\d{4}-\d{2}-\d{2}[^/]*\.md$")
 
 SEARCH_DESCRIPTION = (
@@ -407,6 +407,13 @@ class MemoryService:
         payload: dict[str, Any] = {"path": rel, "startLine": start, "endLine": total,
                                    "citation": f"{rel}#L{start}-L{total}" if start != total else f"{rel}#L{start}",
                                    "created": not exists, "indexed": True}
+        if not self.ready.is_set():
+            # The start-up sync holds the index; waiting for it could outlast the client's timeout. The watcher
+            # (and any later search) picks the change up as soon as it is done.
+            payload["indexed"] = False
+            payload["warning"] = "saved; memory is still being indexed at start-up, so this becomes searchable " \
+                                 "as soon as that finishes"
+            return ToolOutcome(payload)
         try:
             self.engine().reindex_file(rel)
         except Exception as exc:  # the text is saved; the next search or watcher sync indexes it
