@@ -522,7 +522,7 @@ class MemoryEngine:
         rel, absolute = resolve_memory_path(self.config, path)
         try:
             text = read_text_file(absolute).text
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # a missing file reads as empty (memory_get's rule)
             return GetResult(rel, "", from_line, lines)
         if not from_line and not lines:
             return GetResult(rel, text)

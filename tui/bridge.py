@@ -14,27 +14,24 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engine.config import Config, save_config_values
 from engine.errors import MemdeckError, PathRefused
-from engine.search import Hit, SearchResponse
-from engine.textio import atomic_write_text, read_text_file
-from engine.workspace import resolve_memory_path, scan_memory_files
 
-if TYPE_CHECKING:  # deferred: engine.api opens SQLite and the embedder modules (imported in a worker)
+if TYPE_CHECKING:  # deferred: the first screen needs none of these (engine.search alone pulls in SQLite)
     from engine.api import MemoryEngine, Status
+    from engine.config import Config
     from engine.flush import Draft
     from engine.indexer import SyncProgress, SyncReport
+    from engine.search import SearchResponse
     from engine.sessions import Transcript
 
 __all__ = [
     "Bridge",
     "DiskStamp",
-    "Hit",
+    "MemdeckError",
     "Note",
     "NoteEntry",
     "SaveConflict",
     "SaveResult",
-    "SearchResponse",
     "SessionEntry",
     "TreeModel",
 ]
@@ -216,7 +213,7 @@ def build_tree_model(rels: list[str], workspace: Path, sessions: tuple[SessionEn
             root.append(NoteEntry(rel, rel, "root"))
         elif (m := DAILY.match(rel)) is not None:
             label, day = _weekday_label(rel, m)
-            daily.append(NoteEntry(rel, label, "daily" if day else "topic", day))
+            (daily if day else topics).append(NoteEntry(rel, label, "daily" if day else "topic", day))
         elif (m := SESSION_NOTE.match(rel)) is not None:
             try:
                 day = date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
@@ -344,6 +341,7 @@ class Bridge:
     # -- search -------------------------------------------------------------------------------
     def search(self, query: str, mode: str = "hybrid") -> SearchResponse:
         """Search as the user types: never syncs, never loads the model (keyword results meanwhile)."""
+        from engine.search import SearchResponse
         if not query.strip():
             return SearchResponse((), "none", None, mode)
         if self._engine is None:
@@ -382,6 +380,8 @@ class Bridge:
     # -- the tree -----------------------------------------------------------------------------
     def scan_tree(self) -> TreeModel:
         """List memory files and sessions for the tree (reads each transcript's summary)."""
+        from engine.workspace import scan_memory_files
+
         report = scan_memory_files(self.config)
         rels = [f.rel for f in report.files]
         sessions, error = self._list_sessions()
@@ -389,6 +389,8 @@ class Bridge:
 
     def scan_notes(self) -> TreeModel:
         """Memory files only (fast; no transcripts read): the tree's first paint."""
+        from engine.workspace import scan_memory_files
+
         report = scan_memory_files(self.config)
         return build_tree_model([f.rel for f in report.files], self.config.workspace, issues=report.issues)
 
@@ -421,6 +423,8 @@ class Bridge:
     # -- notes --------------------------------------------------------------------------------
     def resolve(self, rel: str) -> tuple[str, Path]:
         """A memory path the user or a result named → (rel, absolute); refuses anything else."""
+        from engine.workspace import resolve_memory_path
+
         return resolve_memory_path(self.config, rel)
 
     def read_note(self, rel: str) -> Note:
@@ -446,14 +450,19 @@ class Bridge:
         """The file's stamp now."""
         return read_stamp(self.resolve(rel)[1])
 
-    def save_note(self, rel: str, text: str, expected: DiskStamp | None, reindex: bool = True) -> SaveResult:
+    def save_note(self, rel: str, text: str, expected: DiskStamp | None, reindex: bool = False) -> SaveResult:
         """Write the editor's text atomically, unless the file changed on disk since ``expected``.
+
+        The TUI re-indexes after the save itself (it first pauses any long background embedding);
+        ``reindex`` does it here instead.
 
         Raises:
             SaveConflict: the file on disk is not what the editor read (nothing written).
             PathRefused: not a memory file.
             OSError: the write failed (the old file is intact).
         """
+        from engine.textio import atomic_write_text, read_text_file
+
         rel, path = self.resolve(rel)
         current = read_stamp(path)
         if not same_content(current, expected):
@@ -467,6 +476,8 @@ class Bridge:
 
     def write_copy(self, rel: str, text: str, now: datetime | None = None) -> str:
         """Keep the editor's text as a sibling copy (``name.mine-YYYYmmdd-HHMMSS.md``); returns its rel."""
+        from engine.textio import atomic_write_text
+
         rel, path = self.resolve(rel)
         when = now or datetime.now()
         stem = path.name[:-3] if path.name.endswith(".md") else path.name
@@ -478,7 +489,6 @@ class Bridge:
         else:
             raise MemdeckError(f"no free name for a copy of {rel}")
         atomic_write_text(target, text)
-        self.reindex()
         return self.resolve(str(target))[0]
 
     def reindex(self) -> tuple[str, ...]:
@@ -513,7 +523,6 @@ class Bridge:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
-        self.reindex()
 
     def rename_note(self, rel: str, new_name: str) -> str:
         """Rename a memory file (never over an existing one); returns the new rel."""
@@ -525,14 +534,12 @@ class Bridge:
         target.parent.mkdir(parents=True, exist_ok=True)
         os.link(path, target)  # fails if target appeared meanwhile: never overwrite
         os.unlink(path)
-        self.reindex()
         return new_rel
 
     def delete_note(self, rel: str) -> None:
         """Delete a memory file and drop it from the index."""
         _, path = self.resolve(rel)
         path.unlink()
-        self.reindex()
 
     # -- sessions -----------------------------------------------------------------------------
     def read_transcript(self, path: Path) -> Transcript:
@@ -544,6 +551,36 @@ class Bridge:
         from engine.sessions import read_transcript
 
         return read_transcript(path)
+
+    def read_transcript_head(self, path: Path, limit: int = 256 * 1024) -> Transcript | None:
+        """The transcript's first ``limit`` bytes (whole lines) parsed, for a first screen of a big file.
+
+        None when the file is small enough to read whole at once. Local adaptation: engine.sessions has no
+        way to stop early, so the head is copied to a temp file of the same name (line numbers match).
+        """
+        import shutil
+        import tempfile
+        from dataclasses import replace
+
+        from engine.sessions import read_transcript
+
+        try:
+            size = path.stat().st_size
+            if size <= limit:
+                return None
+            with open(path, "rb") as fh:
+                head = fh.read(limit)
+        except OSError:
+            return None
+        head = head[: head.rfind(b"\n") + 1]
+        folder = tempfile.mkdtemp(prefix="memdeck-head-")
+        try:
+            copy = Path(folder) / path.name
+            copy.write_bytes(head)
+            transcript = read_transcript(copy)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+        return replace(transcript, path=path, size=size)
 
     def session_key(self, path: Path) -> tuple[str, str]:
         """The transcript's ``sessions.json`` key and channel (``unknown`` when absent)."""
@@ -606,7 +643,7 @@ class Bridge:
         from engine.flush import append_flush, record_flush
 
         target = append_flush(self.config.workspace, block, now.date())
-        warnings = list(self.reindex())
+        warnings: list[str] = []
         try:
             record_flush(self.flush_state_path, session_id, now)
         except OSError as exc:
@@ -619,12 +656,13 @@ class Bridge:
 
         key, channel = self.session_key(path)
         target = write_session_note(self.config.workspace, transcript, key, channel)
-        self.reindex()
         return self.resolve(str(target))[0]
 
     # -- settings -----------------------------------------------------------------------------
     def save_settings(self, updates: dict[str, Any]) -> None:
         """Persist TUI settings (``{"tui": {...}}``) into the config file."""
+        from engine.config import save_config_values
+
         save_config_values(self.config.config_path, updates)
 
     def user_themes_dir(self) -> Path:

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any
 from textual.message import Message
 
 if TYPE_CHECKING:
-    from tui.bridge import Hit, SearchResponse, TreeModel
+    from engine.search import Hit, SearchResponse
+    from tui.bridge import TreeModel
 
 
 class EngineOpened(Message):

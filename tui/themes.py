@@ -99,6 +99,16 @@ def _theme_files(folder: Any) -> Iterable[Any]:
     return [p for p in entries if p.name.endswith(".toml") and p.is_file()]
 
 
+def _bundled_folder() -> Any:
+    """The bundled ``themes`` package folder (a wheel's, or the checkout's)."""
+    try:
+        return resources.files("themes")
+    except (NotADirectoryError, ModuleNotFoundError, TypeError):
+        import themes  # an editable install made before themes/ was a package sees it as a namespace
+
+        return Path(next(iter(themes.__path__)))
+
+
 def load_themes(user_dir: Path | None) -> ThemeSet:
     """The bundled themes, then the user's (a user theme with a bundled name replaces it).
 
@@ -106,7 +116,7 @@ def load_themes(user_dir: Path | None) -> ThemeSet:
     """
     themes: dict[str, Theme] = {}
     errors: list[str] = []
-    sources: list[tuple[Any, str]] = [(p, f"themes/{p.name}") for p in _theme_files(resources.files("themes"))]
+    sources: list[tuple[Any, str]] = [(p, f"themes/{p.name}") for p in _theme_files(_bundled_folder())]
     if user_dir is not None:
         sources += [(p, str(p)) for p in _theme_files(user_dir)]
     for path, label in sources:
@@ -134,7 +144,11 @@ def editor_theme(variables: dict[str, str]) -> TextAreaTheme:
 
     def color(name: str, fallback: str) -> str:
         # Blend over the background: design variables may carry alpha, Rich styles cannot.
-        return (background + Color.parse(variables.get(name, fallback))).hex6
+        try:
+            parsed = Color.parse(variables.get(name, fallback))
+        except ColorParseError:
+            parsed = Color.parse(fallback)
+        return (background + parsed).hex6
 
     primary = color("primary", "#7AA2F7")
     secondary = color("secondary", primary)

@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterable
 
 from textual.widgets import TextArea
+from textual.widgets.text_area import EditResult, Location, Selection
 
 from tui.themes import EDITOR_THEME, editor_theme
 
@@ -123,8 +124,9 @@ class MarkdownArea(TextArea):
     """The editor's text area: Markdown highlighting, line numbers, themed from the app theme."""
 
     def __init__(self, *, id: str | None = None) -> None:
-        super().__init__("", soft_wrap=True, show_line_numbers=True, tab_behavior="indent", id=id)
         self._md_cache: LineCache = {}
+        self._shown_range: Selection | None = None
+        super().__init__("", soft_wrap=True, show_line_numbers=True, tab_behavior="indent", id=id)
 
     def on_mount(self) -> None:
         self._apply_app_theme()
@@ -133,6 +135,31 @@ class MarkdownArea(TextArea):
     def _apply_app_theme(self) -> None:
         self.register_theme(editor_theme(self.app.theme_variables))
         self.theme = EDITOR_THEME
+
+    def show_range(self, selection: Selection) -> None:
+        """Select a search hit's lines to show them; the first keystroke will not replace them."""
+        self.selection = selection
+        self._shown_range = selection
+
+    def _guarded(self, start: Location, end: Location) -> bool:
+        """Whether an edit would replace a range we selected only to show it (then just drop the selection)."""
+        shown = self._shown_range
+        self._shown_range = None
+        if shown is None or self.selection != shown or sorted((start, end)) != sorted((shown.start, shown.end)):
+            return False
+        self.selection = Selection.cursor(shown.end)
+        return True
+
+    def _replace_via_keyboard(self, insert: str, start: Location, end: Location) -> EditResult | None:
+        if self._guarded(start, end):
+            cursor = self.cursor_location
+            return super()._replace_via_keyboard(insert, cursor, cursor)
+        return super()._replace_via_keyboard(insert, start, end)
+
+    def _delete_via_keyboard(self, start: Location, end: Location) -> EditResult | None:
+        if self._guarded(start, end):
+            return None  # the first backspace/delete only clears the shown range
+        return super()._delete_via_keyboard(start, end)
 
     def _build_highlight_map(self) -> None:
         """Replace tree-sitter highlighting with the Markdown highlighter (no parser dependency)."""

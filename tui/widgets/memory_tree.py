@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 from rich.style import Style
 from rich.text import Text
 from textual import on
+from textual.binding import Binding, BindingType
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from tui.bridge import NoteEntry, SessionEntry, TreeModel
+from tui.bridge import NoteEntry, TreeModel
 from tui.messages import NoteChosen, SessionChosen
 
 STATE_GLYPHS = {
@@ -55,7 +57,13 @@ TreeData = NoteRef | SessionRef | GroupRef
 class MemoryTree(Tree[TreeData]):
     """The workspace as the agent sees it, with each file's index state."""
 
-    COMPONENT_CLASSES = Tree.COMPONENT_CLASSES | {
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("r", "app.rename", "Rename", id="tree.rename"),
+        Binding("delete,d", "app.delete", "Delete", id="tree.delete"),
+        Binding("a", "app.new_topic", "New topic", id="tree.new_topic"),
+    ]
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = Tree.COMPONENT_CLASSES | {
         "memory-tree--indexed",
         "memory-tree--changed",
         "memory-tree--pending",
@@ -74,6 +82,8 @@ class MemoryTree(Tree[TreeData]):
     # -- data ---------------------------------------------------------------------------------
     def set_model(self, model: TreeModel) -> None:
         """Rebuild from a fresh listing, keeping which groups are open and where the cursor is."""
+        if model == self.model and self.root.children:
+            return  # nothing changed: a rebuild of thousands of nodes would only cost time
         cursor = self.cursor_node.data if self.cursor_node is not None else None
         for node in self._groups():
             if isinstance(node.data, GroupRef):
@@ -142,9 +152,9 @@ class MemoryTree(Tree[TreeData]):
         """Show each file's index state."""
         if states == self.states:
             return
-        self.states = dict(states)
+        old, self.states = self.states, dict(states)
         for node in self.nodes():
-            if isinstance(node.data, NoteRef):
+            if isinstance(node.data, NoteRef) and old.get(node.data.rel) != states.get(node.data.rel):
                 node.refresh()
 
     def select_data(self, data: TreeData, scroll: bool = True) -> bool:
@@ -170,6 +180,14 @@ class MemoryTree(Tree[TreeData]):
         return self.select_data(NoteRef(rel, ""))
 
     # -- rendering ----------------------------------------------------------------------------
+    def _fg(self, component: str) -> Style:
+        """A component's text colour and emphasis, without its background.
+
+        Taken from the full style: partial styles lose colours that carry alpha ($text-muted).
+        """
+        full = self.get_component_rich_style(component)
+        return Style(color=full.color, bold=full.bold, italic=full.italic)
+
     def render_label(self, node: TreeNode[TreeData], base_style: Style, style: Style) -> Text:
         data = node.data
         label = node.label.copy() if isinstance(node.label, Text) else Text(str(node.label))
@@ -178,17 +196,17 @@ class MemoryTree(Tree[TreeData]):
             prefix = Text(self.ICON_NODE_EXPANDED if node.is_expanded else self.ICON_NODE, base_style)
             if not node.allow_expand:
                 return Text.assemble(Text("  "), label)
-            label.stylize(self.get_component_rich_style("memory-tree--group", partial=True))
-            count = Text(f" {data.count}", self.get_component_rich_style("memory-tree--detail", partial=True))
+            label.stylize(self._fg("memory-tree--group"))
+            count = Text(f" {data.count}", self._fg("memory-tree--detail"))
             return Text.assemble(prefix, label, count)
         if isinstance(data, NoteRef):
             state = self.states.get(data.rel)
             glyph, component, _ = STATE_GLYPHS.get(state or "", (" ", "memory-tree--detail", ""))
-            mark = Text(glyph + " ", self.get_component_rich_style(component, partial=True))
+            mark = Text(glyph + " ", self._fg(component))
             return Text.assemble(mark, label)
         if isinstance(data, SessionRef):
-            mark = Text("⚠ " if data.error else "› ", self.get_component_rich_style(
-                "memory-tree--changed" if data.error else "memory-tree--detail", partial=True))
+            mark = Text("⚠ " if data.error else "› ", self._fg(
+                "memory-tree--changed" if data.error else "memory-tree--detail"))
             return Text.assemble(mark, label)
         return label
 

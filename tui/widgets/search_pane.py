@@ -5,10 +5,11 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.events import Click
@@ -17,8 +18,12 @@ from textual.reactive import reactive
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from tui.bridge import SEARCH_MODES, Bridge, Hit, SearchResponse
+from tui.bridge import SEARCH_MODES, Bridge
 from tui.messages import ResultChosen, ResultsReady
+from tui.widgets.text_line import TextLine
+
+if TYPE_CHECKING:
+    from engine.search import Hit, SearchResponse
 
 DEBOUNCE_SECONDS = 0.1
 SNIPPET_LINES = 3
@@ -108,8 +113,10 @@ class ResultItem(Option):
 class ResultList(OptionList):
     """The results; Enter opens the highlighted one."""
 
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("up", "cursor_up_or_input", "Up", show=False),
+        Binding("c", "app.copy_citation", "Copy cite", id="results.copy_citation"),
+        Binding("y", "app.copy_snippet", "Copy snippet", id="results.copy_snippet"),
     ]
 
     def action_cursor_up_or_input(self) -> None:
@@ -147,7 +154,7 @@ class ModeSwitch(Static):
 class SearchPane(Vertical):
     """The search bar and its results."""
 
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("down", "focus_results", "Results", show=False),
     ]
 
@@ -160,12 +167,13 @@ class SearchPane(Vertical):
         self.response: SearchResponse | None = None
         self.results_query = ""
         self._generation = 0
+        self._shown_query = ""
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="search-bar"):
             yield Input(placeholder="Search memory — type a question or keywords", id="search-input")
             yield ModeSwitch(id="search-mode").data_bind(SearchPane.mode)
-        yield Static("", id="search-info")
+        yield TextLine("", id="search-info")
         yield ResultList(id="results")
 
     @property
@@ -218,15 +226,15 @@ class SearchPane(Vertical):
         self.response = response
         self.results_query = query
         results = self.results
-        keep = self.selected_hit if query and query == results.name else None
-        results.name = query
+        keep = self.selected_hit if query and query == self._shown_query else None
+        self._shown_query = query
         hits = response.results if response is not None else ()
         results.set_options([ResultItem(hit, i) for i, hit in enumerate(hits)])
         if hits:
             index = next((i for i, h in enumerate(hits) if keep is not None and h.citation == keep.citation), 0)
             results.highlighted = index
         self.set_class(bool(query.strip()), "-active")
-        self.query_one("#search-info", Static).update(self._info(query, response))
+        self.query_one("#search-info", TextLine).update(self._info(query, response))
 
     def _info(self, query: str, response: SearchResponse | None) -> Content:
         if not query.strip() or response is None:
@@ -241,6 +249,13 @@ class SearchPane(Vertical):
         for warning in response.warnings:
             parts.append(("  ⚠ " + warning, "$text-warning"))
         return Content.assemble(*parts)
+
+    def on_descendant_focus(self) -> None:
+        # Results get more room while the user works in them, less while editing (see memdeck.tcss).
+        self.add_class("-focused")
+
+    def on_descendant_blur(self) -> None:
+        self.remove_class("-focused")
 
     # -- actions ------------------------------------------------------------------------------
     def action_focus_results(self) -> None:

@@ -1,0 +1,141 @@
+"""Drive memdeck on the demo workspace at 120×36 and write SVG (and PNG, with cairosvg) into screenshots/.
+
+Run: ``python scripts/screenshots.py [--provider auto|hash|none]``. The default loads the real model, as a
+user would see it. PNGs need ``pip install cairosvg``; without it only SVGs are written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import re
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+OUT = ROOT / "screenshots"
+SIZE = (120, 36)
+
+
+async def settle(pilot: object, rounds: int = 400) -> None:
+    """Wait for the app's workers and queues to go quiet."""
+    app = pilot.app  # type: ignore[attr-defined]
+    for _ in range(rounds):
+        await pilot.pause()  # type: ignore[attr-defined]
+        await asyncio.wait_for(app.workers.wait_for_complete(), timeout=600)
+        await pilot.pause()  # type: ignore[attr-defined]
+        if not any(w.is_running for w in app.workers) and not app._sync_running:
+            return
+
+
+def to_png(svg_path: Path) -> bool:
+    """Render an SVG to PNG with cairosvg (the terminal font swapped for a local monospace one)."""
+    try:
+        import cairosvg
+    except ImportError:
+        return False
+    svg = svg_path.read_text(encoding="utf-8")
+    svg = re.sub(r"font-family:\s*Fira Code[^;\"]*", "font-family: DejaVu Sans Mono, Menlo, monospace", svg)
+    svg = re.sub(r"@font-face\s*{[^}]*}", "", svg)
+    cairosvg.svg2png(bytestring=svg.encode("utf-8"), write_to=str(svg_path.with_suffix(".png")), output_width=1800)
+    return True
+
+
+async def shoot(provider: str) -> list[Path]:
+    """Take the screenshots; returns the SVG files written."""
+    from engine.config import load_config
+    from tui.app import MemdeckApp
+    from tui.widgets import index_status
+
+    tmp = Path(tempfile.mkdtemp(prefix="memdeck-shots-"))
+    os.environ["MEMDECK_HOME"] = str(tmp / "home")
+    os.environ["MEMDECK_CLIPBOARD"] = "osc52"
+    workspace = tmp / "workspace"
+    shutil.copytree(ROOT / "engine" / "demo_workspace", workspace)
+
+    def display_path(path: str) -> str:
+        if path.endswith(".sqlite"):
+            return "~/.local/share/memdeck/index/workspace-3f2a9c.sqlite"
+        return "~/.openclaw/workspace" if Path(path) == workspace else path
+
+    index_status.display_path = display_path  # type: ignore[assignment]
+    config = load_config(workspace=workspace, sessions_dir=workspace / "sessions",
+                         overrides={"embedding": {"provider": provider}})
+    OUT.mkdir(exist_ok=True)
+    written: list[Path] = []
+
+    def save(app: MemdeckApp, name: str) -> None:
+        for widget in app.query("Input, TextArea"):
+            widget.cursor_blink = False  # type: ignore[attr-defined]
+        app.clear_notifications()
+        path = OUT / f"{name}.svg"
+        app.save_screenshot(str(path))
+        written.append(path)
+
+    async def typed(pilot: object, text: str) -> None:
+        app = pilot.app  # type: ignore[attr-defined]
+        app.search.query_input.focus()
+        app.search.query_input.value = ""
+        await pilot.press(*["space" if ch == " " else ch for ch in text])  # type: ignore[attr-defined]
+
+    # The model load is held back until the first shot is taken, so that it always shows the state a user
+    # sees for the first seconds: keyword results while "vector: loading model…".
+    app = MemdeckApp(config, watch=False, load_model=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        # 1. Keyword results while the model is still loading.
+        if app.bridge.needs_model:
+            app.status_pane.model_pending = True
+            app.refresh_status()
+        await typed(pilot, "pgbouncer")
+        await settle(pilot)
+        if app.bridge.needs_model:
+            save(app, "status-model-loading")
+            app.action_load_model()
+        await settle(pilot)
+        # 2. Hybrid results for a question.
+        await typed(pilot, "why did the api run out of database connections")
+        await settle(pilot)
+        save(app, "search")
+        # 3. Enter: the editor at the range.
+        await pilot.press("enter")
+        await settle(pilot)
+        save(app, "editor")
+        # 4. A session transcript, one tool result unfolded.
+        path = next(app.bridge.sessions_dir.glob("3f6c2a9e*.jsonl"))
+        app.open_session(path)
+        await settle(pilot)
+        await pilot.press(*["down"] * 7, "enter")
+        await settle(pilot)
+        save(app, "transcript")
+        # 5. The light theme, and the keys.
+        app.theme = "memdeck-light"
+        app.open_note("memory/2026-11-27.md")
+        await settle(pilot)
+        save(app, "light")
+        app.theme = "memdeck-dark"
+        await pilot.press("f1")
+        await pilot.pause()
+        save(app, "help")
+    shutil.rmtree(tmp, ignore_errors=True)
+    return written
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--provider", default="auto", choices=["auto", "hash", "none"])
+    args = parser.parse_args()
+    written = asyncio.run(shoot(args.provider))
+    pngs = [to_png(p) for p in written]
+    for path, png in zip(written, pngs, strict=True):
+        print(f"{path.relative_to(ROOT)}" + (" (+ .png)" if png else ""))
+    if not all(pngs):
+        print("PNG needs cairosvg: pip install cairosvg", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,343 @@
+"""Pilot tests: the real app on a temp copy of the demo workspace (hashing embedder, no watcher)."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import tomllib
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from engine.config import Config
+from tests.tui.conftest import make_app, settle, tui_config, type_query
+from tui.bridge import SaveConflict
+from tui.messages import FilesChanged
+from tui.screens.dialogs import ChoiceScreen, DiffScreen
+from tui.screens.help import HelpScreen
+from tui.widgets.search_pane import ResultItem, line_range
+
+
+def _lines(path: Path, start: int, end: int) -> str:
+    return "\n".join(path.read_text(encoding="utf-8").split("\n")[start - 1 : end])
+
+
+async def test_typing_shows_results_with_line_ranges(config: Config) -> None:
+    app = make_app(config)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        await type_query(pilot, "pgbouncer")
+        options = [app.search.results.get_option_at_index(i) for i in range(app.search.results.option_count)]
+        assert options, "no results"
+        for option in options:
+            assert isinstance(option, ResultItem)
+            hit = option.hit
+            assert "pgbouncer" in _lines(config.workspace / hit.path, hit.start_line, hit.end_line).lower()
+            assert line_range(hit) in str(option.prompt)
+            assert hit.path in str(option.prompt)
+        expected = app.bridge.search("pgbouncer", app.search.mode).results
+        assert [o.hit.citation for o in options] == [h.citation for h in expected]
+
+
+async def test_stale_results_are_dropped(config: Config) -> None:
+    app = make_app(config)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        app.search.query_input.focus()
+        await pilot.press(*"pgbouncer")
+        await pilot.press(*["backspace"] * 9)
+        await pilot.press(*"uv")
+        await settle(pilot)
+        assert app.search.results_query == "uv"
+        assert all("pgbouncer" not in o.hit.snippet.lower() or "uv" in o.hit.snippet.lower()
+                   for o in (app.search.results.get_option_at_index(i)
+                             for i in range(app.search.results.option_count)))
+
+
+async def test_enter_opens_the_file_at_the_range(config: Config) -> None:
+    app = make_app(config)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        await type_query(pilot, "pgbouncer")
+        hit = app.search.selected_hit
+        assert hit is not None
+        await pilot.press("enter")
+        await settle(pilot)
+        editor = app.editor
+        assert app.centre.current == "editor"
+        assert editor.rel == hit.path
+        assert editor.selected_range == (hit.start_line, hit.end_line)
+        selection = editor.area.selection
+        assert selection.end == (hit.start_line - 1, 0)  # the cursor sits at the start of the range
+        assert selection.start[0] == hit.end_line - 1
+        assert app.focused is editor.area
+        before = editor.area.text
+        await pilot.press("backspace")  # only drops the shown range
+        assert editor.area.text == before and editor.area.selection.is_empty
+        await pilot.press("Z")  # types at the start of the range; nothing of the range is lost
+        lines = editor.area.text.split("\n")
+        assert lines[hit.start_line - 1] == "Z" + before.split("\n")[hit.start_line - 1]
+        assert editor.area.text.replace("Z", "", 1) == before
+
+
+async def test_edit_save_is_atomic_and_searchable_at_once(config: Config) -> None:
+    target = config.workspace / "memory" / "2026-10-07.md"
+    os.chmod(target, 0o640)
+    inode = target.stat().st_ino
+    app = make_app(config)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        app.open_note("memory/2026-10-07.md")
+        await settle(pilot)
+        area = app.editor.area
+        area.move_cursor((area.document.line_count - 1, 0))
+        area.insert("- Zanzibarquux rollout owner: Stefan\n")
+        assert app.editor.modified
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert not app.editor.modified
+        assert "Zanzibarquux rollout owner" in target.read_text(encoding="utf-8")
+        assert target.stat().st_ino != inode, "written in place instead of temp file + rename"
+        assert stat.S_IMODE(target.stat().st_mode) == 0o640
+        assert not list(target.parent.glob(".*.tmp"))
+        await type_query(pilot, "zanzibarquux")
+        hits = [app.search.results.get_option_at_index(i).hit for i in range(app.search.results.option_count)]
+        assert any(h.path == "memory/2026-10-07.md" for h in hits)
+
+
+@pytest.mark.parametrize("choice", ["copy", "reload", "cancel"])
+async def test_change_on_disk_while_editing_never_loses_text(config: Config, choice: str) -> None:
+    rel = "memory/2026-10-02.md"
+    target = config.workspace / rel
+    app = make_app(config)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        app.open_note(rel)
+        await settle(pilot)
+        app.editor.area.insert("MY EDIT\n", (0, 0))
+        mine = app.editor.area.text
+        theirs = target.read_text(encoding="utf-8") + "- appended by the agent\n"
+        target.write_text(theirs, encoding="utf-8")
+        app.editor.save_in_background()
+        await pilot.pause()
+        for _ in range(50):
+            if isinstance(app.screen, ChoiceScreen):
+                break
+            await pilot.pause()
+        assert isinstance(app.screen, ChoiceScreen)
+        await pilot.click(f"#choice-{choice}")
+        await settle(pilot)
+        assert target.read_text(encoding="utf-8") == theirs, "the agent's change was overwritten"
+        copies = list(target.parent.glob("2026-10-02.mine-*.md"))
+        if choice == "copy":
+            assert len(copies) == 1 and copies[0].read_text(encoding="utf-8") == mine
+            assert app.editor.rel == f"memory/{copies[0].name}"
+        elif choice == "reload":
+            assert not copies
+            assert app.editor.area.text == theirs
+        else:
+            assert not copies
+            assert app.editor.area.text == mine and app.editor.conflict
+
+
+async def test_conflict_dialog_shows_the_diff(config: Config) -> None:
+    rel = "memory/2026-10-02.md"
+    target = config.workspace / rel
+    app = make_app(config)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        app.open_note(rel)
+        await settle(pilot)
+        app.editor.area.insert("MY EDIT\n", (0, 0))
+        target.write_text("replaced by someone else\n", encoding="utf-8")
+        app.editor.save_in_background()
+        for _ in range(50):
+            if isinstance(app.screen, ChoiceScreen):
+                break
+            await pilot.pause()
+        await pilot.click("#choice-diff")
+        await pilot.pause()
+        assert isinstance(app.screen, DiffScreen)
+        assert "+MY EDIT" in app.screen.diff and "-replaced by someone else" in app.screen.diff
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, ChoiceScreen)
+        await pilot.click("#choice-cancel")
+        await settle(pilot)
+        assert target.read_text(encoding="utf-8") == "replaced by someone else\n"
+
+
+async def test_save_refuses_when_the_file_changed(config: Config) -> None:
+    app = make_app(config)
+    note = app.bridge.read_note("MEMORY.md")
+    (config.workspace / "MEMORY.md").write_text("someone else\n", encoding="utf-8")
+    with pytest.raises(SaveConflict):
+        app.bridge.save_note("MEMORY.md", "mine\n", note.stamp)
+    assert (config.workspace / "MEMORY.md").read_text(encoding="utf-8") == "someone else\n"
+
+
+async def test_disk_change_reloads_clean_editor_and_flags_modified_one(config: Config) -> None:
+    rel = "memory/2026-11-27.md"
+    target = config.workspace / rel
+    app = make_app(config)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        app.open_note(rel)
+        await settle(pilot)
+        target.write_text(target.read_text(encoding="utf-8") + "- agent: remember the dry run\n", encoding="utf-8")
+        app.post_message(FilesChanged(frozenset({target})))
+        await settle(pilot)
+        assert "agent: remember the dry run" in app.editor.area.text
+        assert not app.editor.modified and not app.editor.conflict
+        assert app.memory_tree.states.get(rel) == "indexed"
+        app.editor.area.insert("mine\n", (0, 0))
+        target.write_text(target.read_text(encoding="utf-8") + "- another agent line\n", encoding="utf-8")
+        app.post_message(FilesChanged(frozenset({target})))
+        await settle(pilot)
+        assert app.editor.conflict and app.editor.modified
+        assert app.editor.area.text.startswith("mine\n")
+
+
+async def test_malformed_transcript_line_shows_a_placeholder(config: Config) -> None:
+    sessions = config.workspace / "sessions"
+    path = sessions / "0badline-0000-4000-8000-000000000000.jsonl"
+    lines = [
+        {"type": "session", "version": 3, "id": "0badline", "timestamp": "2026-11-30T09:00:00Z", "cwd": "/w"},
+        {"type": "message", "id": "a1", "parentId": None, "timestamp": "2026-11-30T09:00:01Z",
+         "message": {"role": "user", "content": "hello there"}},
+    ]
+    text = "\n".join(json.dumps(x) for x in lines) + "\n{not json at all\n" + json.dumps(
+        {"type": "message", "id": "a2", "parentId": "a1", "timestamp": "2026-11-30T09:00:02Z",
+         "message": {"role": "assistant", "content": [{"type": "text", "text": "hi"}]}}) + "\n"
+    path.write_text(text, encoding="utf-8")
+    app = make_app(config)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        app.open_session(path)
+        await settle(pilot)
+        view = app.transcript
+        kinds = [b.kind for b in view.lines.blocks]
+        assert kinds == ["meta", "user", "skipped", "assistant"]
+        assert view.lines.blocks[2].line == 3
+        assert view.summary is not None and view.summary.skipped == 1
+        assert "1 line skipped" in str(app.query_one("#transcript-header").render())
+
+
+async def test_copy_citation_and_snippet(config: Config) -> None:
+    app = make_app(config)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        await type_query(pilot, "pgbouncer")
+        hit = app.search.selected_hit
+        assert hit is not None
+        await pilot.press("ctrl+l")
+        await settle(pilot)
+        assert app.clipboard == hit.citation == f"{hit.path}#L{hit.start_line}-L{hit.end_line}"
+        await pilot.press("down", "y")
+        await settle(pilot)
+        assert app.clipboard == app.search.selected_hit.snippet
+
+
+async def test_theme_switch_persists(config: Config) -> None:
+    app = make_app(config)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        assert app.theme == "memdeck-dark"
+        app.theme = "memdeck-light"
+        await settle(pilot)
+    saved = tomllib.loads(config.config_path.read_text(encoding="utf-8"))
+    assert saved["tui"]["theme"] == "memdeck-light"
+    again = make_app(tui_config(config.workspace))
+    assert again.theme == "memdeck-light"
+
+
+async def test_broken_user_theme_falls_back_with_a_notification(config: Config) -> None:
+    themes = config.config_path.parent / "themes"
+    themes.mkdir(parents=True)
+    (themes / "broken.toml").write_text('name = "broken"\nprimary = "not a colour"\n', encoding="utf-8")
+    config.config_path.write_text('[tui]\ntheme = "broken"\n', encoding="utf-8")
+    app = make_app(tui_config(config.workspace))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        assert app.theme == "memdeck-dark"
+        messages = [n.message for n in app._notifications]
+        assert any("broken.toml" in m for m in messages)
+        assert any("not available" in m for m in messages)
+
+
+async def test_quit_with_unsaved_changes_asks_first(config: Config) -> None:
+    app = make_app(config)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        app.open_note("MEMORY.md")
+        await settle(pilot)
+        app.editor.area.insert("unsaved\n", (0, 0))
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+        assert isinstance(app.screen, ChoiceScreen)
+        await pilot.click("#choice-cancel")
+        await settle(pilot)
+        assert app.is_running and app.editor.modified
+
+
+async def test_new_daily_note_and_remapped_save_key(demo_workspace: Path) -> None:
+    config = tui_config(demo_workspace, keys={"memdeck.save": "f5"})
+    app = make_app(config)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+n")
+        await settle(pilot)
+        rel = f"memory/{date.today():%Y-%m-%d}.md"
+        assert app.editor.rel == rel
+        assert (demo_workspace / rel).read_text(encoding="utf-8").startswith(f"# {date.today():%Y-%m-%d} — ")
+        app.editor.area.insert("- a fresh thought\n")
+        await pilot.press("f5")
+        await settle(pilot)
+        assert "a fresh thought" in (demo_workspace / rel).read_text(encoding="utf-8")
+        assert app.memory_tree.select_note(rel)
+
+
+async def test_help_lists_bindings_with_ids(config: Config) -> None:
+    app = make_app(config)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        await pilot.press("f1")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        ids = {row.binding_id for row in app.screen.rows}
+        assert {"memdeck.save", "memdeck.search", "results.copy_citation", "transcript.flush"} <= ids
+
+
+async def test_flush_appends_the_reviewed_draft(config: Config) -> None:
+    path = next((config.workspace / "sessions").glob("9b2d4e71*.jsonl"))
+    app = make_app(config)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        app.open_session(path)
+        await settle(pilot)
+        from tui.screens.flush import FlushScreen
+
+        app.run_worker(app.run_action("flush"))
+        for _ in range(100):
+            if isinstance(app.screen, FlushScreen):
+                break
+            await pilot.pause()
+        assert isinstance(app.screen, FlushScreen)
+        assert "Memory flush from session 9b2d4e71" in app.screen.block
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+    daily = sorted((config.workspace / "memory").glob("20??-??-??.md"))[-1]
+    assert "Memory flush from session 9b2d4e71" in daily.read_text(encoding="utf-8")
+    assert "9b2d4e71-5c3a-4f88-b6e0-7a1c2d3e4f51" in (config.home / "flush-state.json").read_text(encoding="utf-8")
+
+
+async def test_status_shows_vector_unavailable_without_a_provider(demo_workspace: Path) -> None:
+    app = make_app(tui_config(demo_workspace, provider="none"))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        text = str(app.query_one("#status-engine").render())
+        assert "vector: unavailable" in text and "FTS: ready" in text
+        await type_query(pilot, "pgbouncer")
+        assert app.search.results.option_count > 0

@@ -1,0 +1,222 @@
+"""Plain tests of the TUI's pure parts: highlighting, snippets, wrapping, transcript blocks, tree grouping, themes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from engine.search import Hit
+from engine.sessions import read_transcript
+from tui.bridge import PathRefused, build_tree_model, topic_rel
+from tui.keys import APP_BINDINGS, describe_bindings, unknown_ids
+from tui.themes import ThemeError, editor_theme, load_theme_text, load_themes
+from tui.watch import is_relevant
+from tui.widgets.markdown_area import highlight_document, highlight_line
+from tui.widgets.search_pane import render_hit, snippet_lines
+from tui.widgets.transcript_view import build_blocks, wrap_text
+
+
+@pytest.mark.parametrize(
+    ("line", "in_fence", "expected", "after"),
+    [
+        ("## Heading", False, [(0, 2, "heading.marker"), (2, None, "heading")], False),
+        ("#hashtag", False, [], False),
+        ("- item with `code`", False, [(0, 1, "list.marker"), (12, 18, "inline_code")], False),
+        ("- [x] done", False, [(0, 1, "list.marker"), (2, 5, "task.done")], False),
+        ("**bold** and *it*", False, [(0, 8, "bold"), (13, 17, "italic")], False),
+        ("see [docs](https://x.y)", False, [(5, 9, "link.label"), (11, 22, "link.uri")], False),
+        ("```python", False, [(0, 3, "heading.marker"), (3, 9, "info_string")], True),
+        ("x = 1  # not a heading", True, [(0, None, "code_block")], True),
+        ("```", True, [(0, None, "heading.marker")], False),
+        ("> quoted", False, [(0, None, "quote")], False),
+        ("---", False, [(0, None, "rule")], False),
+        ("`**not bold**`", False, [(0, 14, "inline_code")], False),
+    ],
+)
+def test_highlight_line(line: str, in_fence: bool, expected: list[tuple[int, int | None, str]], after: bool) -> None:
+    spans, state = highlight_line(line, in_fence)
+    assert sorted(spans, key=lambda s: (s[0], s[2])) == sorted(expected, key=lambda s: (s[0], s[2]))
+    assert state is after
+
+
+def test_highlight_document_uses_byte_offsets_and_tracks_fences() -> None:
+    cache: dict = {}  # type: ignore[type-arg]
+    lines = ["# Café", "```", "# not a heading", "```", "`é`"]
+    out = highlight_document(lines, cache)
+    assert out[0] == [(0, 1, "heading.marker"), (1, None, "heading")]
+    assert out[2] == [(0, None, "code_block")]
+    assert out[4] == [(0, 4, "inline_code")]  # "`é`" is 4 bytes
+    assert highlight_document(lines, cache) == out  # cached the same
+
+
+def _hit(snippet: str, spans: tuple[tuple[int, int], ...], start: int = 10, source: str = "memory") -> Hit:
+    lines = snippet.count("\n")
+    return Hit("memory/x.md", start, start + lines, 0.8, 0.7, 0.9, snippet, start, start + lines, spans, source,
+               f"memory/x.md#L{start}-L{start + lines}")
+
+
+@pytest.mark.parametrize(
+    ("snippet", "spans", "numbers", "line_spans"),
+    [
+        ("a\nb\nc pg\nd\ne", ((6, 8),), [12, 13, 14], [((2, 4),), (), ()]),
+        ("pg one\ntwo", ((0, 2),), [10, 11], [((0, 2),), ()]),
+        ("a\nb\nc\nd pg", ((8, 10),), [11, 12, 13], [(), (), ((2, 4),)]),
+        ("x\n\n\n", (), [10], [()]),
+    ],
+)
+def test_snippet_lines_start_at_the_first_match(snippet: str, spans: tuple[tuple[int, int], ...],
+                                                numbers: list[int], line_spans: list[tuple[tuple[int, int], ...]]) -> None:
+    lines = snippet_lines(_hit(snippet, spans))
+    assert [ln.number for ln in lines] == numbers
+    assert [ln.spans for ln in lines] == line_spans
+
+
+def test_render_hit_never_parses_markup() -> None:
+    content = render_hit(_hit("[bold]not markup[/bold] $var", ((0, 6),)))
+    plain = content.plain
+    assert "[bold]not markup[/bold] $var" in plain
+    assert "memory/x.md" in plain and "L10" in plain and "0.80" in plain and "vec 0.70" in plain
+
+
+@pytest.mark.parametrize(
+    ("text", "width", "expected"),
+    [
+        ("short", 20, ["short"]),
+        ("one two three four", 9, ["one two", "three", "four"]),
+        ("a\n\nb", 10, ["a", "", "b"]),
+        ("abcdefghijklmnopqrstuvwxyz", 10, ["abcdefghij", "klmnopqrst", "uvwxyz"]),
+        ("汉字汉字汉字", 8, ["汉字汉字", "汉字"]),
+    ],
+)
+def test_wrap_text(text: str, width: int, expected: list[str]) -> None:
+    assert wrap_text(text, max(8, width)) == expected
+
+
+def _write_jsonl(path: Path, lines: list[object]) -> Path:
+    out = []
+    for line in lines:
+        out.append(line if isinstance(line, str) else json.dumps(line))
+    path.write_text("\n".join(out) + "\n", encoding="utf-8")
+    return path
+
+
+def test_build_blocks_folds_tools_and_marks_bad_lines(tmp_path: Path) -> None:
+    path = _write_jsonl(tmp_path / "s.jsonl", [
+        {"type": "session", "version": 3, "id": "s1", "timestamp": "2026-11-30T09:00:00Z"},
+        {"type": "message", "id": "a", "timestamp": "2026-11-30T09:00:01Z",
+         "message": {"role": "user", "content": "run it"}},
+        "{broken",
+        {"type": "message", "id": "b", "timestamp": "2026-11-30T09:00:02Z",
+         "message": {"role": "assistant", "content": [
+             {"type": "thinking", "thinking": "let me think about it"},
+             {"type": "toolCall", "id": "t1", "name": "exec", "arguments": {"command": "ls"}}],
+             "usage": {"input": 10, "output": 5, "totalTokens": 15}}},
+        {"type": "message", "id": "c", "timestamp": "2026-11-30T09:00:03Z",
+         "message": {"role": "toolResult", "toolCallId": "t1", "toolName": "exec", "isError": True,
+                     "content": [{"type": "text", "text": "boom\nbang"}]}},
+        {"type": "compaction", "id": "d", "timestamp": "2026-11-30T09:00:04Z", "summary": "earlier",
+         "tokensBefore": 1234},
+        {"type": "weird", "id": "e"},
+    ])
+    blocks, summary = build_blocks(read_transcript(path))
+    assert [b.kind for b in blocks] == ["meta", "user", "skipped", "thinking", "tool", "result", "compaction", "meta"]
+    assert blocks[2].line == 3 and "line 3" in blocks[2].title
+    assert blocks[3].folded and "5 words" in blocks[3].title
+    assert blocks[4].title.startswith("exec · error") and blocks[4].error
+    assert blocks[5].title == "exec result · error · 2 lines" and blocks[5].folded
+    assert "1,234 tokens before" in blocks[6].title
+    assert "unknown entry type 'weird'" in blocks[7].title
+    assert (summary.messages, summary.tool_calls, summary.compactions, summary.skipped, summary.tokens) == (
+        3, 1, 1, 1, 15)
+
+
+def test_tree_model_groups_and_orders_files(tmp_path: Path) -> None:
+    rels = ["MEMORY.md", "memory/2026-11-27.md", "memory/2026-11-30.md", "memory/2026-11-20-release-checklist.md",
+            "memory/projects/heron.md", "memory/2026-13-45.md", str(tmp_path / "notes" / "x.md")]
+    model = build_tree_model(rels, tmp_path)
+    assert [e.rel for e in model.root] == ["MEMORY.md"]
+    assert [e.label for e in model.daily] == ["2026-11-30 Mon", "2026-11-27 Fri"]
+    assert model.daily[0].day == date(2026, 11, 30)
+    assert [e.label for e in model.session_notes] == ["2026-11-20 release-checklist"]
+    assert [e.label for e in model.topics] == ["2026-13-45.md", "projects/heron.md"]
+    assert [e.label for e in model.extras] == ["notes/x.md"]
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("Travel plans", "memory/travel-plans.md"),
+        ("projects/Kestrel", "memory/projects/kestrel.md"),
+        ("memory/ideas.md", "memory/ideas.md"),
+        ("../../etc/passwd", "memory/etc/passwd.md"),
+    ],
+)
+def test_topic_rel(name: str, expected: str) -> None:
+    assert topic_rel(name) == expected
+
+
+def test_topic_rel_refuses_empty_names() -> None:
+    with pytest.raises(PathRefused):
+        topic_rel(" / ")
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ('primary = "#123456"\nshiny = true\n', "unknown key"),
+        ('name = "x"\n', "primary colour missing"),
+        ('primary = "nope"\n', "primary"),
+        ('primary = "#123456"\ndark = "yes"\n', "dark must be true or false"),
+        ("primary = ", "not valid TOML"),
+    ],
+)
+def test_bad_theme_files_say_why(text: str, problem: str) -> None:
+    with pytest.raises(ThemeError, match=problem):
+        load_theme_text(text, "t.toml", "t")
+
+
+def test_bundled_and_user_themes_load(tmp_path: Path) -> None:
+    (tmp_path / "mine.toml").write_text('primary = "#FF8800"\ndark = true\n', encoding="utf-8")
+    (tmp_path / "bad.toml").write_text("primary = 3\n", encoding="utf-8")
+    found = load_themes(tmp_path)
+    names = {t.name for t in found.themes}
+    assert {"memdeck-dark", "memdeck-light", "mine"} <= names
+    assert len(found.errors) == 1 and "bad.toml" in found.errors[0]
+    theme = editor_theme({"primary": "#7AA2F7", "background": "#000000", "foreground-muted": "rgba(255,255,255,0.5)", "accent": "#ffffff 50%"})
+    assert theme.syntax_styles["heading"].color is not None
+
+
+def test_keymap_overrides_show_in_help_and_typos_are_found() -> None:
+    rows = describe_bindings([("app", APP_BINDINGS)], {"memdeck.save": "f5,ctrl+s"}, lambda b: b.key)
+    save = next(r for r in rows if r.binding_id == "memdeck.save")
+    assert save.keys == "f5, ctrl+s"
+    assert unknown_ids({"memdeck.save": "f5", "memdeck.svae": "f6"}, (r.binding_id for r in rows)) == ["memdeck.svae"]
+
+
+@pytest.mark.parametrize(
+    ("path", "relevant"),
+    [
+        ("/w/memory/2026-11-30.md", True),
+        ("/w/memory/.2026-11-30.md.abc.tmp", False),
+        ("/w/sessions/abc.jsonl", True),
+        ("/w/sessions/sessions.json", True),
+        ("/w/memory/node_modules/x.md", False),
+        ("/w/memory/picture.png", False),
+    ],
+)
+def test_watch_filter(path: str, relevant: bool, tmp_path: Path) -> None:
+    from engine.config import load_config
+
+    assert is_relevant(path, load_config(workspace=tmp_path)) is relevant
+
+
+def test_importing_the_app_loads_no_heavy_modules() -> None:
+    code = ("import sys, tui.app; bad = [m for m in ('torch', 'sentence_transformers', 'engine.api', 'numpy') "
+            "if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr

@@ -1,0 +1,1 @@
+"""Modal screens: dialogs, help, flush review."""

@@ -1,0 +1,1 @@
+"""The panes: memory tree, search, editor, transcript viewer, index status."""

@@ -1,0 +1,130 @@
+"""IndexStatus: provider and model, vector and FTS readiness, counts, last sync, index file; indexing progress."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.content import Content
+from textual.widgets import ProgressBar
+
+from tui.widgets.text_line import TextLine
+
+Part = Content | str | tuple[str, str]
+
+
+def format_clock(timestamp: float | None) -> str:
+    """Local ``HH:MM:SS`` of a sync (``never`` when there was none)."""
+    if timestamp is None:
+        return "never"
+    return time.strftime("%H:%M:%S", time.localtime(timestamp))
+
+
+def display_path(path: str) -> str:
+    """A path with the home directory shown as ``~``."""
+    home = str(Path.home())
+    if path == home or path.startswith(home + os.sep):
+        return "~" + path[len(home) :]
+    return path
+
+
+def format_size(n: int) -> str:
+    """Bytes as B / KB / MB / GB."""
+    size = float(n)
+    for unit in ("B", "KB", "MB", "GB"):
+        if size < 1024 or unit == "GB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{n} B"
+
+
+def vector_part(state: str, model_pending: bool) -> tuple[str, str]:
+    """How the vector leg is doing, with its colour."""
+    if state == "ready":
+        return "vector: ready", "$text-success"
+    if state == "loading" or (state == "not-loaded" and model_pending):
+        return "vector: loading model…", "$text-warning"
+    if state == "not-loaded":
+        return "vector: not loaded", "$text-muted"
+    why = state.split(": ", 1)[1] if ": " in state else state
+    return f"vector: unavailable ({why})", "$text-error"
+
+
+def _sep() -> tuple[str, str]:
+    return ("  │  ", "$text-muted")
+
+
+class IndexStatus(Vertical):
+    """The bottom pane."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.status: Any = None
+        self.model_pending = False
+        self.indexing = False
+
+    def compose(self) -> ComposeResult:
+        yield TextLine(Content.styled("opening the index…", "$text-muted"), id="status-engine")
+        yield TextLine("", id="status-index")
+        with Horizontal(id="status-progress"):
+            yield TextLine("", id="progress-label")
+            yield ProgressBar(id="progress-bar", show_eta=False)
+            yield TextLine(Content.styled("esc cancels", "$text-muted"), id="progress-hint")
+
+    def on_mount(self) -> None:
+        self.query_one("#status-progress").display = False
+
+    def show_error(self, message: str) -> None:
+        """The index could not be opened."""
+        self.query_one("#status-engine", TextLine).update(Content.styled(f"index unavailable: {message}", "$text-error"))
+
+    def show_status(self, status: Any, vector_state: str | None = None) -> None:
+        """Render an engine Status (``vector_state`` overrides its vector state, e.g. after a model load)."""
+        self.status = status
+        state = vector_state or status.vector_state
+        provider = status.provider
+        model = f" · {status.model}" + (f" ({status.dims}d)" if status.dims else "") if status.model else ""
+        engine: list[Part] = [("provider ", "$text-muted"), (provider + model, "bold")]
+        expected = status.provider == status.requested_provider or (
+            status.requested_provider == "auto" and status.provider == "local")
+        if status.provider_reason and not expected:
+            engine.append((f" ({status.provider_reason})", "$text-muted"))
+        engine += [_sep(), vector_part(state, self.model_pending), _sep()]
+        engine.append(("FTS: ready", "$text-success") if status.fts_ready else ("FTS: unavailable", "$text-error"))
+        if status.vec_version is None:
+            engine += [_sep(), ("sqlite-vec not loaded", "$text-warning")]
+        self.query_one("#status-engine", TextLine).update(Content.assemble(*engine))
+        index: list[Part] = [
+            ("files ", "$text-muted"), (f"{status.files_indexed}/{status.files_on_disk}", "bold"),
+            ("  chunks ", "$text-muted"), (f"{status.chunks:,}", "bold"),
+            ("  dirty ", "$text-muted"),
+            (f"{status.dirty_files}", "bold $text-warning" if status.dirty_files else "bold"),
+        ]
+        if status.pending_embeddings:
+            index += [("  not embedded ", "$text-muted"), (f"{status.pending_embeddings:,}", "bold")]
+        index += [("  synced ", "$text-muted"), (format_clock(status.last_sync), "bold")]
+        index += [_sep(), (display_path(status.index_path), "$text-muted"),
+                  (f" {format_size(status.index_bytes)}", "$text-muted")]
+        if status.issues:
+            index += [_sep(), (f"⚠ {status.issues[0]}", "$text-warning")]
+        self.query_one("#status-index", TextLine).update(Content.assemble(*index))
+
+    def show_progress(self, phase: str, done: int, total: int, path: str | None) -> None:
+        """Indexing moved on."""
+        self.indexing = True
+        row = self.query_one("#status-progress")
+        if not row.display:
+            row.display = True
+        label = "indexing files" if phase == "files" else "embedding chunks"
+        self.query_one("#progress-label", TextLine).update(Content(f"{label} {done:,}/{total:,} "))
+        bar = self.query_one("#progress-bar", ProgressBar)
+        bar.update(total=max(1, total), progress=done)
+
+    def hide_progress(self) -> None:
+        """Indexing ended."""
+        self.indexing = False
+        self.query_one("#status-progress").display = False
