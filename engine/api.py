@@ -6,6 +6,7 @@ import contextlib
 import functools
 import json
 import os
+import stat
 import threading
 import time
 from collections.abc import Callable
@@ -15,7 +16,7 @@ from typing import Any, TypeVar
 
 from engine.config import Config
 from engine.embeddings import Embedder, EmbeddingError, ProviderChoice, choose_provider, make_embedder
-from engine.errors import IndexBusy
+from engine.errors import IndexBusy, PathRefused
 from engine.indexer import (
     ProgressFn,
     SyncReport,
@@ -419,10 +420,31 @@ class MemoryEngine:
                     os.unlink(str(temp) + suffix)
             raise
 
+    @_recovering
     def reindex_file(self, rel: str) -> SyncReport:
-        """Re-index after a save so the new text is searchable at once (embeds only when the model is loaded)."""
+        """Re-index one saved file so its new text is searchable at once, without rescanning the workspace.
+
+        Embeds only when the model is loaded. Falls back to a full sync when the index needs a rebuild or the
+        file is gone or is not a memory file.
+        """
         embed = self.embedder is not None and self.embedder.loaded
-        return self.sync(embed=embed)
+        try:
+            rel_norm, absolute = resolve_memory_path(self.config, rel)
+            st = os.lstat(absolute)
+        except (PathRefused, OSError):
+            return self.sync(embed=embed)
+        if self.needs_rebuild() or not stat.S_ISREG(st.st_mode):
+            return self.sync(embed=embed)
+        started = time.monotonic()
+        report = SyncReport()
+        file = MemoryFile(rel_norm, absolute, "memory", st.st_mtime_ns, st.st_size)
+        with self._sync_lock, writer_lock(self.config.index_path, wait=30.0):
+            sync_files(self.store, self.config, [file], report, prune=False)
+            if embed and self.can_embed:
+                self._embed(report, None, None)
+        report.chunks_total = self.store.counts()["chunks"]
+        report.seconds = time.monotonic() - started
+        return report
 
     # -- search ------------------------------------------------------------------------------
     @_recovering
@@ -456,7 +478,7 @@ class MemoryEngine:
                 if self.needs_rebuild() or self.dirty_files():
                     self.sync(embed=want_vec and (allow_model_load or self._model_ready()), wait=2.0)
                 elif (want_vec and self.can_embed and (allow_model_load or self._model_ready())
-                      and self.store.counts()["pending"]):
+                      and self.store.has_pending()):
                     self.sync(embed=True, wait=2.0)
             except IndexBusy:
                 warnings.append("another process is updating the index; results may be a moment old")
@@ -486,7 +508,7 @@ class MemoryEngine:
                     if not any(qvec):
                         qvec = None  # nothing the model can read (e.g. only punctuation)
                         effective = "keyword" if mode == "hybrid" else mode
-                    pending = self.store.counts()["pending"]
+                    pending = self.store.pending_count() if self.store.has_pending() else 0
                     if pending:
                         warnings.append(f"{pending} chunks are not embedded yet")
         results = run_search(self.store, settings, query, effective, qvec, max_results, min_score,

@@ -67,7 +67,7 @@ def _keep(term: str) -> bool:
         return False
     if term.isascii() and len(term) == 1 and not term.isdigit():
         return False
-    return not term.strip("_") == ""
+    return term.strip("_") != ""
 
 
 def query_terms(text: str) -> list[str]:

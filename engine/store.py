@@ -306,8 +306,12 @@ class Store:
         row = conn.execute("SELECT sql FROM sqlite_master WHERE name='chunks_vec'").fetchone()
         if row is not None and f"float[{self.dims}]" in str(row[0]):
             return True
-        # One transaction: a crash never leaves chunks marked embedded without their vectors.
+        # One transaction: a crash never leaves chunks marked embedded without their vectors. The check is
+        # repeated inside it: another process may have created the table since we looked.
         with self.transaction() as tx:
+            row = tx.execute("SELECT sql FROM sqlite_master WHERE name='chunks_vec'").fetchone()
+            if row is not None and f"float[{self.dims}]" in str(row[0]):
+                return True
             if row is not None:
                 tx.execute("DROP TABLE chunks_vec")
                 tx.execute("UPDATE chunks SET embedded = 0")
@@ -336,6 +340,14 @@ class Store:
         except ValueError:
             return None
         return value if isinstance(value, dict) else None
+
+    def has_pending(self) -> bool:
+        """Whether any chunk still waits for its vectors (cheap: stops at the first)."""
+        return self.conn.execute("SELECT 1 FROM chunks WHERE embedded = 0 LIMIT 1").fetchone() is not None
+
+    def pending_count(self) -> int:
+        """How many chunks wait for their vectors."""
+        return int(self.conn.execute("SELECT count(*) FROM chunks WHERE embedded = 0").fetchone()[0])
 
     def counts(self) -> dict[str, int]:
         """Row counts for status."""

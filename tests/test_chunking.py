@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import pytest
@@ -101,7 +102,7 @@ def test_heading_starts_its_chunk() -> None:
 def test_overlap_repeats_trailing_lines() -> None:
     chunks = chunk_markdown(_daily(80))
     assert len(chunks) > 2
-    for a, b in zip(chunks, chunks[1:], strict=False):
+    for a, b in itertools.pairwise(chunks):
         assert b.start_line <= a.end_line + 1
         assert b.start_line > a.start_line
 

@@ -212,3 +212,25 @@ def test_keyword_search_and_status_never_import_torch(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ})
     assert out.stdout.strip() == "False False"
+
+
+def test_reindex_file_makes_a_save_searchable_without_touching_other_files(engine: MemoryEngine) -> None:
+    engine.sync()
+    ws = engine.config.workspace
+    (ws / "memory" / "2026-10-02.md").write_text("# 2026-10-02\n\n- Capybara sighting at the standup.\n")
+    (ws / "memory" / "2026-10-01.md").write_text("- an unsaved-by-us change elsewhere: wombat\n")
+    report = engine.reindex_file("memory/2026-10-02.md")
+    assert report.files_indexed == 1
+    assert engine.search("capybara", mode="keyword", ensure_fresh=False).results[0].path == "memory/2026-10-02.md"
+    # The other file was not re-read: still dirty until the next full sync.
+    assert "memory/2026-10-01.md" in engine.dirty_files()
+    assert engine.search("wombat", mode="keyword", ensure_fresh=False).results == ()
+    conn = engine.store.conn
+    assert conn.execute("SELECT count(*) FROM chunks_vec").fetchone()[0] == engine.store.counts()["windows"]
+
+
+def test_reindex_file_of_a_deleted_file_falls_back_to_a_full_sync(engine: MemoryEngine) -> None:
+    engine.sync()
+    (engine.config.workspace / "memory" / "2026-10-02.md").unlink()
+    engine.reindex_file("memory/2026-10-02.md")
+    assert engine.search("violin", mode="keyword", ensure_fresh=False).results == ()

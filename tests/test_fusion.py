@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -65,7 +65,7 @@ def test_file_date(path: str, is_dated: bool) -> None:
 
 
 def test_decay_half_life() -> None:
-    now = datetime(2026, 2, 11, tzinfo=timezone.utc)
+    now = datetime(2026, 2, 11, tzinfo=UTC)
     assert decay_factor("memory/2026-01-12.md", 30, now) == pytest.approx(0.5)
     assert decay_factor("MEMORY.md", 30, now) == 1.0
 

@@ -1,0 +1,83 @@
+"""Resident memory of the engine with the model loaded, idle, on a 10k-chunk index (what the TUI holds besides Textual).
+
+Usage::
+
+    python bench/rss_idle.py --chunks 10000 --out bench/results/speed-rss-10k.json [--embedder bench]
+
+A fresh subprocess opens the index, loads all-MiniLM-L6-v2 (``engine.load_model()``), runs 30 hybrid searches
+(so the in-memory vector copy, SQLite's page cache and the model's buffers are all resident), then idles 2 s;
+VmRSS is read at each step. The index is built first (reused) by the parent. Goal: ≤ 600 MB (OpenClaw's CLI
+~600 MB). The TUI's own RSS is measured by bench/tui_startup.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from _bench_common import BENCH_DIR, DEFAULT_ROOT, EMBEDDERS, header, index_for, load_avg, table, write_json
+
+GOAL_MB = 600.0
+CHILD = """
+import json, sys, time
+sys.path.insert(0, {bench!r})
+from _bench_common import open_engine, make_embedder, rss_mb, peak_rss_mb
+steps = {{"python + nothing": rss_mb()}}
+import engine.api  # noqa
+steps["engine imported"] = rss_mb()
+eng = open_engine({ws!r}, __import__("pathlib").Path({home!r}), make_embedder({kind!r}))
+steps["index opened"] = rss_mb()
+eng.load_model()
+steps["model loaded"] = rss_mb()
+from search_latency import make_queries
+for q in make_queries(30):
+    eng.search(q, mode="hybrid", ensure_fresh=False)
+steps["after 30 hybrid searches"] = rss_mb()
+time.sleep(2)
+steps["idle 2 s later"] = rss_mb()
+print(json.dumps({{"steps": steps, "peak": peak_rss_mb(), "vector_path_numpy": eng._vindex._matrix is not None}}))
+"""
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    """Build or reuse the index, then measure a fresh process."""
+    result = header("rss_idle", args)
+    engine, ws, info = index_for(args.chunks, args.embedder, args.seed, args.root, real_queries=False)
+    engine.close()
+    result["index"] = info
+    code = CHILD.format(bench=str(BENCH_DIR), ws=str(ws), home=info["home"], kind=args.embedder)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    child = json.loads(proc.stdout.strip().splitlines()[-1])
+    result["rss_mb"] = child["steps"]
+    result["peak_rss_mb"] = child["peak"]
+    result["in_memory_vector_copy"] = child["vector_path_numpy"]
+    idle = child["steps"]["idle 2 s later"]
+    result["goals"] = {f"idle RSS <= {GOAL_MB:.0f} MB": idle <= GOAL_MB}
+    result["load_avg_end"] = load_avg()
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI entry point."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--chunks", type=int, default=10_000)
+    ap.add_argument("--embedder", choices=EMBEDDERS, default="bench")
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--root", type=Path, default=DEFAULT_ROOT)
+    ap.add_argument("--out", type=Path)
+    args = ap.parse_args(argv)
+    res = run(args)
+    print(f"\nengine + model RSS, {res['index']['chunks']:,} chunks / {res['index']['windows']:,} vectors "
+          f"(in-memory vector copy: {res['in_memory_vector_copy']}); load avg {res['load_avg_start']}\n")
+    print(table(["step", "RSS MB"], [[k, v] for k, v in res["rss_mb"].items()] + [["peak", res["peak_rss_mb"]]]))
+    print("goals:", res["goals"])
+    write_json(args.out, res)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
