@@ -44,17 +44,17 @@ def _regular(path: Path) -> os.stat_result | None:
     return st
 
 
-def _walk_markdown(root: Path, issues: list[str]) -> list[Path]:
-    found: list[Path] = []
+def _walk_markdown(root: Path, issues: list[str]) -> list[str]:
+    """Markdown files under ``root`` as absolute path strings (strings: pathlib costs add up at 100k files)."""
+    found: list[str] = []
 
     def onerror(err: OSError) -> None:
         issues.append(f"{err.filename}: not readable ({err.strerror})")
 
     for dirpath, dirnames, filenames in os.walk(root, onerror=onerror, followlinks=False):
         dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not os.path.islink(os.path.join(dirpath, d)))
-        for name in sorted(filenames):
-            if name.endswith(".md"):
-                found.append(Path(dirpath) / name)
+        prefix = dirpath + os.sep
+        found.extend(prefix + name for name in sorted(filenames) if name.endswith(".md"))
     return found
 
 
@@ -70,7 +70,7 @@ def scan_memory_files(config: Config) -> ScanReport:
     """List ``MEMORY.md``, ``memory.md``, ``memory/**/*.md`` and the extra paths; symlinks are skipped."""
     ws = config.workspace
     issues: list[str] = []
-    candidates: list[Path] = []
+    candidates: list[Path | str] = []
     if not ws.is_dir():
         return ScanReport((), (f"workspace missing ({ws})",))
     seen_inodes: set[tuple[int, int]] = set()
@@ -92,24 +92,29 @@ def scan_memory_files(config: Config) -> ScanReport:
             issues.append(f"additional memory path missing ({extra})")
     files: list[MemoryFile] = []
     seen: set[str] = set()
-    for p in candidates:
-        st = _regular(p)
-        if st is None:
-            if p.is_symlink():
-                issues.append(f"{rel_posix(p, ws)}: symlink skipped")
+    ws_prefix = str(ws) + os.sep
+    for cand in candidates:
+        p = str(cand)
+        try:
+            st = os.lstat(p)
+        except OSError:
+            continue  # vanished since the listing
+        rel = p[len(ws_prefix):].replace(os.sep, "/") if p.startswith(ws_prefix) else Path(p).as_posix()
+        if not stat.S_ISREG(st.st_mode):
+            if stat.S_ISLNK(st.st_mode):
+                issues.append(f"{rel}: symlink skipped")
             continue
         key = (st.st_dev, st.st_ino)
         if key in seen_inodes:
             continue  # memory.md and MEMORY.md on a case-insensitive disk are one file
         seen_inodes.add(key)
-        rel = rel_posix(p, ws)
         if rel in seen:
             continue
         seen.add(rel)
         if not os.access(p, os.R_OK):
             issues.append(f"{rel}: not readable (permission denied)")
             continue
-        files.append(MemoryFile(rel=rel, path=p, source="memory", mtime_ns=st.st_mtime_ns, size=st.st_size))
+        files.append(MemoryFile(rel=rel, path=Path(p), source="memory", mtime_ns=st.st_mtime_ns, size=st.st_size))
     return ScanReport(tuple(files), tuple(issues))
 
 
