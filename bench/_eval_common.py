@@ -170,7 +170,7 @@ def config_summary(config: Any) -> dict[str, Any]:
     from dataclasses import asdict
 
     return {
-        "embedding": asdict(config.embedding),
+        "embedding": {k: v for k, v in asdict(config.embedding).items() if k != "headers"},  # may hold secrets
         "chunking": asdict(config.chunking),
         "search": asdict(config.search),
         "sources": list(config.sources),

@@ -102,8 +102,10 @@ def status(obj: _Ctx, as_json: bool, deep: bool) -> None:
         f"SQLite: {st.driver} {st.sqlite_version} · sqlite-vec {st.vec_version or 'not loaded'}",
         f"Provider: {st.provider} (requested: {st.requested_provider})",
     ]
+    if st.provider_url:
+        lines.append(f"Endpoint: {st.provider_url}")
     if st.provider_reason:
-        lines.append(f"Fallback: {st.provider_reason}")
+        lines.append(f"Why: {st.provider_reason}")
     lines += [
         f"Model: {st.model or 'none'}" + (f" · {st.dims} dims" if st.dims else ""),
         f"Sources: {', '.join(st.sources)}",

@@ -238,7 +238,8 @@ def load_rows(store: Store, ids: Sequence[int]) -> dict[int, _Row]:
 def select_results(
     fused: Sequence[Fused], max_results: int, min_score: float, has_vector: bool
 ) -> list[Fused]:
-    """OpenClaw's selection: keep scores ≥ min_score; if none pass, rescue keyword matches; fill spare slots.
+    """OpenClaw's selection: keep scores ≥ min_score; if none pass, rescue keyword matches (else vector hits at
+    half the threshold); fill spare slots.
 
     ``min_score`` is soft so a real keyword match is never hidden by a threshold tuned for cosine scores.
     """
@@ -246,6 +247,10 @@ def select_results(
     passing = [f for f in fused if f.score >= min_score]
     if not passing:
         rescue = [f for f in fused if f.keyword > 0] if has_vector else list(fused)
+        if not rescue and has_vector:
+            # No word matched and nothing reached the threshold: the query may be a paraphrase or in another
+            # language than the notes; the nearest notes that come at least halfway are still worth reading.
+            rescue = [f for f in fused if f.score >= min_score / 2]
         return rescue[:max_results]
     chosen = passing[:max_results]
     if len(chosen) < max_results:

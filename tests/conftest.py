@@ -14,8 +14,12 @@ from engine.demo import DEMO_SOURCE
 def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path_factory.mktemp("memdeck-home")
     monkeypatch.setenv("MEMDECK_HOME", str(home))
-    for var in ("MEMDECK_WORKSPACE", "MEMDECK_SESSIONS", "MEMDECK_EMBEDDING_PROVIDER", "MEMDECK_DISABLE_VEC",
-                "MEMDECK_SQLITE_DRIVER"):
+    import os
+
+    for var in ("MEMDECK_WORKSPACE", "MEMDECK_SESSIONS", "MEMDECK_DISABLE_VEC", "MEMDECK_SQLITE_DRIVER",
+                "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    for var in [v for v in os.environ if v.startswith("MEMDECK_EMBEDDING_")]:
         monkeypatch.delenv(var, raising=False)
     return home
 
