@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import os
@@ -12,7 +13,7 @@ import sys
 import tempfile
 import time
 import tomllib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -297,3 +298,24 @@ def make_progress() -> Any:
 def median_or_zero(values: Sequence[float]) -> float:
     """The median (0.0 for no values)."""
     return statistics.median(values) if values else 0.0
+
+
+def run_main(
+    parser: argparse.ArgumentParser,
+    run: Callable[[argparse.Namespace], dict[str, Any]],
+    render_markdown: Callable[[Mapping[str, Any], list[str]], str],
+    argv: Sequence[str] | None = None,
+) -> int:
+    """The eval scripts' entry point: parse, run, write ``OUT`` and ``OUT.md``, print the table."""
+    args = parser.parse_args(argv)
+    try:
+        modes = parse_modes(args.modes)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    payload = run(args)
+    markdown = render_markdown(payload, modes)
+    md_path = write_outputs(Path(args.out), payload, markdown)
+    print(markdown)
+    print(f"\nwrote {args.out} and {md_path}", file=sys.stderr)
+    return 0

@@ -38,10 +38,10 @@ from _eval_common import (
     markdown_table,
     now_iso,
     parse_modes,
+    run_main,
     sync_workspace_files,
     torch_loaded,
     torch_threads,
-    write_outputs,
 )
 
 REPO = Path(__file__).resolve().parents[1]
@@ -206,18 +206,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: run, write ``OUT`` and ``OUT.md``, print the table."""
-    args = build_parser().parse_args(argv)
-    try:
-        modes = parse_modes(args.modes)
-    except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    payload = run(args)
-    markdown = render_markdown(payload, modes)
-    md_path = write_outputs(Path(args.out), payload, markdown)
-    print(markdown)
-    print(f"\nwrote {args.out} and {md_path}", file=sys.stderr)
-    return 0
+    return run_main(build_parser(), run, render_markdown, argv)
 
 
 if __name__ == "__main__":
