@@ -26,6 +26,7 @@ from engine.store import DB_ERRORS, Store, is_corruption, serialize_vector
 from engine.vector_index import VectorIndex
 
 MIN_CANDIDATES = 50
+COMPLETION_DEPTH = 8
 
 
 @dataclass(frozen=True)
@@ -122,23 +123,6 @@ def keyword_candidates(store: Store, query: str, limit: int, sources: Sequence[s
                 "SELECT f.rowid, bm25(chunks_fts) AS r FROM chunks_fts f JOIN chunks c ON c.id = f.rowid"
                 f" WHERE chunks_fts MATCH ? AND c.source IN ({marks}) ORDER BY r LIMIT ?",
                 (fts, *sources, limit)).fetchall()
-    except DB_ERRORS as exc:
-        if is_corruption(exc):
-            raise  # the engine moves a damaged index aside and rebuilds it
-        return {}
-    return {int(r[0]): float(r[1]) for r in rows}
-
-
-def keyword_ranks_for(store: Store, query: str, ids: Sequence[int]) -> dict[int, float]:
-    """BM25 ranks for specific chunks (to complete vector candidates' keyword scores)."""
-    fts = build_fts_query(query)
-    if fts is None or not ids:
-        return {}
-    marks = ",".join("?" * len(ids))
-    try:
-        rows = store.conn.execute(
-            f"SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid IN ({marks})",
-            (fts, *ids)).fetchall()
     except DB_ERRORS as exc:
         if is_corruption(exc):
             raise  # the engine moves a damaged index aside and rebuilds it
@@ -282,7 +266,10 @@ def run_search(
     depth = max(max_results * settings.candidate_multiplier, MIN_CANDIDATES)
     use_kw = mode in ("hybrid", "keyword")
     use_vec = mode in ("hybrid", "vector") and qvec is not None
-    ranks = keyword_candidates(store, query, depth, sources) if use_kw else {}
+    # One FTS query, deeper than the candidate list: its tail completes the vector candidates' keyword scores
+    # (a second MATCH restricted by rowid costs as much as the first).
+    deep = keyword_candidates(store, query, depth * COMPLETION_DEPTH, sources) if use_kw else {}
+    ranks = dict(sorted(deep.items(), key=lambda kv: kv[1])[:depth])
     vec: dict[int, float] | None = None
     focus: dict[int, tuple[int, int]] = {}
     in_memory = vindex is not None and use_vec and vindex.worthwhile(store)
@@ -296,8 +283,7 @@ def run_search(
             more, more_focus = scores_for(store, qvec, missing)
             vec.update(more)
             focus.update(more_focus)
-            extra = keyword_ranks_for(store, query, [i for i in vec if i not in ranks])
-            ranks.update(extra)
+            ranks.update({i: deep[i] for i in vec if i not in ranks and i in deep})
     if vec and settings.vector_norm == "minmax":
         lo, hi = min(vec.values()), max(vec.values())
         vec = {k: (v - lo) / (hi - lo) if hi > lo else 1.0 for k, v in vec.items()}
