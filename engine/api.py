@@ -22,6 +22,7 @@ from engine.indexer import (
     SyncReport,
     embed_pending,
     identity_for,
+    pid_alive,
     sync_files,
     writer_lock,
 )
@@ -218,7 +219,7 @@ class MemoryEngine:
             pass
         for entry in entries:
             pid = entry.name[len(prefix):].split(".")[0].split("-")[0]
-            if pid.isdigit() and _pid_alive(int(pid)):
+            if pid.isdigit() and pid_alive(int(pid)):
                 continue
             with contextlib.suppress(OSError):
                 entry.unlink()
@@ -661,14 +662,3 @@ def _inode(path: Path) -> int | None:
     except OSError:
         return None
 
-
-def _pid_alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

@@ -16,6 +16,7 @@ from typing import Any
 
 from engine.config import Config
 from engine.errors import MemdeckError
+from engine.indexer import pid_alive
 from engine.redact import find_secrets
 from engine.textio import make_private_dir, read_text_file
 from engine.workspace import scan_memory_files
@@ -152,17 +153,6 @@ def _file_size(path: Path) -> int:
         return 0
 
 
-def _pid_alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
 
 def _rebuild_owner(name: str) -> int | None:
     """The pid in ``<index>.rebuild-<pid>-<time>[-wal|-shm]``."""
@@ -269,7 +259,7 @@ def _check_files_on_disk(config: Config, now: float) -> list[Finding]:
                 owner = _rebuild_owner(entry.name)
                 base = folder / entry.name.split(".rebuild-", 1)[0]
                 # Nobody holds that index's writer lock, or its owner is dead: nobody is rebuilding into it.
-                if _lock_holder(base) is None or owner is None or not _pid_alive(owner):
+                if _lock_holder(base) is None or owner is None or not pid_alive(owner):
                     leftovers.append(entry)
             elif ".corrupt-" in entry.name:
                 copies.append(entry)

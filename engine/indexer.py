@@ -104,6 +104,19 @@ def writer_lock(index_path: Path, wait: float = 30.0) -> Iterator[None]:
         os.close(fd)
 
 
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this id exists (ours counts; another user's counts too)."""
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def content_hash(text: str) -> str:
     """sha256 of text."""
     return hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()
