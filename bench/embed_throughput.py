@@ -2,8 +2,11 @@
 
 Usage::
 
-    python bench/embed_throughput.py [--models all-MiniLM-L6-v2,multilingual-e5-small,use-multilingual-v3]
+    python bench/embed_throughput.py [--models all-MiniLM-L6-v2,all-MiniLM-L6-v2@torch,multilingual-e5-small,...]
         [--xquad /path/to/xquad.zh.json] [--queries 50] [--repeat 2] [--out bench/results/embed_throughput.json]
+
+``model@engine`` picks what runs all-MiniLM-L6-v2 (``@numpy``, the default, or ``@torch`` for
+sentence-transformers; see ``MEMDECK_MINILM_ENGINE``), so both appear as rows measured the same way.
 
 Each model runs in its own subprocess (so one model's imports do not flatter or burden the next). The corpus is
 the bundled demo workspace chunked like the index (400-token chunks, then windows that fit the model), plus, with
@@ -30,7 +33,7 @@ if str(REPO) not in sys.path:
 
 from _eval_common import machine_info, markdown_table, now_iso, write_outputs  # noqa: E402
 
-DEFAULT_MODELS = ("all-MiniLM-L6-v2", "multilingual-e5-small", "use-multilingual-v3")
+DEFAULT_MODELS = ("all-MiniLM-L6-v2", "all-MiniLM-L6-v2@torch", "multilingual-e5-small", "use-multilingual-v3")
 QUERIES = (
     "what did we decide about the release checklist",
     "postgres connection pool exhausted",
@@ -68,11 +71,16 @@ def _cpu() -> float:
 def measure(model: str, xquad: Path | None, n_queries: int, repeat: int) -> dict[str, Any]:
     """Load one local model and time it on the corpus (runs inside the child process)."""
     from engine.chunking import plan_windows
-    from engine.providers.local import make_local_embedder, resolve_local_model
+    from engine.providers.local import MINILM_ENGINE_ENV, make_local_embedder, resolve_local_model
 
-    spec = resolve_local_model(model)
+    model_name, _, engine = model.partition("@")
+    spec = resolve_local_model(model_name)
     if spec is None:
-        raise SystemExit(f"unknown local model {model!r}")
+        raise SystemExit(f"unknown local model {model_name!r}")
+    if engine:
+        if spec.name != "all-MiniLM-L6-v2":
+            raise SystemExit(f"{model}: only all-MiniLM-L6-v2 has a choice of engine")
+        os.environ[MINILM_ENGINE_ENV] = engine  # read when the embedder is built
     load_avg_before = os.getloadavg()[0]
     started = time.perf_counter()
     emb = make_local_embedder(spec, batch_size=32)
@@ -80,8 +88,8 @@ def measure(model: str, xquad: Path | None, n_queries: int, repeat: int) -> dict
         raise SystemExit(f"{model}: package {spec.package} is not installed")
     emb.load()
     load_s = time.perf_counter() - started
-    result: dict[str, Any] = {"model": model, "dims": emb.dims, "max_tokens": emb.max_tokens,
-                              "load_seconds": round(load_s, 2), "corpora": {}}
+    result: dict[str, Any] = {"model": model, "engine": getattr(emb, "engine", None), "dims": emb.dims,
+                              "max_tokens": emb.max_tokens, "load_seconds": round(load_s, 2), "corpora": {}}
     for name, chunks in corpus(xquad).items():
         windows = [w.text for text in chunks for w in plan_windows(text, emb.count_tokens, emb.max_tokens)]
         emb.embed_documents(windows[:8])  # warm-up: first-call allocations
@@ -156,7 +164,8 @@ def main(argv: list[str] | None = None) -> int:
             continue
         corp = r["corpora"]
         table_rows.append([
-            r["model"], r["dims"], r["load_seconds"],
+            f"{r['model'].partition('@')[0]} ({r['engine']})" if r.get("engine") else r["model"],
+            r["dims"], r["load_seconds"],
             f"{corp['demo-en']['chunks_per_s']} ({corp['demo-en']['chunks_per_cpu_s']}/cpu-s)",
             f"{corp['xquad-zh']['chunks_per_s']} ({corp['xquad-zh']['chunks_per_cpu_s']}/cpu-s)"
             if "xquad-zh" in corp else "–",

@@ -37,23 +37,16 @@ from engine.store import (
     move_aside,
     salvage_cache,
 )
-from engine.textio import read_text_file
 from engine.vector_index import VectorIndex
-from engine.workspace import MemoryFile, ScanReport, resolve_memory_path, scan_memory_files
-
-
-@dataclass(frozen=True)
-class GetResult:
-    """A slice of a memory file."""
-
-    path: str
-    text: str
-    from_line: int | None = None
-    lines: int | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        """``{"path", "text"}`` as memory_get returns it."""
-        return {"path": self.path, "text": self.text}
+from engine.workspace import (
+    GetResult,
+    MemoryFile,
+    ScanReport,
+    memory_file_stats,
+    read_memory_slice,
+    resolve_memory_path,
+    scan_memory_files,
+)
 
 
 @dataclass(frozen=True)
@@ -279,15 +272,26 @@ class MemoryEngine:
         return scan_sources(self.config)
 
     def dirty_files(self, scan: ScanReport | None = None) -> list[str]:
-        """Files whose mtime/size differ from what was indexed, new files, and deleted ones."""
-        scan = scan or self.scan()
+        """Files whose mtime/size differ from what was indexed, new files, and deleted ones.
+
+        Without ``scan`` (the freshness check before a CLI search) the files are stat-ed without building
+        :class:`MemoryFile` objects: one walk, one ``SELECT`` of the files table, two dicts compared.
+        """
+        current = source_stats(self.config) if scan is None else {f.rel: (f.mtime_ns, f.size) for f in scan.files}
+        return self._changed_since_indexed(current)
+
+    def _changed_since_indexed(self, current: dict[str, tuple[int, int]]) -> list[str]:
+        """The files of ``current`` (``rel → (mtime_ns, size)``) the index does not hold as they are, then the
+        indexed files that are gone."""
         try:
-            known = {r[0]: (r[1], r[2]) for r in self.store.conn.execute("SELECT path, mtime_ns, size FROM files")}
+            known = {path: (mtime_ns, size) for path, mtime_ns, size in
+                     self.store.conn.execute("SELECT path, mtime_ns, size FROM files")}
         except DB_ERRORS:
-            return [f.rel for f in scan.files]
-        dirty = [f.rel for f in scan.files if known.get(f.rel) != (f.mtime_ns, f.size)]
-        present = {f.rel for f in scan.files}
-        dirty.extend(sorted(p for p in known if p not in present))
+            return list(current)
+        if known == current:
+            return []
+        dirty = [rel for rel, state in current.items() if known.get(rel) != state]
+        dirty.extend(sorted(p for p in known if p not in current))
         return dirty
 
     @_recovering
@@ -376,7 +380,7 @@ class MemoryEngine:
             target.dims = self.embedder.dims  # a remote model's size, known since its first answer
         try:
             embed_pending(target, self.embedder, report, progress, cancel, self.config.embedding.batch_size,
-                          self.config.chunking.window_tokens)
+                          self.config.chunking.window_tokens, self.config.chunking.line_vectors)
         except EmbeddingError as exc:  # what is embedded stays; the rest waits for the provider
             report.issues.append(f"embedding stopped: {exc}; the remaining chunks are keyword-only until it works")
 
@@ -542,26 +546,14 @@ class MemoryEngine:
         Raises:
             PathRefused: the path is not a memory file or escapes the workspace.
         """
-        rel, absolute = resolve_memory_path(self.config, path)
-        try:
-            text = read_text_file(absolute).text
-        except (FileNotFoundError, NotADirectoryError):  # a missing file reads as empty (memory_get's rule)
-            return GetResult(rel, "", from_line, lines)
-        if not from_line and not lines:
-            return GetResult(rel, text)
-        start = max(1, int(from_line or 1))
-        count = max(1, int(lines)) if lines else None
-        all_lines = text.split("\n")
-        if text.endswith("\n"):
-            all_lines.pop()
-        chosen = all_lines[start - 1 : (start - 1 + count) if count else None]
-        return GetResult(rel, "\n".join(chosen), start, count)
+        return read_memory_slice(self.config, path, from_line, lines)
 
     # -- status ------------------------------------------------------------------------------
     @_recovering
     def status(self, deep: bool = False) -> Status:
         """The index's state; ``deep`` loads the model and embeds a probe."""
-        scan = self.scan()
+        scan_issues: list[str] = []
+        on_disk = source_stats(self.config, scan_issues)  # no MemoryFile/Path per file: only counts are shown
         counts = self.store.counts()
         driver = self.store.driver
         assert driver is not None
@@ -592,9 +584,9 @@ class MemoryEngine:
             model=self.choice.model,
             dims=self._vector_dims(),
             files_indexed=counts["files"],
-            files_on_disk=len(scan.files),
+            files_on_disk=len(on_disk),
             chunks=counts["chunks"],
-            dirty_files=len(self.dirty_files(scan)),
+            dirty_files=len(self._changed_since_indexed(on_disk)),
             pending_embeddings=counts["pending"] if self.embedder is not None else 0,
             vector_state=state,
             vector_error=state.split(": ", 1)[1] if state.startswith("unavailable") else None,
@@ -603,7 +595,7 @@ class MemoryEngine:
             sources=self.config.sources,
             identity_status=identity_status,
             last_sync=self._state.last_sync,
-            issues=scan.issues,
+            issues=tuple(scan_issues),
             recovered=tuple(dict.fromkeys([*self._state.recovered, *self._persisted_recovery()])),
             probe=probe,
             provider_url=self.choice.base_url,
@@ -634,6 +626,26 @@ class MemoryEngine:
             return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
 
 
+def _session_stats(config: Config) -> list[tuple[str, str, int, int]] | None:
+    """``(rel, path, mtime_ns, size)`` of the session transcripts (``*.jsonl``, no symlinks), sorted; None: no folder."""
+    folder = str(config.resolved_sessions_dir)
+    try:
+        with os.scandir(folder) as it:
+            entries = sorted((e for e in it if e.name.endswith(".jsonl")), key=lambda e: e.name)
+    except OSError:
+        return [] if os.path.isdir(folder) else None  # an unreadable folder lists nothing, as glob did
+    found: list[tuple[str, str, int, int]] = []
+    for entry in entries:
+        try:
+            if entry.is_symlink() or not entry.is_file():
+                continue
+            st = entry.stat()
+        except OSError:
+            continue  # removed between listing and stat
+        found.append((f"sessions/{entry.name}", entry.path, st.st_mtime_ns, st.st_size))
+    return found
+
+
 def scan_sources(config: Config) -> ScanReport:
     """The files an index covers: memory files, plus session transcripts when sessions are a source."""
     report = scan_memory_files(config)
@@ -641,19 +653,28 @@ def scan_sources(config: Config) -> ScanReport:
         return report
     files = list(report.files)
     issues = list(report.issues)
-    folder = config.resolved_sessions_dir
-    if folder.is_dir():
-        for entry in sorted(folder.glob("*.jsonl")):
-            if entry.is_symlink() or not entry.is_file():
-                continue
-            try:
-                st = entry.stat()
-            except OSError:
-                continue  # removed between listing and stat
-            files.append(MemoryFile(f"sessions/{entry.name}", entry, "sessions", st.st_mtime_ns, st.st_size))
+    sessions = _session_stats(config)
+    if sessions is None:
+        issues.append(f"sessions directory missing ({config.resolved_sessions_dir})")
     else:
-        issues.append(f"sessions directory missing ({folder})")
+        files.extend(MemoryFile(rel, Path(p), "sessions", mtime_ns, size) for rel, p, mtime_ns, size in sessions)
     return ScanReport(tuple(files), tuple(issues))
+
+
+def source_stats(config: Config, issues: list[str] | None = None) -> dict[str, tuple[int, int]]:
+    """``rel → (mtime_ns, size)`` of the files :func:`scan_sources` lists (the cheap form for freshness checks).
+
+    Args:
+        config: the workspace and its sources.
+        issues: when given, the problems :func:`scan_sources` would report are appended.
+    """
+    stats = memory_file_stats(config, issues)
+    if "sessions" in config.sources:
+        sessions = _session_stats(config)
+        if sessions is None and issues is not None:
+            issues.append(f"sessions directory missing ({config.resolved_sessions_dir})")
+        stats.update((rel, (mtime_ns, size)) for rel, _p, mtime_ns, size in sessions or ())
+    return stats
 
 
 def _inode(path: Path) -> int | None:

@@ -125,8 +125,16 @@ def _split_long_line(line: str, line_no: int, budget: int) -> list[Chunk]:
         end = min(n, start + budget)
         while end > start + 1 and weighted_len(line[start:end]) > budget:
             end = start + max(1, (end - start) * 3 // 4)
-        pieces.append(Chunk(line_no, line_no, line[start:end]))
+        piece = line[start:end]
+        if pieces and not piece.strip():
+            # Blank space alone is no chunk: it joins the piece before (pieces still rejoin to the line).
+            pieces[-1] = Chunk(line_no, line_no, pieces[-1].text + piece)
+        else:
+            pieces.append(Chunk(line_no, line_no, piece))
         start = end
+    if len(pieces) > 1 and not pieces[0].text.strip():
+        pieces[1] = Chunk(line_no, line_no, pieces[0].text + pieces[1].text)
+        pieces.pop(0)
     return pieces
 
 
@@ -233,6 +241,20 @@ class Window:
     first: int  # 0-based line offset in the chunk, inclusive
     last: int  # inclusive
     text: str
+
+
+LINE_MIN_CHARS = 12
+
+
+def plan_lines(chunk_text: str, min_chars: int = LINE_MIN_CHARS) -> list[tuple[int, str]]:
+    """The lines of a chunk that get a vector of their own: (0-based offset in the chunk, stripped text).
+
+    A question usually matches one line — one turn of a conversation, one bullet — and a chunk's vector blurs
+    it with its neighbours. Blank and very short lines are left out, and a chunk of one line needs none.
+    """
+    lines = chunk_text.split("\n")
+    picked = [(i, line.strip()) for i, line in enumerate(lines) if weighted_len(line.strip()) >= min_chars]
+    return picked if len(picked) > 1 else []
 
 
 def plan_windows(

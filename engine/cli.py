@@ -60,7 +60,32 @@ class _Ctx:
             _fail(f"cannot open the index at {cfg.index_path}: {exc.strerror or exc}", as_json)
 
 
-@click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
+class _MemdeckGroup(click.Group):
+    """The ``memdeck`` group; ``sessions`` and ``flush`` are added on first use.
+
+    Deferred: their module imports the flush drafter, the session parser and the LLM client (~70 ms), which
+    ``status``, ``get`` and ``search`` never need.
+    """
+
+    _extensions_added = False
+
+    def _add_extensions(self) -> None:
+        if not self._extensions_added:
+            self._extensions_added = True
+            _register_extensions(self)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands:
+            self._add_extensions()
+        return super().get_command(ctx, cmd_name)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        self._add_extensions()
+        return super().list_commands(ctx)
+
+
+@click.group(cls=_MemdeckGroup, invoke_without_command=True,
+             context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--workspace", "-w", metavar="DIR", help="Workspace folder (default: config, $MEMDECK_WORKSPACE, ~/.openclaw/workspace).")
 @click.option("--sessions", metavar="DIR", help="Agent sessions folder (JSONL transcripts).")
 @click.option("--config", "config_path", metavar="FILE", help="Config file (default: <config dir>/config.toml).")
@@ -239,15 +264,18 @@ def search(obj: _Ctx, query: str | None, query_opt: str | None, as_json: bool, m
 def get(obj: _Ctx, path: str, from_line: int | None, lines: int | None, as_json: bool) -> None:
     """Read lines of a memory file (memory_get). Only MEMORY.md, memory.md, memory/**.md and extra paths."""
     from engine.errors import PathRefused
+    from engine.workspace import read_memory_slice
 
-    with obj.engine(as_json) as eng:
-        try:
-            result = eng.get(path, from_line, lines)
-        except PathRefused as exc:
-            if as_json:
-                click.echo(json.dumps({"path": path, "text": "", "disabled": True, "error": str(exc)}))
-            click.echo(f"memdeck: {exc}", err=True)
-            sys.exit(EXIT_ERROR)
+    # Straight from the file: reading a note needs the config's path rules, not the index (opening it and
+    # importing the engine cost more than the rest of the command).
+    cfg = obj.config(as_json)
+    try:
+        result = read_memory_slice(cfg, path, from_line, lines)
+    except PathRefused as exc:
+        if as_json:
+            click.echo(json.dumps({"path": path, "text": "", "disabled": True, "error": str(exc)}))
+        click.echo(f"memdeck: {exc}", err=True)
+        sys.exit(EXIT_ERROR)
     if as_json:
         click.echo(json.dumps(result.to_json(), ensure_ascii=False))
     else:
@@ -314,7 +342,8 @@ def _sessions_context(sessions_dir: str | None = None) -> Any:
     from engine.cli_sessions import SessionsContext
     from engine.llm import LLMSettings
 
-    obj: _Ctx = click.get_current_context().find_object(_Ctx)
+    obj = click.get_current_context().find_object(_Ctx)
+    assert obj is not None, "called inside a memdeck command"
     if sessions_dir is not None:
         obj.sessions = sessions_dir
     cfg = obj.config()
@@ -342,13 +371,10 @@ def _sessions_context(sessions_dir: str | None = None) -> Any:
     )
 
 
-def _register_extensions() -> None:
+def _register_extensions(group: click.Group) -> None:
     from engine.cli_sessions import register
 
-    register(cli, _sessions_context)
-
-
-_register_extensions()
+    register(group, _sessions_context)
 
 
 def main() -> None:

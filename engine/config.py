@@ -52,6 +52,7 @@ class ChunkingConfig:
     tokens: int = 400
     overlap: int = 80
     window_tokens: int = 0  # embedding window; 0 = the model's limit
+    line_vectors: bool = True  # a small vector per line as well, to re-rank candidates and place snippets
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,8 @@ class SearchConfig:
     decay: bool = False
     half_life_days: float = 30.0
     vector_norm: str = "raw"  # raw cosine, or "minmax" over the candidates
-    line_boost: float = 0.0  # share of the keyword score given to the best line's term coverage
+    line_weight: float = 0.7  # share of the vector score given to the chunk's best line (needs line vectors)
+    line_text_weight: float = 0.3  # share of the keyword score given to the chunk's best line (BM25 per line)
 
 
 @dataclass(frozen=True)
@@ -191,6 +193,9 @@ def _validate(path: str, cfg: Config) -> None:
         raise ConfigError(path, "search.candidate_multiplier", "must be at least 1")
     if not 0.0 <= s.mmr_lambda <= 1.0:
         raise ConfigError(path, "search.mmr_lambda", "must be between 0 and 1")
+    for key in ("line_weight", "line_text_weight"):
+        if not 0.0 <= getattr(s, key) <= 1.0:
+            raise ConfigError(path, f"search.{key}", "must be between 0 and 1")
     if s.vector_norm not in ("raw", "minmax"):
         raise ConfigError(path, "search.vector_norm", f"must be raw or minmax, got {s.vector_norm!r}")
     if c.window_tokens < 0:

@@ -87,18 +87,20 @@ def query_terms(text: str) -> list[str]:
     return terms
 
 
-def build_fts_query(text: str) -> str | None:
+def build_fts_query(text: str, skip: frozenset[str] = frozenset()) -> str | None:
     """Turn any user text into a valid FTS5 MATCH expression, or None when it has no searchable term.
 
     Terms are quoted (so ``NEAR(``, ``*``, ``-``, ``:`` and quotes are plain text) and OR-joined, so a natural
     question does not need every word to match; BM25 ranks chunks that match more and rarer terms higher.
-    Words written with inner punctuation (``HERON-112``, ``20.04``) also add the exact phrase.
+    Words written with inner punctuation (``HERON-112``, ``20.04``) also add the exact phrase. Terms in
+    ``skip`` are left out (a term in most chunks ranks nothing but costs the most to match).
     """
     parts: list[str] = []
     seen: set[str] = set()
     for term in query_terms(text):
-        parts.append(f'"{term}"')
         seen.add(term)
+        if term not in skip:
+            parts.append(f'"{term}"')
     for word in text.lower().split():
         pieces = [p for raw in _WORD_RE.findall(word) for p in _split_cjk(raw) if p.strip("_")]
         if len(pieces) > 1 and not has_cjk(word):

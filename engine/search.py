@@ -21,7 +21,7 @@ from engine.fusion import (
     query_dates,
     query_months,
 )
-from engine.snippets import best_line_score, extract_snippet, term_weights
+from engine.snippets import best_line_bm25, extract_snippet, term_weights
 from engine.store import DB_ERRORS, Store, is_corruption, serialize_vector
 from engine.vector_index import VectorIndex
 
@@ -104,13 +104,36 @@ class _Row:
     line_map: tuple[int, ...] | None
 
 
+def common_terms(store: Store, terms: Sequence[str]) -> frozenset[str]:
+    """The query terms found in more than half of the chunks (each count stops just past half).
+
+    FTS5's BM25 gives such a term an IDF of ~0 (``log((N - n + 0.5) / (n + 0.5))`` clamped to 1e-6), so it
+    changes no ranking, yet matching it walks most of the index: at 10k chunks a query of four such words cost
+    35 ms against a few for its rare words. Dropping them from the MATCH keeps the ranking and bounds the cost.
+    """
+    if len(terms) < 2:
+        return frozenset()
+    total = int(store.conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
+    if total < 4:
+        return frozenset()
+    half = total // 2 + 1
+    common = set()
+    for term in terms:
+        n = store.conn.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)",
+            ('"' + term.replace('"', '""') + '"', half)).fetchone()[0]
+        if int(n) >= half:
+            common.add(term)
+    return frozenset(common) if len(common) < len(terms) else frozenset()
+
+
 def keyword_candidates(store: Store, query: str, limit: int, sources: Sequence[str]) -> dict[int, float]:
     """Chunk id → raw FTS5 ``bm25()`` rank (negative; lower is better) for the top ``limit`` matches."""
-    fts = build_fts_query(query)
-    if fts is None:
-        return {}
     marks = ",".join("?" * len(sources))
     try:
+        fts = build_fts_query(query, common_terms(store, query_terms(query)))
+        if fts is None:
+            return {}
         others = store.conn.execute(
             f"SELECT 1 FROM files WHERE source NOT IN ({marks}) LIMIT 1", tuple(sources)).fetchone()
         if others is None:
@@ -179,6 +202,33 @@ def vector_scores_for(
             scores[int(chunk_id)] = sim
             focus[int(chunk_id)] = (int(first), int(last))
     return scores, focus
+
+
+def line_scores_for(store: Store, qvec: list[float], ids: Sequence[int]) -> dict[int, dict[int, float]]:
+    """Chunk id → {line offset in the chunk: cosine similarity} from the chunks' line vectors."""
+    if not ids:
+        return {}
+    import numpy as np  # deferred: a vector search has the model (and numpy) loaded already
+
+    rows: list[tuple[int, int, bytes]] = []
+    ids = list(ids)
+    for start in range(0, len(ids), 500):
+        part = ids[start : start + 500]
+        rows.extend(store.conn.execute(
+            f"SELECT chunk_id, line, embedding FROM line_vectors WHERE chunk_id IN ({','.join('?' * len(part))})",
+            part).fetchall())
+    q = np.asarray(qvec, dtype=np.float32)
+    rows = [r for r in rows if len(r[2]) == q.size]
+    if not rows:
+        return {}
+    mat = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.int8).reshape(len(rows), q.size).astype(np.float32)
+    norms = np.linalg.norm(mat, axis=1)
+    norms[norms == 0] = 1.0
+    sims = (mat @ q) / (norms * (float(np.linalg.norm(q)) or 1.0))
+    out: dict[int, dict[int, float]] = {}
+    for (chunk_id, line, _blob), sim in zip(rows, sims.tolist(), strict=True):
+        out.setdefault(int(chunk_id), {})[int(line)] = float(sim)
+    return out
 
 
 DAY_BOOST = 0.5
@@ -268,7 +318,7 @@ def run_search(
     use_vec = mode in ("hybrid", "vector") and qvec is not None
     # One FTS query, deeper than the candidate list: its tail completes the vector candidates' keyword scores
     # (a second MATCH restricted by rowid costs as much as the first).
-    deep = keyword_candidates(store, query, depth * COMPLETION_DEPTH, sources) if use_kw else {}
+    deep = keyword_candidates(store, query, depth * COMPLETION_DEPTH if use_vec else depth, sources) if use_kw else {}
     ranks = dict(sorted(deep.items(), key=lambda kv: kv[1])[:depth])
     vec: dict[int, float] | None = None
     focus: dict[int, tuple[int, int]] = {}
@@ -284,10 +334,10 @@ def run_search(
             vec.update(more)
             focus.update(more_focus)
             ranks.update({i: deep[i] for i in vec if i not in ranks and i in deep})
-    if vec and settings.vector_norm == "minmax":
-        lo, hi = min(vec.values()), max(vec.values())
-        vec = {k: (v - lo) / (hi - lo) if hi > lo else 1.0 for k, v in vec.items()}
     keyword = normalize_bm25(ranks)
+    terms = query_terms(query)
+    if keyword and terms and settings.line_text_weight > 0:
+        keyword = _mix_best_lines(store, keyword, terms, settings.line_text_weight)
     dated = dated_chunks(store, query, sources) if use_kw else {}
     if dated:
         # A query that names a day ("what happened on October 14") or a month ("in July 2023") lifts that
@@ -301,6 +351,15 @@ def run_search(
             more, more_focus = scores_for(store, qvec, [c for c in day if c not in vec])
             vec.update(more)
             focus.update(more_focus)
+    lines: dict[int, dict[int, float]] = {}
+    if vec and qvec is not None and settings.line_weight > 0:
+        # A question usually matches one line (a turn, a bullet): each chunk's best line joins its window.
+        lines = line_scores_for(store, qvec, list(vec))
+        m = settings.line_weight
+        vec = {k: (1 - m) * v + m * max(lines[k].values()) if k in lines else v for k, v in vec.items()}
+    if vec and settings.vector_norm == "minmax":
+        lo, hi = min(vec.values()), max(vec.values())
+        vec = {k: (v - lo) / (hi - lo) if hi > lo else 1.0 for k, v in vec.items()}
     if mode == "vector":
         fused = fuse_scores(vec or {}, {}, 1.0, 0.0)
     elif use_vec:
@@ -313,14 +372,12 @@ def run_search(
     else:
         fused = fuse_scores(None, keyword)
     rows = load_rows(store, [f.key for f in fused])
-    terms = query_terms(query)
     weights = term_weights([r.text for r in rows.values()], terms)
-    if settings.line_boost > 0 and use_kw and terms:
-        fused = _line_boost(fused, rows, terms, weights, settings, mode, use_vec)
     if settings.decay:
         fused = [Fused(f.key, f.score * decay_factor(rows[f.key].path, settings.half_life_days), f.vector, f.keyword)
                  for f in fused if f.key in rows]
         fused.sort(key=lambda f: (-f.score, f.key))
+    fused = spread_overlaps(fused, rows, SPREAD_LIMIT)
     chosen = select_results(fused, max_results if not settings.mmr else len(fused), min_score,
                             has_vector=mode == "hybrid" and use_vec)
     if settings.mmr:
@@ -328,41 +385,70 @@ def run_search(
         by_key = {f.key: f for f in chosen}
         chosen = [by_key[k] for k in order][:max_results]
     hits: list[Hit] = []
+    shown: dict[str, set[int]] = {}
     for f in chosen:
         row = rows.get(f.key)
         if row is None:
             continue
-        hits.append(_to_hit(row, f, terms, focus.get(f.key), weights))
+        seen = shown.setdefault(row.path, set())
+        hit = _to_hit(row, f, terms, focus.get(f.key), weights, lines.get(f.key), seen)
+        seen.update(range(hit.snippet_start_line, hit.snippet_end_line + 1))
+        hits.append(hit)
     return hits
 
 
-LINE_BOOST_DEPTH = 30
+# A chunk with this share of its lines already in a better-ranked result of the same file goes behind the rest.
+SPREAD_LIMIT = 0.7
 
 
-def _line_boost(fused: list[Fused], rows: dict[int, _Row], terms: list[str], weights: dict[str, float],
-                settings: SearchConfig, mode: str, use_vec: bool) -> list[Fused]:
-    """Blend the best line's term coverage into the keyword score of the top candidates, then re-fuse."""
-    lb = settings.line_boost
-    out: list[Fused] = []
-    for i, f in enumerate(fused):
+def _file_lines(row: _Row) -> list[int]:
+    return list(row.line_map) if row.line_map is not None else list(range(row.start_line, row.end_line + 1))
+
+
+def spread_overlaps(fused: list[Fused], rows: dict[int, _Row], limit: float) -> list[Fused]:
+    """Move a chunk whose lines mostly repeat a better-ranked chunk of the same file behind the others.
+
+    Overlapping chunks (the chunker's overlap, a back-filled last chunk) would otherwise take two of the few
+    result slots with the same lines.
+    """
+    kept: list[Fused] = []
+    later: list[Fused] = []
+    shown: dict[str, set[int]] = {}
+    for f in fused:
         row = rows.get(f.key)
-        if i >= LINE_BOOST_DEPTH or row is None:
-            out.append(f)
+        if row is None:
+            kept.append(f)
             continue
-        k = (1 - lb) * f.keyword + lb * best_line_score(row.text, terms, weights)
-        if use_vec and mode == "hybrid":
-            v = f.vector or 0.0
-            score = (settings.vector_weight * v + settings.text_weight * k) / (settings.vector_weight + settings.text_weight)
-        else:
-            score = k
-        out.append(Fused(f.key, score, f.vector, k))
-    out.sort(key=lambda f: (-f.score, f.key))
-    return out
+        lines = _file_lines(row)
+        seen = shown.setdefault(row.path, set())
+        if lines and sum(1 for n in lines if n in seen) / len(lines) >= limit:
+            later.append(f)
+            continue
+        seen.update(lines)
+        kept.append(f)
+    return kept + later
+
+
+def _mix_best_lines(store: Store, keyword: dict[int, float], terms: list[str], share: float) -> dict[int, float]:
+    """Blend each candidate's best-line BM25 (normalised by the best candidate's) into its keyword score."""
+    rows = load_rows(store, list(keyword))
+    texts = [r.text for r in rows.values()]
+    weights = term_weights(texts, terms)
+    lines = [len(line) for t in texts for line in t.split("\n") if line.strip()]
+    avg = sum(lines) / len(lines) if lines else 1.0
+    best = {k: best_line_bm25(r.text, terms, weights, avg) for k, r in rows.items()}
+    top = max(best.values(), default=0.0)
+    if top <= 0:
+        return keyword
+    return {k: (1 - share) * v + share * best.get(k, 0.0) / top for k, v in keyword.items()}
 
 
 def _to_hit(row: _Row, f: Fused, terms: list[str], focus: tuple[int, int] | None,
-            weights: dict[str, float] | None = None) -> Hit:
-    snippet = extract_snippet(row.text, 1, terms, focus=focus, term_weights=weights)
+            weights: dict[str, float] | None = None, line_scores: dict[int, float] | None = None,
+            shown: set[int] | None = None) -> Hit:
+    skip = {i for i, n in enumerate(_file_lines(row)) if n in shown} if shown else None
+    snippet = extract_snippet(row.text, 1, terms, focus=focus, term_weights=weights, line_scores=line_scores,
+                              skip=skip)
     if row.line_map is not None:
         s_start = row.line_map[min(len(row.line_map), snippet.start_line) - 1]
         s_end = row.line_map[min(len(row.line_map), snippet.end_line) - 1]

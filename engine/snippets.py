@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 from dataclasses import dataclass
@@ -101,6 +102,10 @@ def _matched_terms(line: str, terms: list[str]) -> set[str]:
     return matcher_for(tuple(terms)).terms_in(line) if terms else set()
 
 
+# How much the closest line's cosine counts against the share of the query's (weighted) words a window covers.
+SNIPPET_MEANING_WEIGHT = 0.5
+
+
 def extract_snippet(
     chunk_text: str,
     start_line: int,
@@ -108,6 +113,8 @@ def extract_snippet(
     max_chars: int = SNIPPET_MAX_CHARS,
     focus: tuple[int, int] | None = None,
     term_weights: dict[str, float] | None = None,
+    line_scores: dict[int, float] | None = None,
+    skip: set[int] | None = None,
 ) -> Snippet:
     """The window of whole lines (≤ ``max_chars``) of a chunk that covers the most query terms.
 
@@ -119,12 +126,18 @@ def extract_snippet(
         focus: 0-based line offsets (first, last) in the chunk to prefer when no term matches — the
             embedding window that matched the query best.
         term_weights: how much each term counts (rarer terms more); 1.0 each by default.
+        line_scores: 0-based line offset → the line's cosine similarity to the query (from line vectors):
+            the window holding the line closest in meaning gains, next to the words it covers.
+        skip: 0-based line offsets already delivered by a better-ranked result: they earn the window nothing.
     """
     lines = chunk_text.split("\n")
     if len(chunk_text) <= max_chars:
         return Snippet(chunk_text, start_line, start_line + len(lines) - 1, tuple(match_spans(chunk_text, terms)))
     weights = term_weights or {}
-    line_terms = [_matched_terms(line, terms) for line in lines]
+    all_weight = sum(weights.get(t, 1.0) for t in terms) or 1.0
+    skip = skip or set()
+    meaning = [0.0 if i in skip else (line_scores or {}).get(i, 0.0) for i in range(len(lines))]
+    line_terms = [set() if i in skip else _matched_terms(line, terms) for i, line in enumerate(lines)]
     lengths = [len(line) + 1 for line in lines]
     best: tuple[float, int, int] | None = None
     best_range = (0, 0)
@@ -132,17 +145,19 @@ def extract_snippet(
         total = 0
         covered: set[str] = set()
         hits = 0
+        closest = 0.0
         for j in range(i, len(lines)):
             total += lengths[j]
             if total - 1 > max_chars and j > i:
                 break
             covered |= line_terms[j]
             hits += len(line_terms[j])
-            score = sum(weights.get(t, 1.0) for t in covered)
+            closest = max(closest, meaning[j])
+            score = sum(weights.get(t, 1.0) for t in covered) / all_weight + SNIPPET_MEANING_WEIGHT * closest
             in_focus = 0
             if focus is not None:
                 in_focus = max(0, min(j, focus[1]) - max(i, focus[0]) + 1)
-            key = (score + 0.01 * hits + 0.001 * in_focus, -i, -(j - i))
+            key = (score + 0.01 * hits + 0.001 * in_focus, -(j - i), -i)
             if best is None or key > best:
                 best = key
                 best_range = (i, j)
@@ -227,23 +242,26 @@ def term_weights(texts: list[str], terms: list[str]) -> dict[str, float]:
     return weights
 
 
-def best_line_score(text: str, terms: list[str], weights: dict[str, float]) -> float:
-    """The weighted share of the query's terms found together on one line (or two adjacent lines) of text.
+def best_line_bm25(text: str, terms: list[str], weights: dict[str, float], avg_len: float,
+                   k1: float = 1.2, b: float = 0.75) -> float:
+    """The BM25 score of the chunk's best line, each line a document (``weights`` stand for the IDF).
 
-    Rewards chunks where the question's words meet in one place — one turn of a conversation, one bullet —
-    over chunks that merely mention them far apart.
+    Short lines that hold the question's rare words score highest: one turn of a conversation, one bullet.
     """
     if not terms:
         return 0.0
-    total = sum(weights.get(t, 1.0) for t in terms)
-    matcher = matcher_for(tuple(terms))
-    best = 0.0
-    previous: set[str] = set()
+    found = matcher_for(tuple(terms)).find(text)  # one scan of the chunk, then matches go to their lines
+    if not found:
+        return 0.0
+    starts = [0]
     for line in text.split("\n"):
-        found = matcher.terms_in(line)
-        for group in (found, found | previous):
-            score = sum(weights.get(t, 1.0) for t in group)
-            if score > best:
-                best = score
-        previous = found
-    return best / total if total > 0 else 0.0
+        starts.append(starts[-1] + len(line) + 1)
+    per_line: dict[int, dict[str, int]] = {}
+    for start, _end, term in found:
+        tf = per_line.setdefault(bisect.bisect_right(starts, start) - 1, {})
+        tf[term] = tf.get(term, 0) + 1
+    best = 0.0
+    for line, tf in per_line.items():
+        norm = k1 * (1 - b + b * (starts[line + 1] - starts[line] - 1) / max(avg_len, 1.0))
+        best = max(best, sum(weights.get(t, 1.0) * n * (k1 + 1) / (n + norm) for t, n in tf.items()))
+    return best

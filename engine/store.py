@@ -108,21 +108,35 @@ def _driver_module() -> Any:
 
 
 def _load_vec(conn: Any) -> tuple[str | None, str | None]:
+    """Load sqlite-vec into ``conn``; ``(vec_version, None)`` or ``(None, why not)``.
+
+    The extension is loaded from the package's folder without importing the package: ``import sqlite_vec``
+    imports numpy (~150 ms), which `memdeck status` and keyword search never need. The path is what
+    ``sqlite_vec.loadable_path()`` returns (``<package dir>/vec0``; SQLite adds the platform's suffix).
+    """
+    import importlib.util
+
     if os.environ.get("MEMDECK_DISABLE_VEC") == "1":
         return None, "sqlite-vec disabled (MEMDECK_DISABLE_VEC=1)"
     try:
-        import sqlite_vec  # deferred: only when an index is opened
-    except ImportError:
+        spec = importlib.util.find_spec("sqlite_vec")
+    except (ImportError, ValueError):
+        spec = None
+    folders = list(spec.submodule_search_locations or []) if spec is not None else []
+    if not folders and spec is not None and spec.origin:
+        folders = [os.path.dirname(spec.origin)]
+    if not folders:
         return None, "the sqlite-vec package is not installed"
     if not hasattr(conn, "enable_load_extension"):
         return None, "this Python's sqlite3 cannot load extensions (install sqlean-py)"
+    failures: tuple[type[BaseException], ...] = (*DB_ERRORS, AttributeError, OSError)
     try:
         conn.enable_load_extension(True)
-        sqlite_vec.load(conn)
+        conn.load_extension(os.path.normpath(os.path.join(folders[0], "vec0")))
         conn.enable_load_extension(False)
         row = conn.execute("select vec_version()").fetchone()
         return str(row[0]), None
-    except (*DB_ERRORS, AttributeError, OSError) as exc:
+    except failures as exc:
         return None, f"sqlite-vec failed to load: {exc}"
 
 
@@ -153,13 +167,16 @@ CREATE TABLE IF NOT EXISTS windows(
     id INTEGER PRIMARY KEY, chunk_id INTEGER NOT NULL, first_line INTEGER NOT NULL, last_line INTEGER NOT NULL,
     hash TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS windows_chunk ON windows(chunk_id);
+CREATE TABLE IF NOT EXISTS line_vectors(
+    chunk_id INTEGER NOT NULL, line INTEGER NOT NULL, embedding BLOB NOT NULL,
+    PRIMARY KEY(chunk_id, line)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS embedding_cache(
     provider TEXT NOT NULL, model TEXT NOT NULL, fingerprint TEXT NOT NULL, hash TEXT NOT NULL,
     dims INTEGER NOT NULL, embedding BLOB NOT NULL, created_at REAL NOT NULL,
     PRIMARY KEY(provider, model, fingerprint, hash));
 """
 
-REQUIRED_TABLES = frozenset({"meta", "files", "chunks", "chunks_fts", "windows", "embedding_cache"})
+REQUIRED_TABLES = frozenset({"meta", "files", "chunks", "chunks_fts", "windows", "line_vectors", "embedding_cache"})
 
 # Migrations from version N to N+1, applied in order inside one transaction each.
 MIGRATIONS: dict[int, str] = {}
@@ -285,7 +302,7 @@ class Store:
                             tx.execute(statement)
                     tx.execute("INSERT OR IGNORE INTO meta VALUES('schema_version', ?)", (str(SCHEMA_VERSION),))
             # Touch every table once so a damaged file is found now, not in the middle of a search.
-            for table in ("meta", "files", "chunks", "windows", "embedding_cache"):
+            for table in ("meta", "files", "chunks", "windows", "line_vectors", "embedding_cache"):
                 conn.execute(f"SELECT count(*) FROM (SELECT 1 FROM {table} LIMIT 1)").fetchone()
             conn.execute("SELECT count(*) FROM chunks_fts WHERE rowid = 0").fetchone()
             self.ensure_vec_table()
@@ -357,6 +374,7 @@ class Store:
             "chunks": conn.execute("SELECT count(*) FROM chunks").fetchone()[0],
             "pending": conn.execute("SELECT count(*) FROM chunks WHERE embedded = 0").fetchone()[0],
             "windows": conn.execute("SELECT count(*) FROM windows").fetchone()[0],
+            "line_vectors": conn.execute("SELECT count(*) FROM line_vectors").fetchone()[0],
             "cache": conn.execute("SELECT count(*) FROM embedding_cache").fetchone()[0],
         }
         return {k: int(v) for k, v in out.items()}

@@ -78,8 +78,15 @@ def _truncate(fraction: float) -> Callable[[Path], None]:
 
 
 def _overwrite_middle(index: Path) -> None:
+    # Eight pages in the middle of the file, from the chunks table's first leaf: what a search must read.
+    conn, _ = connect_raw(index)
+    try:
+        page = int(conn.execute("SELECT min(pageno) FROM dbstat WHERE name = 'chunks' AND pagetype = 'leaf'"
+                                ).fetchone()[0])
+    finally:
+        conn.close()
     data = bytearray(index.read_bytes())
-    start = (len(data) // 4096 // 3) * 4096
+    start = (page - 1) * 4096
     data[start : start + 8 * 4096] = b"\xa5" * (8 * 4096)
     index.write_bytes(bytes(data))
 

@@ -11,12 +11,17 @@ from textual import work
 
 from tui.bridge import MemdeckError
 from tui.clipboard import system_copy
-from tui.screens.dialogs import ChoiceScreen, PromptScreen
 from tui.widgets.memory_tree import NoteRef
+from tui.workbench import Workbench
 
 if TYPE_CHECKING:
-    pass
-from tui.workbench import Workbench
+    from tui.screens.dialogs import ChoiceScreen, PromptScreen
+
+
+def _dialogs() -> tuple[type[ChoiceScreen], type[PromptScreen]]:
+    from tui.screens.dialogs import ChoiceScreen, PromptScreen  # deferred: not on the first screen
+
+    return ChoiceScreen, PromptScreen
 
 
 class FileActions(Workbench):
@@ -45,6 +50,7 @@ class FileActions(Workbench):
 
     @work(group="files", exclusive=True)
     async def action_new_topic(self) -> None:
+        _, PromptScreen = _dialogs()
         name = await self.push_screen_wait(PromptScreen(
             "New topic file", "A name for memory/<name>.md (sub-folders with /):", placeholder="projects/heron"))
         if not name:
@@ -71,6 +77,7 @@ class FileActions(Workbench):
         if rel is None:
             self.notify("Select a memory file first", severity="warning")
             return
+        ChoiceScreen, PromptScreen = _dialogs()
         name = await self.push_screen_wait(PromptScreen("Rename", f"New name for {rel}:", rel))
         if not name or name == rel:
             return
@@ -78,7 +85,8 @@ class FileActions(Workbench):
             "Rename?", f"Rename {rel} → {name}?", [("rename", "Rename", "warning"), ("cancel", "Cancel", "default")]))
         if choice != "rename":
             return
-        was_open = self.editor.rel == rel
+        editor = self.loaded_editor
+        was_open = editor is not None and editor.rel == rel
         if was_open and not await self.confirm_discard():
             return
         try:
@@ -89,8 +97,8 @@ class FileActions(Workbench):
         self.notify(f"Renamed {rel} → {new_rel}")
         self.request_sync()
         self.scan_tree(with_sessions=False)
-        if was_open:
-            self.editor.clear()
+        if editor is not None and was_open:
+            editor.clear()
             self.open_note(new_rel)
 
     @work(group="files", exclusive=True)
@@ -99,6 +107,7 @@ class FileActions(Workbench):
         if rel is None:
             self.notify("Select a memory file first", severity="warning")
             return
+        ChoiceScreen, _ = _dialogs()
         choice = await self.push_screen_wait(ChoiceScreen(
             "Delete?", f"Delete {rel}? This cannot be undone.",
             [("delete", "Delete", "error"), ("cancel", "Cancel", "default")]))
@@ -109,8 +118,9 @@ class FileActions(Workbench):
         except (MemdeckError, OSError) as exc:
             self.notify(f"Cannot delete: {exc}", severity="error")
             return
-        if self.editor.rel == rel:
-            self.editor.clear()
+        editor = self.loaded_editor
+        if editor is not None and editor.rel == rel:
+            editor.clear()
             self.centre.current = "welcome"
         self.notify(f"Deleted {rel}")
         self.request_sync()
@@ -134,8 +144,8 @@ class SessionActions(Workbench):
     async def action_flush(self) -> None:
         from tui.screens.flush import FlushScreen
 
-        view = self.transcript
-        transcript = view.transcript
+        view = self.loaded_transcript
+        transcript = view.transcript if view is not None else None
         if self.centre.current != "transcript" or transcript is None:
             self.notify("Open a session first (ctrl+p → Open session)", severity="warning")
             return
@@ -168,8 +178,8 @@ class SessionActions(Workbench):
 
     @work(group="flush", exclusive=True)
     async def action_session_note(self) -> None:
-        view = self.transcript
-        if self.centre.current != "transcript" or view.transcript is None or view.path is None:
+        view = self.loaded_transcript
+        if self.centre.current != "transcript" or view is None or view.transcript is None or view.path is None:
             self.notify("Open a session first (ctrl+p → Open session)", severity="warning")
             return
         try:
@@ -188,12 +198,12 @@ class ClipboardActions(Workbench):
 
     def citation_text(self) -> str | None:
         """The editor's file and selected lines while it has focus, else the selected result's citation."""
-        editor = self.editor
-        in_editor = self.focused is editor.area and editor.rel is not None
+        editor = self.loaded_editor
+        in_editor = editor is not None and self.focused is editor.area and editor.rel is not None
         hit = self.search.selected_hit
         if not in_editor and hit is not None:
             return hit.citation
-        if self.centre.current == "editor" and editor.rel is not None:
+        if editor is not None and self.centre.current == "editor" and editor.rel is not None:
             sel = editor.area.selection
             start, end = sorted((sel.start[0], sel.end[0]))
             return f"{editor.rel}#L{start + 1}-L{end + 1}" if start != end else f"{editor.rel}#L{start + 1}"
@@ -201,8 +211,8 @@ class ClipboardActions(Workbench):
 
     def snippet_text(self) -> str | None:
         """The editor's selection when it has focus, else the selected result's snippet."""
-        editor = self.editor
-        if self.focused is not None and self.focused.id == "editor-area" and editor.area.selected_text:
+        editor = self.loaded_editor
+        if editor is not None and self.focused is editor.area and editor.area.selected_text:
             return editor.area.selected_text
         hit = self.search.selected_hit
         return hit.snippet if hit is not None else None

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import difflib
-import hashlib
 import os
 import re
 import threading
@@ -138,6 +136,8 @@ class _Flags:
 
 def stamp_bytes(data: bytes, st: os.stat_result) -> DiskStamp:
     """A stamp for file contents read with their stat."""
+    import hashlib  # deferred, like difflib below: neither is needed for the first screen
+
     return DiskStamp(st.st_mtime_ns, st.st_size, hashlib.sha256(data).hexdigest())
 
 
@@ -161,6 +161,8 @@ def same_content(a: DiskStamp | None, b: DiskStamp | None) -> bool:
 
 def unified_diff(rel: str, disk_text: str, mine: str) -> str:
     """The diff from the disk version to the editor's text."""
+    import difflib
+
     lines = difflib.unified_diff(
         disk_text.splitlines(keepends=True),
         mine.splitlines(keepends=True),

@@ -7,12 +7,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, fields
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.style import Style
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
-from textual.widgets.text_area import TextAreaTheme
+
+if TYPE_CHECKING:
+    from textual.widgets.text_area import TextAreaTheme
 
 DEFAULT_THEME = "memdeck-dark"
 EDITOR_THEME = "memdeck"
@@ -139,6 +141,7 @@ def editor_theme(variables: dict[str, str]) -> TextAreaTheme:
 
     Gutter, cursor and selection come from the TextArea's CSS component classes.
     """
+    from textual.widgets.text_area import TextAreaTheme  # deferred: the editor is not on the first screen
 
     background = Color.parse(variables.get("background", "#000000"))
 

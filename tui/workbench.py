@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import importlib
 import threading
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from textual import on, work
 from textual.app import App
+from textual.css.query import NoMatches
+from textual.widget import AwaitMount
 from textual.widgets import ContentSwitcher
 
 from tui.bridge import SEARCH_MODES, Bridge, MemdeckError
@@ -30,18 +33,17 @@ from tui.messages import (
     TreeScanned,
 )
 from tui.quiet_gc import quiet_gc
-from tui.screens.dialogs import ChoiceScreen
 from tui.themes import DEFAULT_THEME, load_themes
 from tui.widgets import index_status
 from tui.widgets.index_status import IndexStatus
 from tui.widgets.memory_tree import MemoryTree, SessionRef
-from tui.widgets.note_editor import NoteEditor
 from tui.widgets.search_pane import SearchPane
-from tui.widgets.transcript_view import TranscriptView
 
 if TYPE_CHECKING:
     from engine.config import Config
     from engine.search import Hit
+    from tui.widgets.note_editor import NoteEditor
+    from tui.widgets.transcript_view import TranscriptView
 
 
 class Workbench(App[int]):
@@ -71,7 +73,9 @@ class Workbench(App[int]):
         if wanted not in self.available_themes:
             self._theme_errors += (f"theme {wanted!r} is not available; using {DEFAULT_THEME}",)
             wanted = DEFAULT_THEME
-        self.theme = wanted
+        self._set_initial_theme(wanted)
+        self._panes: dict[str, AwaitMount] = {}
+        self._gc_paused = False
         self._saved_theme = str(config.tui.get("theme", ""))
         mode = str(config.tui.get("search_mode", "hybrid"))
         self._initial_mode = mode if mode in SEARCH_MODES else "hybrid"
@@ -86,15 +90,87 @@ class Workbench(App[int]):
         """The search pane."""
         return self.query_one(SearchPane)
 
+    def _set_initial_theme(self, name: str) -> None:
+        """Start in ``name`` without the full CSS re-parse that assigning ``App.theme`` schedules.
+
+        The stylesheet is parsed for the first time after ``__init__``, with the current theme's variables, so
+        the watcher's extra parse (~50 ms of start-up) buys nothing — unless the theme's darkness differs from
+        the default one's: then the watcher also rebuilds the ANSI→truecolour filter, so it runs.
+        """
+        theme = self.get_theme(name)
+        if theme is None or theme.dark != self.current_theme.dark:
+            self.theme = name
+            return
+        self.set_class(False, f"-theme-{self.theme}", update=False)
+        self.set_reactive(App.theme, name)
+        self.set_class(True, f"-theme-{name}", update=False)
+        self.stylesheet.set_variables(self.get_css_variables())  # no CSS is loaded yet: nothing to re-parse
+
     @property
     def editor(self) -> NoteEditor:
-        """The editor."""
-        return self.query_one(NoteEditor)
+        """The editor (mounted just after the first screen; ``ensure_editor`` waits for it)."""
+        return cast("NoteEditor", self.query_one("#editor"))
 
     @property
     def transcript(self) -> TranscriptView:
-        """The transcript viewer."""
-        return self.query_one(TranscriptView)
+        """The transcript viewer (mounted just after the first screen; ``ensure_transcript`` waits for it)."""
+        return cast("TranscriptView", self.query_one("#transcript"))
+
+    @property
+    def loaded_editor(self) -> NoteEditor | None:
+        """The editor, or None while it is not mounted yet (instant)."""
+        return cast("NoteEditor | None", self._pane("editor"))
+
+    @property
+    def loaded_transcript(self) -> TranscriptView | None:
+        """The transcript viewer, or None while it is not mounted yet (instant)."""
+        return cast("TranscriptView | None", self._pane("transcript"))
+
+    def _pane(self, pane_id: str) -> object | None:
+        try:
+            widget = self.query_one(f"#{pane_id}")
+        except NoMatches:
+            return None
+        return widget if widget.is_mounted else None
+
+    @work(group="panes")
+    async def mount_panes(self) -> None:
+        """Mount the editor and the transcript viewer (once the first sync is done; on first use if earlier).
+
+        Deferred: they are hidden at start, and their modules (TextArea, the transcript renderer) and styles
+        cost ~10% of the first screen. The modules load in a thread (an import lets the event loop run between
+        bytecodes), then each pane mounts in its own turn of the loop.
+        """
+        await asyncio.to_thread(_import_panes)
+        for pane_id in ("editor", "transcript"):
+            if not self.centre.is_attached:  # the app is closing already
+                return
+            await self._mount_pane(pane_id)
+
+    def _mount_pane(self, pane_id: str) -> AwaitMount:
+        if pane_id not in self._panes:
+            widget: NoteEditor | TranscriptView
+            if pane_id == "editor":
+                from tui.widgets.note_editor import NoteEditor
+
+                widget = NoteEditor(self.bridge, id="editor")
+            else:
+                from tui.widgets.transcript_view import TranscriptView
+
+                widget = TranscriptView(self.bridge, id="transcript")
+            widget.display = False  # the centre's ContentSwitcher shows it when it becomes current
+            self._panes[pane_id] = self.centre.mount(widget)
+        return self._panes[pane_id]
+
+    async def ensure_editor(self) -> NoteEditor:
+        """The editor, mounted first if that has not happened yet."""
+        await self._mount_pane("editor")
+        return self.editor
+
+    async def ensure_transcript(self) -> TranscriptView:
+        """The transcript viewer, mounted first if that has not happened yet."""
+        await self._mount_pane("transcript")
+        return self.transcript
 
     @property
     def status_pane(self) -> IndexStatus:
@@ -219,6 +295,8 @@ class Workbench(App[int]):
         self.status_pane.hide_progress()
         self.refresh_status()
         self.search.refresh_results()
+        if not self._panes:
+            self.mount_panes()  # after the start-up burst (engine import, listing, first sync), not during it
         if self.auto_load_model and not self._model_started and self.bridge.needs_model:
             self._model_started = True
             self.load_model_worker()
@@ -284,9 +362,10 @@ class Workbench(App[int]):
             self.watch_files()  # memory/ appeared or vanished: watch it (again)
         if self.centre.current == "editor":
             await self.editor.check_disk()
-        transcript = self.transcript
-        if self.centre.current == "transcript" and transcript.path in message.paths:
-            transcript.load(transcript.path, transcript.label, keep_position=True)
+        if self.centre.current == "transcript":
+            transcript = self.transcript
+            if transcript.path in message.paths:
+                transcript.load(transcript.path, transcript.label, keep_position=True)
 
     # -- opening things -----------------------------------------------------------------------
     @on(ResultChosen)
@@ -312,7 +391,7 @@ class Workbench(App[int]):
     @work(group="open", exclusive=True)
     async def open_note(self, rel: str, select: tuple[int, int] | None = None) -> None:
         """Show a memory file in the editor (asks first if the open one has unsaved changes)."""
-        editor = self.editor
+        editor = await self.ensure_editor()
         same = editor.rel is not None and _same_rel(editor.rel, rel)
         if same and editor.modified:
             self.centre.current = "editor"
@@ -336,8 +415,8 @@ class Workbench(App[int]):
     async def open_session(self, path: Path, line: int | None = None) -> None:
         """Show a transcript (the editor keeps its file and any unsaved text behind it)."""
         label = next((s.label for s in self._sessions() if s.path == path), path.name)
+        view = await self.ensure_transcript()
         self.centre.current = "transcript"
-        view = self.transcript
         view.load(path, label, focus_line=line)
         self.memory_tree.select_data(SessionRef(path, label, ""))
         self.call_after_refresh(view.lines.focus)
@@ -347,9 +426,11 @@ class Workbench(App[int]):
 
     async def confirm_discard(self) -> bool:
         """True when the editor has no unsaved changes, or the user saved or discarded them."""
-        editor = self.editor
-        if not editor.modified:
+        editor = self.loaded_editor
+        if editor is None or not editor.modified:
             return True
+        from tui.screens.dialogs import ChoiceScreen
+
         choice = await self.push_screen_wait(ChoiceScreen(
             "Unsaved changes",
             f"{editor.rel} has changes that are not saved.",
@@ -406,6 +487,12 @@ class Workbench(App[int]):
         except (MemdeckError, OSError) as exc:
             self.notify(f"Could not save the setting: {exc}", severity="warning")
 
+
+
+def _import_panes() -> None:
+    """Load the deferred panes' modules (run in a thread)."""
+    for name in ("tui.widgets.note_editor", "tui.widgets.transcript_view"):
+        importlib.import_module(name)
 
 
 def _same_rel(a: str, b: str) -> bool:

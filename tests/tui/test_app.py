@@ -2,21 +2,26 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import stat
 import tomllib
+from dataclasses import replace
 from datetime import date
 from pathlib import Path
 
 import pytest
+from rich.style import Style
+from textual.color import Color
 
 from engine.config import Config
 from tests.tui.conftest import make_app, settle, tui_config, type_query
-from tui.bridge import SaveConflict
+from tui.bridge import SaveConflict, SessionEntry, build_tree_model
 from tui.messages import FilesChanged
 from tui.screens.dialogs import ChoiceScreen, DiffScreen
 from tui.screens.help import HelpScreen
+from tui.widgets.memory_tree import FILL_SLICE, GroupRef, NoteRef
 from tui.widgets.search_pane import ResultItem, line_range
 
 
@@ -341,3 +346,127 @@ async def test_status_shows_vector_unavailable_without_a_provider(demo_workspace
         assert "vector: unavailable" in text and "FTS: ready" in text
         await type_query(pilot, "pgbouncer")
         assert app.search.results.option_count > 0
+
+
+async def test_same_hits_keep_the_result_list_and_new_ones_replace_it(config: Config) -> None:
+    app = make_app(config)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        await type_query(pilot, "pgbouncer")
+        pane = app.search
+        response = pane.response
+        assert response is not None and len(response.results) > 1
+        before = [pane.results.get_option_at_index(i) for i in range(pane.results.option_count)]
+        pane.show_response("pgbouncer ", replace(response))  # the same hits for a longer query
+        assert [pane.results.get_option_at_index(i) for i in range(pane.results.option_count)] == before
+        assert all(a is b for a, b in zip(before, (pane.results.get_option_at_index(i) for i in range(len(before))),
+                                          strict=True))
+        pane.show_response("pgbouncer p", replace(response, results=response.results[:1]))
+        assert pane.results.option_count == 1
+        assert pane.selected_hit == response.results[0]
+
+
+_SESSIONS = (SessionEntry(Path("/s/a.jsonl"), "a", "2026-11-30 Mara", "a · 3 msgs"),
+             SessionEntry(Path("/s/b.jsonl"), "b", "2026-11-29 broken", "b", error="2 bad lines"))
+
+
+@pytest.mark.parametrize(
+    ("sessions", "states"),
+    [
+        (_SESSIONS, {"MEMORY.md": "indexed", "memory/2026-11-30.md": "changed", "memory/ideas.md": "new",
+                     "memory/2026-11-30-talk.md": "not-embedded"}),
+        ((), {}),
+    ],
+)
+async def test_tree_label_widths_are_what_is_drawn(config: Config, sessions: tuple[SessionEntry, ...],
+                                                   states: dict[str, str]) -> None:
+    rels = ["MEMORY.md", "memory/2026-11-30.md", "memory/2026-11-30-talk.md", "memory/ideas.md",
+            "memory/ünïcode/汉字.md", "/elsewhere/extra.md"]
+    app = make_app(config)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        tree = app.memory_tree
+        tree.set_model(build_tree_model(rels, config.workspace, sessions))
+        tree.set_states(states)
+        await pilot.pause()
+        for collapse in (False, True):
+            if collapse:
+                for node in tree.nodes():
+                    if node.allow_expand:
+                        node.collapse()
+                await pilot.pause()
+            nodes = tree.nodes()
+            assert len(nodes) > len(rels)
+            for node in nodes:
+                assert tree.get_label_width(node) == tree.render_label(node, Style(), Style()).cell_len, node.label
+
+
+async def test_panes_mount_after_the_first_screen_once(config: Config) -> None:
+    app = make_app(config)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        editor, transcript = app.loaded_editor, app.loaded_transcript
+        assert editor is not None and transcript is not None
+        assert await app.ensure_editor() is editor and await app.ensure_transcript() is transcript
+        assert len(app.query("#editor")) == 1 and len(app.query("#transcript")) == 1
+        assert app.centre.current == "welcome" and not editor.display and not transcript.display
+
+
+async def test_gc_is_back_on_once_the_first_screen_is_up(config: Config) -> None:
+    app = make_app(config)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        assert gc.isenabled()
+    assert gc.isenabled()
+
+
+@pytest.mark.parametrize("theme", ["memdeck-dark", "memdeck-light"])
+async def test_configured_theme_colours_the_first_screen(demo_workspace: Path, theme: str) -> None:
+    app = make_app(tui_config(demo_workspace, tui={"theme": theme}))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        assert app.theme == theme and app.has_class(f"-theme-{theme}")
+        assert app.screen.styles.background == Color.parse(app.current_theme.background or "")
+        assert app.has_class("-dark-mode") is app.current_theme.dark
+
+
+async def test_tree_fills_big_groups_and_patches_small_changes(config: Config) -> None:
+    days = [f"memory/{2000 + i // 336}-{1 + i // 28 % 12:02d}-{1 + i % 28:02d}.md" for i in range(2 * FILL_SLICE + 7)]
+    app = make_app(config)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        tree = app.memory_tree
+
+        def daily() -> list[NoteRef]:
+            group = next(n for n in tree.nodes() if isinstance(n.data, GroupRef) and n.data.key == "daily")
+            assert isinstance(group.data, GroupRef) and group.data.count == len(group.children)
+            return [n.data for n in group.children if isinstance(n.data, NoteRef)]
+
+        tree.set_model(build_tree_model(["MEMORY.md", *days], config.workspace))
+        await settle(pilot)
+        assert [d.rel for d in daily()] == sorted(days, reverse=True)
+        nodes = {n.data.rel: n for n in tree.nodes() if isinstance(n.data, NoteRef)}
+        changed = [*days[2:], "memory/1999-12-31.md", "memory/2030-01-01.md"]
+        tree.set_model(build_tree_model(["MEMORY.md", *changed], config.workspace))
+        await settle(pilot)
+        assert [d.rel for d in daily()] == sorted(changed, reverse=True)
+        kept = [n for n in tree.nodes() if isinstance(n.data, NoteRef) and n.data.rel in nodes]
+        assert len(kept) == len(days) - 2 + 1 and all(nodes[n.data.rel] is n for n in kept)  # patched, not rebuilt
+
+
+async def test_progress_takes_the_index_line_and_the_status_pane_keeps_its_height(config: Config) -> None:
+    app = make_app(config)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        status = app.status_pane
+        height, tree_height = status.size.height, app.memory_tree.size.height
+        status.show_progress("embed", 3, 56, None)
+        await pilot.pause()
+        label = app.query_one("#progress-label")
+        assert "embedding chunks 3/56" in str(label.render())
+        assert not app.query_one("#status-index").display and app.query_one("#status-progress").display
+        assert (status.size.height, app.memory_tree.size.height) == (height, tree_height)
+        status.hide_progress()
+        await pilot.pause()
+        assert app.query_one("#status-index").display and not app.query_one("#status-progress").display
+        assert status.size.height == height and not status.indexing

@@ -17,7 +17,7 @@ from tui.keys import APP_BINDINGS, describe_bindings, unknown_ids
 from tui.themes import ThemeError, editor_theme, load_theme_text, load_themes
 from tui.watch import is_relevant
 from tui.widgets.markdown_area import highlight_document, highlight_line
-from tui.widgets.search_pane import render_hit, snippet_lines
+from tui.widgets.search_pane import SNIPPET_LINES, render_hit, snippet_lines
 from tui.widgets.transcript_view import build_blocks, wrap_text
 
 
@@ -74,6 +74,12 @@ def test_snippet_lines_start_at_the_first_match(snippet: str, spans: tuple[tuple
     lines = snippet_lines(_hit(snippet, spans))
     assert [ln.number for ln in lines] == numbers
     assert [ln.spans for ln in lines] == line_spans
+
+
+@pytest.mark.parametrize("snippet", ["pg", "a pg\nb", "a\nb\nc pg", "a\nb\nc\nd\ne pg", "x\n\n\n"])
+def test_every_result_has_the_same_height(snippet: str) -> None:
+    spans = ((snippet.index("pg"), snippet.index("pg") + 2),) if "pg" in snippet else ()
+    assert len(render_hit(_hit(snippet, spans)).plain.split("\n")) == 1 + SNIPPET_LINES
 
 
 def test_render_hit_never_parses_markup() -> None:
@@ -215,8 +221,16 @@ def test_watch_filter(path: str, relevant: bool, tmp_path: Path) -> None:
     assert is_relevant(path, load_config(workspace=tmp_path)) is relevant
 
 
+HEAVY_OR_LATER = (
+    "torch", "sentence_transformers", "numpy", "sqlite3", "sqlean", "sqlite_vec", "mistune", "pyperclip",
+    "engine.api", "engine.search",
+    # not on the first screen: mounted or imported once it is painted
+    "tui.widgets.note_editor", "tui.widgets.transcript_view", "tui.screens.dialogs", "textual.widgets._text_area",
+)
+
+
 def test_importing_the_app_loads_no_heavy_modules() -> None:
-    code = ("import sys, tui.app; bad = [m for m in ('torch', 'sentence_transformers', 'engine.api', 'numpy') "
-            "if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)")
+    code = f"import sys, tui.app; print([m for m in {HEAVY_OR_LATER!r} if m in sys.modules])"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"

@@ -5,14 +5,16 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
-from textual.widgets import ProgressBar
 
 from tui.widgets.text_line import TextLine
+
+if TYPE_CHECKING:
+    from textual.widgets import ProgressBar
 
 Part = Content | str | tuple[str, str]
 
@@ -59,24 +61,36 @@ def _sep() -> tuple[str, str]:
 
 
 class IndexStatus(Vertical):
-    """The bottom pane."""
+    """The bottom pane: the engine line, then the index line (the progress bar in its place while indexing).
+
+    The progress row takes the index line's place instead of adding one, so the pane keeps its height: a
+    taller status pane would resize every pane above it (the tree re-measures all its lines on a resize).
+    """
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.status: Any = None
         self.model_pending = False
         self.indexing = False
+        self._progress: tuple[Horizontal, TextLine, ProgressBar] | None = None
 
     def compose(self) -> ComposeResult:
         yield TextLine(Content.styled("opening the index…", "$text-muted"), id="status-engine")
         yield TextLine("", id="status-index")
-        with Horizontal(id="status-progress"):
-            yield TextLine("", id="progress-label")
-            yield ProgressBar(id="progress-bar", show_eta=False)
-            yield TextLine(Content.styled("esc cancels", "$text-muted"), id="progress-hint")
 
-    def on_mount(self) -> None:
-        self.query_one("#status-progress").display = False
+    def _progress_row(self) -> tuple[Horizontal, TextLine, ProgressBar]:
+        """The progress row, made on first use (indexing starts after the first screen)."""
+        if self._progress is None:
+            from textual.widgets import ProgressBar
+
+            label = TextLine("", id="progress-label")
+            bar = ProgressBar(id="progress-bar", show_eta=False)
+            row = Horizontal(label, bar, TextLine(Content.styled("esc cancels", "$text-muted"), id="progress-hint"),
+                             id="status-progress")
+            row.display = False
+            self.mount(row)
+            self._progress = (row, label, bar)
+        return self._progress
 
     def show_error(self, message: str) -> None:
         """The index could not be opened."""
@@ -116,15 +130,17 @@ class IndexStatus(Vertical):
     def show_progress(self, phase: str, done: int, total: int, path: str | None) -> None:
         """Indexing moved on."""
         self.indexing = True
-        row = self.query_one("#status-progress")
+        row, label, bar = self._progress_row()
         if not row.display:
+            self.query_one("#status-index").display = False
             row.display = True
-        label = "indexing files" if phase == "files" else "embedding chunks"
-        self.query_one("#progress-label", TextLine).update(Content(f"{label} {done:,}/{total:,} "))
-        bar = self.query_one("#progress-bar", ProgressBar)
+        text = "indexing files" if phase == "files" else "embedding chunks"
+        label.update(Content(f"{text} {done:,}/{total:,} "))
         bar.update(total=max(1, total), progress=done)
 
     def hide_progress(self) -> None:
         """Indexing ended."""
         self.indexing = False
-        self.query_one("#status-progress").display = False
+        if self._progress is not None and self._progress[0].display:
+            self._progress[0].display = False
+            self.query_one("#status-index").display = True

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
+from rich.cells import cell_len
 from rich.style import Style
 from rich.text import Text
 from textual import on
@@ -52,6 +54,27 @@ class GroupRef:
 
 
 TreeData = NoteRef | SessionRef | GroupRef
+BULK_REPAINT = 64
+"""More changed lines than this repaint the whole tree in one go (a per-line refresh costs a region lookup each)."""
+FILL_SLICE = 200
+"""Notes added to the tree per event-loop turn when a big group is (re)built (~10 ms each on a busy machine)."""
+PATCH_LIMIT = 64
+"""Up to this many notes added or removed are patched in place; more rebuild the tree."""
+
+
+def _note_groups(model: TreeModel) -> tuple[tuple[str, str, tuple[NoteEntry, ...]], ...]:
+    """(key, label, entries) of the groups of memory files, in tree order."""
+    return (("daily", "daily", model.daily), ("topics", "topics", model.topics),
+            ("session-notes", "session notes", model.session_notes), ("extras", "extra paths", model.extras))
+
+
+def _memory_count(model: TreeModel) -> int:
+    return len(model.daily) + len(model.topics) + len(model.session_notes)
+
+
+def _shape(model: TreeModel) -> tuple[object, ...]:
+    """What the tree's skeleton depends on: the root files and which groups exist."""
+    return (model.root, bool(model.daily), bool(model.topics), bool(model.session_notes), bool(model.extras))
 
 
 class MemoryTree(Tree[TreeData]):
@@ -78,55 +101,109 @@ class MemoryTree(Tree[TreeData]):
         self.model = TreeModel()
         self.states: dict[str, str] = {}
         self._collapsed: set[str] = {"extras"}
+        self._fg_cache: dict[str, Style] = {}
+        self._fill_generation = 0
+        self._filling = 0
 
     # -- data ---------------------------------------------------------------------------------
     def set_model(self, model: TreeModel) -> None:
-        """Rebuild from a fresh listing, keeping which groups are open and where the cursor is."""
+        """Show a fresh listing, keeping which groups are open and where the cursor is.
+
+        Textual's tree re-lays itself out for every node added or removed (and removing n children costs n²),
+        so a listing that adds sessions or one note must not re-add thousands of daily notes: groups are
+        patched where little changed, and a full build of a big group is added in slices between frames.
+        """
         if model == self.model and self.root.children:
             return  # nothing changed: a rebuild of thousands of nodes would only cost time
         cursor = self.cursor_node.data if self.cursor_node is not None else None
-        for node in self._groups():
-            if isinstance(node.data, GroupRef):
-                if node.is_expanded:
-                    self._collapsed.discard(node.data.key)
-                else:
-                    self._collapsed.add(node.data.key)
-        self.model = model
+        old, self.model = self.model, model
+        groups = {node.data.key: node for node in self._groups() if isinstance(node.data, GroupRef)}
+        if not (self.root.children and _shape(old) == _shape(model) and self._patch_groups(old, model, groups)):
+            self._rebuild(model, groups)
+        if cursor is not None and (self.cursor_node is None or self.cursor_node.data != cursor):
+            self.select_data(cursor, scroll=False)
+
+    def _rebuild(self, model: TreeModel, groups: dict[str, TreeNode[TreeData]]) -> None:
+        for node in groups.values():
+            if node.is_expanded:
+                self._collapsed.discard(node.data.key)  # type: ignore[union-attr]
+            else:
+                self._collapsed.add(node.data.key)  # type: ignore[union-attr]
+        self._fill_generation += 1
         self.clear()
         root = self.root
         for entry in model.root:
             self._add_note(root, entry)
-        memory = self._add_group(root, "memory", "memory/", len(model.daily) + len(model.topics)
-                                 + len(model.session_notes))
-        for key, label, entries in (
-            ("daily", "daily", model.daily),
-            ("topics", "topics", model.topics),
-            ("session-notes", "session notes", model.session_notes),
-        ):
+        memory = self._add_group(root, "memory", "memory/", _memory_count(model))
+        for key, label, entries in _note_groups(model):
             if entries:
-                group = self._add_group(memory, key, label, len(entries))
-                for entry in entries:
-                    self._add_note(group, entry)
-        if model.extras:
-            extras = self._add_group(root, "extras", "extra paths", len(model.extras))
-            for entry in model.extras:
-                self._add_note(extras, entry)
+                self._fill(self._add_group(root if key == "extras" else memory, key, label, len(entries)), entries)
         sessions = self._add_group(root, "sessions", "sessions", len(model.sessions))
+        self._add_sessions(sessions, model)
+
+    def _fill(self, group: TreeNode[TreeData], entries: tuple[NoteEntry, ...]) -> None:
+        """Add notes to a group: a screenful now, the rest in slices with the event loop running in between."""
+        for entry in entries[:FILL_SLICE]:
+            self._add_note(group, entry)
+        if len(entries) > FILL_SLICE:
+            self._filling += 1
+            self.run_worker(self._fill_rest(group, entries[FILL_SLICE:], self._fill_generation), group="tree-fill")
+
+    async def _fill_rest(self, group: TreeNode[TreeData], entries: tuple[NoteEntry, ...], generation: int) -> None:
+        try:
+            for start in range(0, len(entries), FILL_SLICE):
+                await asyncio.sleep(0)  # paint, keys and timers run between slices
+                if generation != self._fill_generation:
+                    return  # rebuilt meanwhile
+                for entry in entries[start : start + FILL_SLICE]:
+                    self._add_note(group, entry)
+        finally:
+            self._filling -= 1
+
+    def _patch_groups(self, old: TreeModel, model: TreeModel, groups: dict[str, TreeNode[TreeData]]) -> bool:
+        """Apply small changes in place (same groups, same root files); False when a rebuild is cheaper."""
+        before = {key: entries for key, _, entries in _note_groups(old)}
+        changed = [(key, label, entries) for key, label, entries in _note_groups(model) if entries != before[key]]
+        if self._filling or sum(len(set(before[key]) ^ set(entries)) for key, _, entries in changed) > PATCH_LIMIT:
+            return False
+        for key, label, entries in changed:
+            group = groups[key]
+            wanted = {entry.rel for entry in entries}
+            for node in [n for n in group.children if not isinstance(n.data, NoteRef) or n.data.rel not in wanted]:
+                node.remove()
+            have = {n.data.rel for n in group.children if isinstance(n.data, NoteRef)}
+            for index, entry in enumerate(entries):
+                if entry.rel not in have:
+                    self._add_note(group, entry, before=index if index < len(group.children) else None)
+            self._relabel(group, GroupRef(key, label, len(entries)))
+        if changed:
+            self._relabel(groups["memory"], GroupRef("memory", "memory/", _memory_count(model)))
+        if (model.sessions, model.sessions_error) != (old.sessions, old.sessions_error):
+            group = groups["sessions"]
+            group.remove_children()
+            self._add_sessions(group, model)
+            self._relabel(group, GroupRef("sessions", "sessions", len(model.sessions)))
+        return True
+
+    def _relabel(self, node: TreeNode[TreeData], data: GroupRef) -> None:
+        if node.data != data:
+            node.data = data
+            node.refresh()
+
+    def _add_sessions(self, group: TreeNode[TreeData], model: TreeModel) -> None:
         for session in model.sessions:
-            sessions.add_leaf(Text(session.label), SessionRef(session.path, session.label, session.detail,
-                                                              session.error))
+            group.add_leaf(Text(session.label), SessionRef(session.path, session.label, session.detail,
+                                                           session.error))
         if not model.sessions:
             reason = model.sessions_error or "no transcripts"
-            sessions.add_leaf(Text(reason), GroupRef("sessions-empty", reason, 0))
-        if cursor is not None:
-            self.select_data(cursor, scroll=False)
+            group.add_leaf(Text(reason), GroupRef("sessions-empty", reason, 0))
 
     def _add_group(self, parent: TreeNode[TreeData], key: str, label: str, count: int) -> TreeNode[TreeData]:
         node = parent.add(Text(label), GroupRef(key, label, count), expand=key not in self._collapsed)
         return node
 
-    def _add_note(self, parent: TreeNode[TreeData], entry: NoteEntry) -> None:
-        parent.add_leaf(Text(entry.label), NoteRef(entry.rel, entry.label))
+    def _add_note(self, parent: TreeNode[TreeData], entry: NoteEntry, before: int | None = None) -> None:
+        parent.add_leaf(Text(entry.label), NoteRef(entry.rel, entry.label), before=before)
 
     def _groups(self) -> list[TreeNode[TreeData]]:
         out: list[TreeNode[TreeData]] = []
@@ -149,13 +226,17 @@ class MemoryTree(Tree[TreeData]):
         return out
 
     def set_states(self, states: dict[str, str]) -> None:
-        """Show each file's index state."""
+        """Show each file's index state (a few changed lines repaint alone; many, the tree at once)."""
         if states == self.states:
             return
         old, self.states = self.states, dict(states)
-        for node in self.nodes():
-            if isinstance(node.data, NoteRef) and old.get(node.data.rel) != states.get(node.data.rel):
-                node.refresh()
+        changed = [node for node in self.nodes()
+                   if isinstance(node.data, NoteRef) and old.get(node.data.rel) != states.get(node.data.rel)]
+        if len(changed) > BULK_REPAINT:
+            self.notify_style_update()  # drops the line cache once, instead of one region refresh per line
+            return
+        for node in changed:
+            node.refresh()
 
     def select_data(self, data: TreeData, scroll: bool = True) -> bool:
         """Move the cursor to the node holding ``data`` (a note by rel, a session by path)."""
@@ -180,13 +261,36 @@ class MemoryTree(Tree[TreeData]):
         return self.select_data(NoteRef(rel, ""))
 
     # -- rendering ----------------------------------------------------------------------------
+    def notify_style_update(self) -> None:
+        self._fg_cache.clear()
+        super().notify_style_update()
+
     def _fg(self, component: str) -> Style:
-        """A component's text colour and emphasis, without its background.
+        """A component's text colour and emphasis, without its background (cached until the styles change).
 
         Taken from the full style: partial styles lose colours that carry alpha ($text-muted).
         """
-        full = self.get_component_rich_style(component)
-        return Style(color=full.color, bold=full.bold, italic=full.italic)
+        style = self._fg_cache.get(component)
+        if style is None:
+            full = self.get_component_rich_style(component)
+            style = self._fg_cache[component] = Style(color=full.color, bold=full.bold, italic=full.italic)
+        return style
+
+    def get_label_width(self, node: TreeNode[TreeData]) -> int:
+        """The width :meth:`render_label` gives, without rendering (the tree measures every line on a rebuild)."""
+        data = node.data
+        width = node.label.cell_len if isinstance(node.label, Text) else cell_len(str(node.label))
+        if isinstance(data, GroupRef):
+            if not node.allow_expand:
+                return 2 + width
+            icon = self.ICON_NODE_EXPANDED if node.is_expanded else self.ICON_NODE
+            return cell_len(icon) + width + len(f" {data.count}")
+        if isinstance(data, NoteRef):
+            glyph = STATE_GLYPHS.get(self.states.get(data.rel) or "", (" ",))[0]
+            return cell_len(glyph) + 1 + width
+        if isinstance(data, SessionRef):
+            return cell_len("⚠ " if data.error else "› ") + width
+        return width
 
     def render_label(self, node: TreeNode[TreeData], base_style: Style, style: Style) -> Text:
         data = node.data

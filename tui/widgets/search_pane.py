@@ -79,9 +79,11 @@ def score_parts(hit: Hit) -> Content:
 
 
 def render_hit(hit: Hit) -> Content:
-    """A result as Content: header (path, range, scores) then highlighted snippet lines.
+    """A result as Content: header (path, range, scores) then highlighted snippet lines, always 1 + SNIPPET_LINES rows.
 
-    The snippet is plain text: spans from the engine are applied as styles, nothing is parsed as markup.
+    The snippet is plain text: spans from the engine are applied as styles, nothing is parsed as markup. Every
+    result has the same height so that, as the user types, a new set of results of the same count keeps the
+    list's size: no screen re-layout per keystroke, and rows do not jump.
     """
     header = Content.assemble(
         (hit.path, "bold $text-primary"),
@@ -99,6 +101,7 @@ def render_hit(hit: Hit) -> Content:
             body = body.stylize(MATCH_STYLE, start, end)
         gutter = f"{line.number:>{width}} │ " if line.number is not None else "│ "
         rows.append(Content.assemble(("  " + gutter, "$text-muted"), body))
+    rows += [Content(" ")] * (1 + SNIPPET_LINES - len(rows))
     return Content("\n").join(rows)
 
 
@@ -160,14 +163,16 @@ class SearchPane(Vertical):
 
     mode: reactive[str] = reactive("hybrid", init=False)
 
-    def __init__(self, bridge: Bridge, mode: str = "hybrid", *, id: str | None = None) -> None:
-        super().__init__(id=id)
+    def __init__(self, bridge: Bridge, mode: str = "hybrid", *, id: str | None = None,
+                 classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
         self.bridge = bridge
         self.set_reactive(SearchPane.mode, mode if mode in SEARCH_MODES else "hybrid")
         self.response: SearchResponse | None = None
         self.results_query = ""
         self._generation = 0
         self._shown_query = ""
+        self._shown_hits: tuple[Hit, ...] = ()
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="search-bar"):
@@ -222,17 +227,23 @@ class SearchPane(Vertical):
         self.start_search(self.query_input.value)
 
     def show_response(self, query: str, response: SearchResponse | None) -> None:
-        """Put results on screen in one update (no intermediate empty state: no flicker)."""
+        """Put results on screen in one update (no intermediate empty state: no flicker).
+
+        The same hits as on screen (common while a word is typed out) leave the list alone: re-rendering them
+        would cost a repaint for nothing.
+        """
         self.response = response
         self.results_query = query
         results = self.results
         keep = self.selected_hit if query and query == self._shown_query else None
         self._shown_query = query
         hits = response.results if response is not None else ()
-        results.set_options([ResultItem(hit, i) for i, hit in enumerate(hits)])
-        if hits:
-            index = next((i for i, h in enumerate(hits) if keep is not None and h.citation == keep.citation), 0)
-            results.highlighted = index
+        if hits != self._shown_hits:
+            self._shown_hits = hits
+            results.set_options([ResultItem(hit, i) for i, hit in enumerate(hits)])
+            if hits:
+                index = next((i for i, h in enumerate(hits) if keep is not None and h.citation == keep.citation), 0)
+                results.highlighted = index
         self.set_class(bool(query.strip()), "-active")
         self.query_one("#search-info", TextLine).update(self._info(query, response))
 
