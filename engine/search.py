@@ -242,8 +242,14 @@ def dated_chunks(store: Store, query: str, sources: Sequence[str]) -> dict[int, 
     if not dates and not months:
         return {}
     marks = ",".join("?" * len(sources))
+    # Only the files whose names hold a named day or month (a superset the rules below then check exactly):
+    # reading every path cost 13.6 ms per dated query at 10k chunks and 74 ms at 100k.
+    patterns = [f"%{y:04d}-{m:02d}-{d:02d}%" if y is not None else f"%-{m:02d}-{d:02d}%" for y, m, d in dates]
+    patterns += [f"%{y:04d}-{m:02d}-%" for y, m in months]
+    likes = " OR ".join("path LIKE ?" for _ in patterns)
     paths = [r[0] for r in store.conn.execute(
-        f"SELECT path FROM files WHERE path LIKE 'memory/%' AND source IN ({marks})", tuple(sources))]
+        f"SELECT path FROM files WHERE path LIKE 'memory/%' AND ({likes}) AND source IN ({marks})",
+        (*patterns, *sources))]
     boosts = {p: DAY_BOOST for p in paths if dates and date_matches(p, dates)}
     for p in paths:
         if p not in boosts and months and month_matches(p, months):

@@ -1,0 +1,39 @@
+"""A query naming a day or a month finds that period's daily notes by their file names."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engine.api import MemoryEngine
+from engine.search import DAY_BOOST, MONTH_BOOST, dated_chunks
+from tests.helpers import hash_config
+
+NOTES = ("2026-10-14.md", "2025-10-14-retro.md", "2026-10-15.md", "2026-03-02.md", "2026-03-30-plan.md",
+         "2025-03-02.md", "notes-10-14.md")
+
+
+@pytest.fixture
+def engine(tmp_path: Path) -> MemoryEngine:
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    for name in NOTES:
+        (ws / "memory" / name).write_text(f"# {name}\n\n- something happened that day.\n")
+    eng = MemoryEngine(hash_config(ws))
+    eng.sync()
+    yield eng
+    eng.close()
+
+
+@pytest.mark.parametrize(("query", "expected"), [
+    ("what happened on October 14", {"2026-10-14.md": DAY_BOOST, "2025-10-14-retro.md": DAY_BOOST}),
+    ("notes from 2026-10-14", {"2026-10-14.md": DAY_BOOST}),
+    ("what did we plan in March 2026", {"2026-03-02.md": MONTH_BOOST, "2026-03-30-plan.md": MONTH_BOOST}),
+    ("2 March 2025 and 15 Oct 2026", {"2025-03-02.md": DAY_BOOST, "2026-10-15.md": DAY_BOOST}),
+    ("no date here", {}),
+])
+def test_dated_chunks(engine: MemoryEngine, query: str, expected: dict[str, float]) -> None:
+    found = dated_chunks(engine.store, query, ("memory",))
+    paths = dict(engine.store.conn.execute("SELECT id, path FROM chunks").fetchall())
+    assert {paths[k].removeprefix("memory/"): v for k, v in found.items()} == expected
