@@ -374,7 +374,6 @@ class Store:
             "chunks": conn.execute("SELECT count(*) FROM chunks").fetchone()[0],
             "pending": conn.execute("SELECT count(*) FROM chunks WHERE embedded = 0").fetchone()[0],
             "windows": conn.execute("SELECT count(*) FROM windows").fetchone()[0],
-            "line_vectors": conn.execute("SELECT count(*) FROM line_vectors").fetchone()[0],
             "cache": conn.execute("SELECT count(*) FROM embedding_cache").fetchone()[0],
         }
         return {k: int(v) for k, v in out.items()}
