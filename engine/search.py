@@ -342,8 +342,10 @@ def run_search(
             ranks.update({i: deep[i] for i in vec if i not in ranks and i in deep})
     keyword = normalize_bm25(ranks)
     terms = query_terms(query)
+    loaded: dict[int, _Row] = {}
     if keyword and terms and settings.line_text_weight > 0:
-        keyword = _mix_best_lines(store, keyword, terms, settings.line_text_weight)
+        loaded = load_rows(store, list(keyword))
+        keyword = _mix_best_lines(loaded, keyword, terms, settings.line_text_weight)
     dated = dated_chunks(store, query, sources) if use_kw else {}
     if dated:
         # A query that names a day ("what happened on October 14") or a month ("in July 2023") lifts that
@@ -377,7 +379,8 @@ def run_search(
         fused = fuse_scores(vec, keyword, wv, wt)
     else:
         fused = fuse_scores(None, keyword)
-    rows = load_rows(store, [f.key for f in fused])
+    more = load_rows(store, [f.key for f in fused if f.key not in loaded])
+    rows = {f.key: loaded.get(f.key) or more[f.key] for f in fused if f.key in loaded or f.key in more}
     weights = term_weights([r.text for r in rows.values()], terms)
     if settings.decay:
         fused = [Fused(f.key, f.score * decay_factor(rows[f.key].path, settings.half_life_days), f.vector, f.keyword)
@@ -435,9 +438,9 @@ def spread_overlaps(fused: list[Fused], rows: dict[int, _Row], limit: float) -> 
     return kept + later
 
 
-def _mix_best_lines(store: Store, keyword: dict[int, float], terms: list[str], share: float) -> dict[int, float]:
+def _mix_best_lines(rows: dict[int, _Row], keyword: dict[int, float], terms: list[str], share: float
+                    ) -> dict[int, float]:
     """Blend each candidate's best-line BM25 (normalised by the best candidate's) into its keyword score."""
-    rows = load_rows(store, list(keyword))
     texts = [r.text for r in rows.values()]
     weights = term_weights(texts, terms)
     lines = [len(line) for t in texts for line in t.split("\n") if line.strip()]
