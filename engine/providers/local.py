@@ -134,6 +134,16 @@ class _LocalModel:
     def loaded(self) -> bool:
         return self._model is not None
 
+    def _in_batches(self, encode: Any, texts: Sequence[str]) -> list[list[float]]:
+        """Call ``encode`` on ``batch_size`` texts at a time, counting what was embedded."""
+        self.calls += 1
+        self.texts_embedded += len(texts)
+        out: list[list[float]] = []
+        items = list(texts)
+        for start in range(0, len(items), self.batch_size):
+            out.extend(v.tolist() for v in encode(items[start : start + self.batch_size]))
+        return out
+
     def fingerprint(self) -> str:
         tag = f":{self.engine_tag}" if self.engine_tag else ""
         return f"local:{self.model_id}:{self.dims}:{self.max_tokens}{tag}"
@@ -258,14 +268,7 @@ class E5Embedder(_LocalModel):
 
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         self.load()
-        self.calls += 1
-        self.texts_embedded += len(texts)
-        out: list[list[float]] = []
-        items = list(texts)
-        for start in range(0, len(items), self.batch_size):
-            vectors = self._model.passage(items[start : start + self.batch_size])
-            out.extend(v.tolist() for v in vectors)
-        return out
+        return self._in_batches(self._model.passage, texts)
 
     def embed_query(self, text: str) -> list[float]:
         self.load()
@@ -308,14 +311,7 @@ class USEEmbedder(_LocalModel):
 
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         self.load()
-        self.calls += 1
-        self.texts_embedded += len(texts)
-        out: list[list[float]] = []
-        items = list(texts)
-        for start in range(0, len(items), self.batch_size):
-            vectors = self._model.encode(items[start : start + self.batch_size])
-            out.extend(v.tolist() for v in vectors)
-        return out
+        return self._in_batches(self._model.encode, texts)
 
     def embed_query(self, text: str) -> list[float]:
         self.load()
