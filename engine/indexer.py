@@ -372,15 +372,17 @@ def embed_pending(
                     return
                 part = items[at : at + EMBED_SLICE]
                 vectors = embedder.embed_documents([t for _, t in part])
-                fresh.update((h, serialize_vector(v)) for (h, _), v in zip(part, vectors, strict=True))
+                done_now = {h: serialize_vector(v) for (h, _), v in zip(part, vectors, strict=True)}
+                fresh.update(done_now)
+                # Cached at once: a run stopped mid-group (Ctrl-C, a closed TUI) resumes from here next time.
+                with store.transaction() as tx:
+                    tx.executemany(
+                        "INSERT OR REPLACE INTO embedding_cache VALUES (?,?,?,?,?,?,?)",
+                        [(embedder.provider, embedder.model_id, fingerprint, h, embedder.dims, blob, time.time())
+                         for h, blob in done_now.items()])
                 if progress is not None and at + EMBED_SLICE < len(items):
                     progress(SyncProgress("embed", done + len(group) * (at + len(part)) // len(items), total, None))
-        now = time.time()
         with store.transaction() as tx:
-            for h, blob in fresh.items():
-                tx.execute(
-                    "INSERT OR REPLACE INTO embedding_cache VALUES (?,?,?,?,?,?,?)",
-                    (embedder.provider, embedder.model_id, fingerprint, h, embedder.dims, blob, now))
             chunk_ids = sorted({p[0] for p in plans} | {cid for cid, _ in group})
             # A chunk might have been re-written since we read it; only embed rows that still exist.
             delete_vectors(tx, chunk_ids)

@@ -222,3 +222,32 @@ def test_terms_in_most_chunks_leave_the_match_but_not_the_ranking(tmp_path: Path
         assert all(abs(found[k] - full[k]) < 1e-4 for k in found)
     finally:
         eng.close()
+
+
+def test_embedding_stopped_mid_group_keeps_what_it_embedded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    import engine.indexer as indexer
+
+    monkeypatch.setattr(indexer, "EMBED_SLICE", 4)
+    eng = _engine(tmp_path)
+    try:
+        cancel = threading.Event()
+        real = eng.embedder.embed_documents
+
+        def embed_then_stop(texts: list[str]) -> list[list[float]]:
+            cancel.set()  # the user stops the sync while the first slice is being embedded
+            return real(texts)
+
+        monkeypatch.setattr(eng.embedder, "embed_documents", embed_then_stop)
+        report = eng.sync(cancel=cancel)
+        assert report.cancelled
+        conn = eng.store.conn
+        assert conn.execute("SELECT count(*) FROM embedding_cache").fetchone()[0] == 4
+        assert conn.execute("SELECT count(*) FROM chunks WHERE embedded = 1").fetchone()[0] == 0
+        monkeypatch.setattr(eng.embedder, "embed_documents", real)
+        again = eng.sync()
+        assert again.from_cache >= 4 and not again.cancelled
+        assert conn.execute("SELECT count(*) FROM chunks WHERE embedded = 0").fetchone()[0] == 0
+    finally:
+        eng.close()
