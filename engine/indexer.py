@@ -370,9 +370,9 @@ def embed_pending(
                 if at and cancel is not None and cancel.is_set():
                     report.cancelled = True
                     return
-                part = items[at : at + EMBED_SLICE]
-                vectors = embedder.embed_documents([t for _, t in part])
-                done_now = {h: serialize_vector(v) for (h, _), v in zip(part, vectors, strict=True)}
+                batch = items[at : at + EMBED_SLICE]
+                vectors = embedder.embed_documents([t for _, t in batch])
+                done_now = {h: serialize_vector(v) for (h, _), v in zip(batch, vectors, strict=True)}
                 fresh.update(done_now)
                 # Cached at once: a run stopped mid-group (Ctrl-C, a closed TUI) resumes from here next time.
                 with store.transaction() as tx:
@@ -381,7 +381,7 @@ def embed_pending(
                         [(embedder.provider, embedder.model_id, fingerprint, h, embedder.dims, blob, time.time())
                          for h, blob in done_now.items()])
                 if progress is not None and at + EMBED_SLICE < len(items):
-                    progress(SyncProgress("embed", done + len(group) * (at + len(part)) // len(items), total, None))
+                    progress(SyncProgress("embed", done + len(group) * (at + len(batch)) // len(items), total, None))
         with store.transaction() as tx:
             chunk_ids = sorted({p[0] for p in plans} | {cid for cid, _ in group})
             # A chunk might have been re-written since we read it; only embed rows that still exist.

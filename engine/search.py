@@ -379,8 +379,8 @@ def run_search(
         fused = fuse_scores(vec, keyword, wv, wt)
     else:
         fused = fuse_scores(None, keyword)
-    more = load_rows(store, [f.key for f in fused if f.key not in loaded])
-    rows = {f.key: loaded.get(f.key) or more[f.key] for f in fused if f.key in loaded or f.key in more}
+    extra = load_rows(store, [f.key for f in fused if f.key not in loaded])
+    rows = {f.key: loaded.get(f.key) or extra[f.key] for f in fused if f.key in loaded or f.key in extra}
     weights = term_weights([r.text for r in rows.values()], terms)
     if settings.decay:
         fused = [Fused(f.key, f.score * decay_factor(rows[f.key].path, settings.half_life_days), f.vector, f.keyword)

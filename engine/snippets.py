@@ -261,7 +261,7 @@ def best_line_bm25(text: str, terms: list[str], weights: dict[str, float], avg_l
         tf = per_line.setdefault(bisect.bisect_right(starts, start) - 1, {})
         tf[term] = tf.get(term, 0) + 1
     best = 0.0
-    for line, tf in per_line.items():
-        norm = k1 * (1 - b + b * (starts[line + 1] - starts[line] - 1) / max(avg_len, 1.0))
+    for line_no, tf in per_line.items():
+        norm = k1 * (1 - b + b * (starts[line_no + 1] - starts[line_no] - 1) / max(avg_len, 1.0))
         best = max(best, sum(weights.get(t, 1.0) * n * (k1 + 1) / (n + norm) for t, n in tf.items()))
     return best
