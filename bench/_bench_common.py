@@ -158,7 +158,7 @@ class BenchEmbedder:
     dims = 384
 
     def __init__(self, real_queries: bool = True, real_documents: bool = False) -> None:
-        from engine.providers.local import LocalEmbedder, local_model_path
+        from engine.embed.local import LocalEmbedder, local_model_path
 
         path = local_model_path()
         if path is None:
@@ -207,10 +207,10 @@ def make_embedder(kind: str, real_queries: bool = True, real_documents: bool = F
     if kind == "bench":
         return BenchEmbedder(real_queries, real_documents)
     if kind == "hash":
-        from engine.embeddings import HashingEmbedder
+        from engine.embed.choice import HashingEmbedder
 
         return HashingEmbedder(dims=384)
-    from engine.providers.local import LocalEmbedder, local_model_path
+    from engine.embed.local import LocalEmbedder, local_model_path
 
     path = local_model_path()
     if path is None:
@@ -257,8 +257,8 @@ def fill_vectors_fast(engine: Any, seed: int = 7) -> int:
     """
     import numpy as np
 
-    from engine.chunking import plan_windows
-    from engine.indexer import bump_vec_generation, content_hash
+    from engine.index.chunking import plan_windows
+    from engine.index.indexer import bump_vec_generation, content_hash
 
     def approx(texts: Sequence[str]) -> list[int]:
         return [int(len(t) / 4.2) + 1 for t in texts]

@@ -32,7 +32,7 @@ GOAL_S = 0.4
 PROBE = """
 import sys
 sys.argv = ["memdeck", *sys.argv[1:]]
-from engine.cli import main
+from memdeck.cli import main
 try:
     main()
 except SystemExit:
@@ -55,7 +55,7 @@ def _env(home: Path, workspace: Path, provider: str) -> dict[str, str]:
 
 def _memdeck() -> list[str]:
     exe = Path(sys.executable).with_name("memdeck")
-    return [str(exe)] if exe.exists() else [sys.executable, "-m", "engine.cli"]
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "memdeck.cli"]
 
 
 def _children_cpu() -> float:

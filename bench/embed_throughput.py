@@ -48,8 +48,8 @@ QUERIES = (
 
 def corpus(xquad: Path | None) -> dict[str, list[str]]:
     """Named lists of chunk texts: the demo workspace's Markdown chunks and optionally XQuAD zh paragraphs."""
-    from engine.chunking import chunk_markdown
     from engine.demo import DEMO_SOURCE
+    from engine.index.chunking import chunk_markdown
 
     demo: list[str] = []
     for path in sorted(DEMO_SOURCE.rglob("*.md")):
@@ -70,8 +70,8 @@ def _cpu() -> float:
 
 def measure(model: str, xquad: Path | None, n_queries: int, repeat: int) -> dict[str, Any]:
     """Load one local model and time it on the corpus (runs inside the child process)."""
-    from engine.chunking import plan_windows
-    from engine.providers.local import MINILM_ENGINE_ENV, make_local_embedder, resolve_local_model
+    from engine.embed.local import MINILM_ENGINE_ENV, make_local_embedder, resolve_local_model
+    from engine.index.chunking import plan_windows
 
     model_name, _, engine = model.partition("@")
     spec = resolve_local_model(model_name)

@@ -156,7 +156,7 @@ def generate_workspace(root: Path, chunks: int, seed: int = 7) -> GeneratedWorks
 
 def count_chunks(root: Path, tokens: int = 400, overlap: int = 80) -> int:
     """The exact chunk count the engine's chunker makes of the workspace's Markdown."""
-    from engine.chunking import chunk_markdown
+    from engine.index.chunking import chunk_markdown
 
     return sum(len(chunk_markdown(p.read_text(encoding="utf-8"), tokens, overlap)) for p in sorted(root.rglob("*.md")))
 

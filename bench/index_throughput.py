@@ -64,7 +64,7 @@ class _Timer:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """Build, baseline, rebuild from cache."""
-    import engine.indexer as indexer
+    import engine.index.indexer as indexer
 
     result = header("index_throughput", args)
     ws = workspace_for(args.chunks, args.seed, args.root)

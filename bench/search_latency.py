@@ -94,8 +94,8 @@ def _time(fn: Any, queries: list[str]) -> Timings:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """Build or reuse the index, then time every mode and baseline."""
-    from engine.fts import build_fts_query
-    from engine.store import serialize_vector
+    from engine.index.fts import build_fts_query
+    from engine.index.store import serialize_vector
 
     result = header("search_latency", args)
     started = time.perf_counter()

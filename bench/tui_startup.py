@@ -8,7 +8,7 @@ Every figure is recorded with the load average (the machine is shared) and next 
 measured in the same run, so ratios survive a busy machine:
 
 - **first screen**: process start → the first full frame the app writes (headless, 120×36), for memdeck, for
-  the whole ``memdeck`` command (click + engine.cli + the TUI) and for a bare Textual app with the same widget
+  the whole ``memdeck`` command (click + memdeck.cli + the TUI) and for a bare Textual app with the same widget
   kinds and no CSS (the floor: Textual's own imports and first layout). Runs are interleaved after one warm-up
   each; bytecode is cached in a temp ``PYTHONPYCACHEPREFIX`` (as an installed package has it, whatever
   ``PYTHONDONTWRITEBYTECODE`` says). Wall and process CPU time; which heavy modules were imported by then.
@@ -47,7 +47,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 HEAVY = ("torch", "numpy", "sqlite3", "sqlean", "sqlite_vec", "mistune", "pyperclip", "engine.api",
-         "engine.search", "tui.widgets.note_editor", "tui.widgets.transcript_view")
+         "engine.search.pipeline", "tui.widgets.note_editor", "tui.widgets.transcript_view")
 
 # The child records the first full frame (a LayoutUpdate written to the driver) and exits. Patching
 # App._display is private Textual API, acceptable in a benchmark: it is the moment the terminal gets a screen.
@@ -104,7 +104,7 @@ else:  # the whole `memdeck --workspace W` command, as a user starts it
 
     App.run = run
     sys.argv = ["memdeck", "--workspace", workspace, "--sessions", workspace + "/sessions"]
-    from engine.cli import main
+    from memdeck.cli import main
     try:
         main()
     except SystemExit:

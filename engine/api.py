@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from engine.config import Config
-from engine.embeddings import Embedder, EmbeddingError, ProviderChoice, choose_provider, make_embedder
+from engine.embed.choice import Embedder, EmbeddingError, ProviderChoice, choose_provider, make_embedder
 from engine.errors import IndexBusy, PathRefused
-from engine.indexer import (
+from engine.index.indexer import (
     ProgressFn,
     SyncReport,
     embed_pending,
@@ -26,8 +26,7 @@ from engine.indexer import (
     sync_files,
     writer_lock,
 )
-from engine.search import SearchResponse, run_search
-from engine.store import (
+from engine.index.store import (
     DB_ERRORS,
     CorruptIndex,
     IndexAccessError,
@@ -37,7 +36,8 @@ from engine.store import (
     move_aside,
     salvage_cache,
 )
-from engine.vector_index import VectorIndex
+from engine.index.vectors import VectorIndex
+from engine.search.pipeline import SearchResponse, run_search
 from engine.workspace import (
     GetResult,
     MemoryFile,
@@ -530,8 +530,8 @@ class MemoryEngine:
 
         Used by the flush drafter to skip what the memory already says. Deterministic and model-free.
         """
-        from engine.fts import query_terms
-        from engine.snippets import best_line_coverage
+        from engine.index.fts import query_terms
+        from engine.search.snippets import best_line_coverage
 
         terms = query_terms(statement)
         if len(terms) < 2:

@@ -213,7 +213,7 @@ def _validate_embedding(path: str, e: EmbeddingConfig) -> None:
     if e.fallback not in FALLBACKS:
         raise ConfigError(path, "embedding.fallback", f"must be one of {', '.join(FALLBACKS)}, got {e.fallback!r}")
     if e.provider == "local" and e.model.strip():
-        from engine.providers.local import LOCAL_MODELS, resolve_local_model  # light: stdlib only
+        from engine.embed.local import LOCAL_MODELS, resolve_local_model  # light: stdlib only
 
         if resolve_local_model(e.model) is None:
             raise ConfigError(path, "embedding.model",

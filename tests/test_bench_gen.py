@@ -10,7 +10,7 @@ from types import ModuleType
 
 import pytest
 
-from engine.chunking import chunk_markdown
+from engine.index.chunking import chunk_markdown
 
 BENCH = Path(__file__).resolve().parents[1] / "bench"
 

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from engine.chunking import chunk_markdown, plan_windows, weighted_len
+from engine.index.chunking import chunk_markdown, plan_windows, weighted_len
 
 
 def _lines(text: str) -> list[str]:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from engine.cli import cli
+from memdeck.cli import cli
 
 
 @pytest.fixture
@@ -111,6 +111,6 @@ def test_demo_command_writes_workspace(tmp_path: Path) -> None:
 def test_console_script_keyword_search_in_a_subprocess(demo_workspace: Path) -> None:
     env = {**os.environ, "MEMDECK_EMBEDDING_PROVIDER": "none"}
     out = subprocess.run(
-        [sys.executable, "-m", "engine.cli", "--workspace", str(demo_workspace), "search", "--json", "--mode",
+        [sys.executable, "-m", "memdeck.cli", "--workspace", str(demo_workspace), "search", "--json", "--mode",
          "keyword", "violin"], capture_output=True, text=True, env=env, check=True)
     assert json.loads(out.stdout)["results"][0]["path"] == "memory/2026-10-23.md"

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from engine.api import MemoryEngine
-from engine.search import DAY_BOOST, MONTH_BOOST, dated_chunks
+from engine.search.pipeline import DAY_BOOST, MONTH_BOOST, dated_chunks
 from tests.helpers import hash_config
 
 NOTES = ("2026-10-14.md", "2025-10-14-retro.md", "2026-10-15.md", "2026-03-02.md", "2026-03-30-plan.md",

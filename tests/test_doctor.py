@@ -16,10 +16,18 @@ import pytest
 from click.testing import CliRunner
 
 from engine.api import MemoryEngine
-from engine.cli import cli
 from engine.config import Config
-from engine.doctor import DoctorReport, Finding, diagnose, format_report, repair, run_doctor, scan_secrets
-from engine.store import connect_raw
+from engine.health.doctor import (
+    DoctorReport,
+    Finding,
+    diagnose,
+    format_report,
+    repair,
+    run_doctor,
+    scan_secrets,
+)
+from engine.index.store import connect_raw
+from memdeck.cli import cli
 from tests.helpers import hash_config
 from tests.test_rel_crash import REPO, assert_consistent
 
@@ -226,7 +234,7 @@ def test_scan_secrets_for_the_tui(tmp_path: Path) -> None:
 
 
 def test_lock_holder_is_reported(cfg: Config) -> None:
-    code = ("import time\nfrom pathlib import Path\nfrom engine.indexer import writer_lock\n"
+    code = ("import time\nfrom pathlib import Path\nfrom engine.index.indexer import writer_lock\n"
             f"with writer_lock(Path({str(cfg.index_path)!r})):\n    print('locked', flush=True)\n    time.sleep(120)\n")
     holder = subprocess.Popen([sys.executable, "-c", code], cwd=REPO, stdout=subprocess.PIPE, text=True)
     try:

@@ -11,7 +11,7 @@ import pytest
 
 from engine.api import MemoryEngine
 from engine.config import load_config
-from engine.embeddings import E5Embedder, USEEmbedder, choose_provider, make_embedder
+from engine.embed.choice import E5Embedder, USEEmbedder, choose_provider, make_embedder
 
 pytestmark = pytest.mark.model
 

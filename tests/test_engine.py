@@ -12,7 +12,7 @@ import pytest
 
 from engine.api import MemoryEngine
 from engine.config import load_config
-from engine.embeddings import HashingEmbedder
+from engine.embed.choice import HashingEmbedder
 from tests.helpers import hash_config
 
 NASTY_QUERIES = ['"', "don't", "20.04", "C++", "NEAR(", "*", "multi-agent", "🙂", "数据库", "x" * 5000,
@@ -191,13 +191,35 @@ def test_corrupt_index_is_moved_aside_and_rebuilt(tmp_path: Path) -> None:
 
 def test_import_engine_is_light() -> None:
     code = (
-        "import sys, engine, engine.api, engine.config, engine.search, engine.store, engine.indexer\n"
+        "import sys, engine, engine.api, engine.config, engine.search.pipeline, engine.index.store,"
+        " engine.index.indexer\n"
         "bad = [m for m in ('textual', 'rich', 'torch', 'sentence_transformers', 'numpy', 'sqlite_vec')"
         " if m in sys.modules]\n"
         "print(','.join(bad))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+FRONT_ENDS = ("click", "rich", "textual", "mcp", "mcp_types", "uvicorn", "starlette", "tui", "memdeck",
+              "torch", "sentence_transformers")
+
+
+def test_every_engine_module_imports_no_front_end() -> None:
+    """The engine is the library: importing any of its modules loads no door, UI toolkit or torch."""
+    engine_dir = Path(__file__).resolve().parents[1] / "engine"
+    modules = sorted(
+        ".".join(("engine", *p.relative_to(engine_dir).with_suffix("").parts)).removesuffix(".__init__")
+        for p in engine_dir.rglob("*.py") if "demo_workspace" not in p.parts)
+    assert "engine.api" in modules and "engine.index.store" in modules and len(modules) > 20
+    code = (
+        "import importlib, json, sys\n"
+        f"for m in {modules!r}: importlib.import_module(m)\n"
+        f"print(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}} & set({FRONT_ENDS!r}))))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == []
 
 
 def test_keyword_search_and_status_never_import_torch(tmp_path: Path) -> None:

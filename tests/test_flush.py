@@ -12,8 +12,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from engine.cli_sessions import SessionsContext, register, resolve_session, run_flush
-from engine.flush import (
+from engine.memory.flush import (
     Draft,
     DraftItem,
     FlushError,
@@ -28,7 +27,8 @@ from engine.flush import (
     render_flush_block,
     write_session_note,
 )
-from engine.sessions import SessionReadError, Transcript, read_flush_state, read_transcript
+from engine.sessions.reader import SessionReadError, Transcript, read_flush_state, read_transcript
+from memdeck.cli_sessions import SessionsContext, register, resolve_session, run_flush
 
 DATA = Path(__file__).parent / "data" / "transcripts"
 NOW = datetime(2026, 2, 10, 14, 30, 5, tzinfo=UTC)

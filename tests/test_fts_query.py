@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine.fts import build_fts_query, fts_text, query_terms
-from engine.store import Store
+from engine.index.fts import build_fts_query, fts_text, query_terms
+from engine.index.store import Store
 
 NASTY = [
     '"', "'", '""', "don't", "20.04", "C++", "NEAR(", "NEAR(a b)", "*", "a*", "-", "multi-agent", "HERON-112",

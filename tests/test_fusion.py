@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from engine.fusion import decay_factor, file_date, fuse_scores, mmr_order, normalize_bm25
+from engine.search.fusion import decay_factor, file_date, fuse_scores, mmr_order, normalize_bm25
 
 
 def test_bm25_normalised_relative_to_best() -> None:
@@ -91,13 +91,13 @@ def test_mmr_prefers_novelty() -> None:
     ],
 )
 def test_query_dates(query: str, expected: set[tuple[int | None, int, int]]) -> None:
-    from engine.fusion import query_dates
+    from engine.search.fusion import query_dates
 
     assert query_dates(query) == expected
 
 
 def test_date_matches() -> None:
-    from engine.fusion import date_matches
+    from engine.search.fusion import date_matches
 
     assert date_matches("memory/2026-10-14.md", {(None, 10, 14)})
     assert date_matches("memory/2026-10-14-slug.md", {(2026, 10, 14)})
@@ -117,14 +117,14 @@ def test_date_matches() -> None:
     ],
 )
 def test_query_months(query: str, expected: set[tuple[int, int]]) -> None:
-    from engine.fusion import query_months
+    from engine.search.fusion import query_months
 
     assert query_months(query) == expected
 
 
 def test_selection_rescues_vector_hits_at_half_the_threshold_when_no_word_matches() -> None:
-    from engine.fusion import Fused
-    from engine.search import select_results
+    from engine.search.fusion import Fused
+    from engine.search.pipeline import select_results
 
     fused = [Fused(1, 0.30, 0.43, 0.0), Fused(2, 0.10, 0.14, 0.0)]
     assert [f.key for f in select_results(fused, 6, 0.35, has_vector=True)] == [1]

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 from engine.api import MemoryEngine
-from engine.chunking import plan_lines
-from engine.fusion import Fused
-from engine.indexer import quantize
-from engine.search import _Row, spread_overlaps
-from engine.snippets import best_line_bm25, extract_snippet
-from engine.store import serialize_vector
+from engine.index.chunking import plan_lines
+from engine.index.indexer import quantize
+from engine.index.store import serialize_vector
+from engine.search.fusion import Fused
+from engine.search.pipeline import _Row, spread_overlaps
+from engine.search.snippets import best_line_bm25, extract_snippet
 from tests.helpers import hash_config
 
 CONVERSATION = "\n".join(
@@ -203,7 +203,7 @@ def _many_notes(tmp_path: Path) -> Path:
 
 
 def test_terms_in_most_chunks_leave_the_match_but_not_the_ranking(tmp_path: Path) -> None:
-    from engine.search import common_terms, keyword_candidates
+    from engine.search.pipeline import common_terms, keyword_candidates
 
     eng = MemoryEngine(hash_config(_many_notes(tmp_path)))
     try:
@@ -227,7 +227,7 @@ def test_terms_in_most_chunks_leave_the_match_but_not_the_ranking(tmp_path: Path
 def test_embedding_stopped_mid_group_keeps_what_it_embedded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import threading
 
-    import engine.indexer as indexer
+    import engine.index.indexer as indexer
 
     monkeypatch.setattr(indexer, "EMBED_SLICE", 4)
     eng = _engine(tmp_path)

@@ -16,9 +16,16 @@ from typing import Any
 
 import pytest
 
-from engine.cli_sessions import SessionsContext, run_flush
-from engine.llm import ChatClient, LLMError, LLMSettings, draft_with_llm, parse_llm_draft, slug_with_llm
-from engine.sessions import Transcript, read_transcript
+from engine.memory.llm import (
+    ChatClient,
+    LLMError,
+    LLMSettings,
+    draft_with_llm,
+    parse_llm_draft,
+    slug_with_llm,
+)
+from engine.sessions.reader import Transcript, read_transcript
+from memdeck.cli_sessions import SessionsContext, run_flush
 
 DATA = Path(__file__).parent / "data" / "transcripts"
 SECRET_KEY = "test-key-0123456789abcdef"

@@ -15,7 +15,7 @@ from typing import Any, TextIO
 import anyio
 import pytest
 
-from engine.mcp_server import (
+from memdeck.mcp import (
     MemoryService,
     resource_uri,
     tool_definitions,
@@ -287,14 +287,14 @@ def test_tool_schemas_match_openclaw(allow_write: bool, names: list[str]) -> Non
 
 
 def test_importing_the_server_module_does_not_import_the_sdk() -> None:
-    code = "import sys, engine.api, engine.mcp_server\nprint('mcp' in sys.modules, 'uvicorn' in sys.modules)\n"
+    code = "import sys, engine.api, memdeck.mcp\nprint('mcp' in sys.modules, 'uvicorn' in sys.modules)\n"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO)
     assert out.stdout.strip() == "False False"
 
 
 # -- over the wire: the SDK's client against a real server process ----------------------------
 def _server_args(ws: Path, *extra: str) -> list[str]:
-    return ["-m", "engine.cli", "--workspace", str(ws), "mcp", *extra]
+    return ["-m", "memdeck.cli", "--workspace", str(ws), "mcp", *extra]
 
 
 def _server_env() -> dict[str, str]:

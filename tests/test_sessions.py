@@ -11,8 +11,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from engine.cli_sessions import SessionsContext, register, run_sessions
-from engine.sessions import (
+from engine.sessions.reader import (
     MAX_TEXT_CHARS,
     SessionInfo,
     SessionReadError,
@@ -28,6 +27,7 @@ from engine.sessions import (
     store_entry_for,
     summarize_transcript,
 )
+from memdeck.cli_sessions import SessionsContext, register, run_sessions
 
 DATA = Path(__file__).parent / "data" / "transcripts"
 

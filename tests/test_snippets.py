@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engine.snippets import extract_snippet, match_spans
+from engine.search.snippets import extract_snippet, match_spans
 
 
 def test_short_chunk_is_whole() -> None:

@@ -14,18 +14,18 @@ import pytest
 from click.testing import CliRunner
 
 from engine.api import MemoryEngine
-from engine.cli import cli
 from engine.config import Config, load_config
 from engine.demo import DEMO_SOURCE
 from engine.workspace import memory_file_stats, scan_memory_files
+from memdeck.cli import cli
 
-HEAVY = ("numpy", "sqlite_vec", "torch", "sentence_transformers", "engine.flush", "engine.cli_sessions")
+HEAVY = ("numpy", "sqlite_vec", "torch", "sentence_transformers", "engine.memory.flush", "memdeck.cli_sessions")
 
 # Runs the real `memdeck` entry point in a fresh interpreter, then reports which heavy modules it imported.
 PROBE = f"HEAVY = {HEAVY!r}\n" + """
 import json, sys
 sys.argv = ["memdeck", *sys.argv[1:]]
-from engine.cli import main
+from memdeck.cli import main
 code = 0
 try:
     main()
@@ -58,7 +58,7 @@ def cli_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     shutil.copytree(DEMO_SOURCE, workspace)
     env = _clean_env(MEMDECK_HOME=str(root / "home"), MEMDECK_WORKSPACE=str(workspace),
                      MEMDECK_EMBEDDING_PROVIDER="hash")
-    out = subprocess.run([sys.executable, "-m", "engine.cli", "index"], capture_output=True, text=True, env=env,
+    out = subprocess.run([sys.executable, "-m", "memdeck.cli", "index"], capture_output=True, text=True, env=env,
                          check=False, timeout=120)
     assert out.returncode == 0, out.stderr
     return env

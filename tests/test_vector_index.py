@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from engine.api import MemoryEngine
-from engine.search import vector_candidates
-from engine.vector_index import VectorIndex
+from engine.index.vectors import VectorIndex
+from engine.search.pipeline import vector_candidates
 from tests.helpers import hash_config
 
 

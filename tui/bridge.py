@@ -17,10 +17,10 @@ from engine.errors import MemdeckError, PathRefused
 if TYPE_CHECKING:  # deferred: the first screen needs none of these (engine.search alone pulls in SQLite)
     from engine.api import MemoryEngine, Status
     from engine.config import Config
-    from engine.flush import Draft
-    from engine.indexer import SyncProgress, SyncReport
-    from engine.search import SearchResponse
-    from engine.sessions import Transcript
+    from engine.index.indexer import SyncProgress, SyncReport
+    from engine.memory.flush import Draft
+    from engine.search.pipeline import SearchResponse
+    from engine.sessions.reader import Transcript
 
 __all__ = [
     "Bridge",
@@ -343,7 +343,7 @@ class Bridge:
     # -- search -------------------------------------------------------------------------------
     def search(self, query: str, mode: str = "hybrid") -> SearchResponse:
         """Search as the user types: never syncs, never loads the model (keyword results meanwhile)."""
-        from engine.search import SearchResponse
+        from engine.search.pipeline import SearchResponse
         if not query.strip():
             return SearchResponse((), "none", None, mode)
         if self._engine is None:
@@ -407,7 +407,7 @@ class Bridge:
         return self.config.home / FLUSH_STATE_FILE
 
     def _list_sessions(self) -> tuple[tuple[SessionEntry, ...], str | None]:
-        from engine.sessions import SessionReadError, list_sessions
+        from engine.sessions.reader import SessionReadError, list_sessions
 
         folder = self.sessions_dir
         if not folder.exists():
@@ -550,7 +550,7 @@ class Bridge:
         Raises:
             SessionReadError: the file cannot be read at all.
         """
-        from engine.sessions import read_transcript
+        from engine.sessions.reader import read_transcript
 
         return read_transcript(path)
 
@@ -564,7 +564,7 @@ class Bridge:
         import tempfile
         from dataclasses import replace
 
-        from engine.sessions import read_transcript
+        from engine.sessions.reader import read_transcript
 
         try:
             size = path.stat().st_size
@@ -586,7 +586,7 @@ class Bridge:
 
     def session_key(self, path: Path) -> tuple[str, str]:
         """The transcript's ``sessions.json`` key and channel (``unknown`` when absent)."""
-        from engine.sessions import store_entry_for
+        from engine.sessions.reader import store_entry_for
 
         entry = store_entry_for(path)
         if entry is None:
@@ -595,11 +595,11 @@ class Bridge:
 
     def draft_flush(self, transcript: Transcript) -> Draft:
         """Draft memories from a session: the configured LLM, else (or when it fails) the extractive drafter."""
-        from engine.flush import draft_extractive
+        from engine.memory.flush import draft_extractive
 
         llm = self.config.llm
         if llm.base_url and llm.model:
-            from engine.llm import LLMError, LLMSettings, draft_with_llm, read_memory_hint
+            from engine.memory.llm import LLMError, LLMSettings, draft_with_llm, read_memory_hint
 
             settings = LLMSettings(llm.base_url, llm.model, llm.api_key_env, llm.timeout)
             try:
@@ -636,13 +636,13 @@ class Bridge:
 
     def render_flush(self, draft: Draft, now: datetime) -> str:
         """The Markdown block a flush appends."""
-        from engine.flush import render_flush_block
+        from engine.memory.flush import render_flush_block
 
         return render_flush_block(draft, now)
 
     def append_flush(self, session_id: str, block: str, now: datetime) -> tuple[str, tuple[str, ...]]:
         """Append a reviewed flush block to today's daily note and record the flush; returns (rel, warnings)."""
-        from engine.flush import append_flush, record_flush
+        from engine.memory.flush import append_flush, record_flush
 
         target = append_flush(self.config.workspace, block, now.date())
         warnings: list[str] = []
@@ -654,7 +654,7 @@ class Bridge:
 
     def write_session_note(self, transcript: Transcript, path: Path) -> str:
         """Write OpenClaw's session note (``memory/YYYY-MM-DD-<slug>.md``) for a transcript; returns its rel."""
-        from engine.flush import write_session_note
+        from engine.memory.flush import write_session_note
 
         key, channel = self.session_key(path)
         target = write_session_note(self.config.workspace, transcript, key, channel)

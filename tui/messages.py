@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from textual.message import Message
 
 if TYPE_CHECKING:
-    from engine.search import Hit, SearchResponse
+    from engine.search.pipeline import Hit, SearchResponse
     from tui.bridge import TreeModel
 
 

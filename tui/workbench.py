@@ -41,7 +41,7 @@ from tui.widgets.search_pane import SearchPane
 
 if TYPE_CHECKING:
     from engine.config import Config
-    from engine.search import Hit
+    from engine.search.pipeline import Hit
     from tui.widgets.note_editor import NoteEditor
     from tui.widgets.transcript_view import TranscriptView
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.search import Hit
-from engine.sessions import read_transcript
+from engine.search.pipeline import Hit
+from engine.sessions.reader import read_transcript
 from tui.bridge import PathRefused, build_tree_model, topic_rel
 from tui.keys import APP_BINDINGS, describe_bindings, unknown_ids
 from tui.themes import ThemeError, editor_theme, load_theme_text, load_themes
@@ -223,7 +223,7 @@ def test_watch_filter(path: str, relevant: bool, tmp_path: Path) -> None:
 
 HEAVY_OR_LATER = (
     "torch", "sentence_transformers", "numpy", "sqlite3", "sqlean", "sqlite_vec", "mistune", "pyperclip",
-    "engine.api", "engine.search",
+    "engine.api", "engine.search.pipeline",
     # not on the first screen: mounted or imported once it is painted
     "tui.widgets.note_editor", "tui.widgets.transcript_view", "tui.screens.dialogs", "textual.widgets._text_area",
 )

@@ -23,7 +23,7 @@ from tui.messages import ResultChosen, ResultsReady
 from tui.widgets.text_line import TextLine
 
 if TYPE_CHECKING:
-    from engine.search import Hit, SearchResponse
+    from engine.search.pipeline import Hit, SearchResponse
 
 DEBOUNCE_SECONDS = 0.1
 SNIPPET_LINES = 3

@@ -32,7 +32,7 @@ from tui.quiet_gc import quiet_gc
 from tui.widgets.text_line import TextLine
 
 if TYPE_CHECKING:
-    from engine.sessions import Entry, Transcript
+    from engine.sessions.reader import Entry, Transcript
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 

@@ -53,13 +53,13 @@ def gather(data: Path, home: Path) -> list[dict[str, Any]]:
     """Phase 1: features per conversation and question."""
     import numpy as np
     import torch
+    from engine.embeddings import LocalEmbedder, local_model_path
+    from engine.fts import build_fts_query, query_terms
+    from engine.store import deserialize_vector
 
     from engine.api import MemoryEngine
     from engine.config import load_config
-    from engine.embeddings import LocalEmbedder, local_model_path
-    from engine.fts import build_fts_query, query_terms
     from engine.search import keyword_candidates
-    from engine.store import deserialize_vector
 
     path = local_model_path()
     assert path is not None, "the model package is needed"

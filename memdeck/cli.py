@@ -200,7 +200,7 @@ def _index_with_progress(eng: Any, force: bool) -> Any:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-    from engine.indexer import SyncProgress
+    from engine.index.indexer import SyncProgress
 
     console = Console(stderr=True)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -312,7 +312,7 @@ def doctor(obj: _Ctx, fix: bool, as_json: bool) -> None:
 
     Exits 1 when a problem needs attention.
     """
-    from engine.doctor import format_report, run_doctor
+    from engine.health.doctor import format_report, run_doctor
 
     cfg = obj.config(as_json)
 
@@ -337,15 +337,15 @@ def doctor(obj: _Ctx, fix: bool, as_json: bool) -> None:
 @click.pass_obj
 def mcp_command(obj: _Ctx, http_port: int | None, allow_write: bool) -> None:
     """Serve memory to agents over MCP: memory_search, memory_get (and memory_append with --allow-write)."""
-    from engine.mcp_server import serve
+    from memdeck.mcp import serve
 
     sys.exit(serve(obj.config(), http_port=http_port, allow_write=allow_write))
 
 
 def _sessions_context(sessions_dir: str | None = None) -> Any:
     """Build what ``memdeck sessions`` and ``memdeck flush`` need, backed by the real engine."""
-    from engine.cli_sessions import SessionsContext
-    from engine.llm import LLMSettings
+    from engine.memory.llm import LLMSettings
+    from memdeck.cli_sessions import SessionsContext
 
     obj = click.get_current_context().find_object(_Ctx)
     assert obj is not None, "called inside a memdeck command"
@@ -377,7 +377,7 @@ def _sessions_context(sessions_dir: str | None = None) -> Any:
 
 
 def _register_extensions(group: click.Group) -> None:
-    from engine.cli_sessions import register
+    from memdeck.cli_sessions import register
 
     register(group, _sessions_context)
 

@@ -6,8 +6,8 @@ import base64
 import struct
 from typing import Any
 
-from engine.providers.base import EmbeddingError
-from engine.providers.remote import KnownModel, RemoteEmbedder
+from engine.embed.base import EmbeddingError
+from engine.embed.remote import KnownModel, RemoteEmbedder
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_MODEL = "text-embedding-3-small"

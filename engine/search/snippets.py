@@ -7,7 +7,7 @@ import functools
 import re
 from dataclasses import dataclass
 
-from engine.chunking import has_cjk
+from engine.index.chunking import has_cjk
 
 SNIPPET_MAX_CHARS = 700
 
@@ -121,7 +121,7 @@ def extract_snippet(
     Args:
         chunk_text: the chunk's text.
         start_line: the chunk's first line number (1-based) in its file.
-        terms: query terms (see :func:`engine.fts.query_terms`).
+        terms: query terms (see :func:`engine.index.fts.query_terms`).
         max_chars: the snippet's budget.
         focus: 0-based line offsets (first, last) in the chunk to prefer when no term matches — the
             embedding window that matched the query best.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from engine.chunking import has_cjk
+from engine.index.chunking import has_cjk
 
 MAX_TERMS = 48
 

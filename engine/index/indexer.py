@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.chunking import Chunk, chunk_markdown, plan_lines, plan_windows
 from engine.config import Config
-from engine.embeddings import Embedder, ProviderChoice
+from engine.embed.choice import Embedder, ProviderChoice
 from engine.errors import IndexBusy
-from engine.fts import fts_text
-from engine.store import Store, serialize_vector
+from engine.index.chunking import Chunk, chunk_markdown, plan_lines, plan_windows
+from engine.index.fts import fts_text
+from engine.index.store import Store, serialize_vector
 from engine.textio import MAX_FILE_BYTES, make_private_dir, read_text_file
 from engine.workspace import MemoryFile
 
@@ -141,7 +141,7 @@ def load_document(file: MemoryFile) -> Document:
         OSError: the file vanished (``FileNotFoundError``) or cannot be read.
     """
     if file.source == "sessions":
-        from engine.sessions import SessionReadError, read_transcript, session_search_text
+        from engine.sessions.reader import SessionReadError, read_transcript, session_search_text
 
         try:
             transcript = read_transcript(file.path)

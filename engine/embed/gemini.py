@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.providers.base import EmbeddingError
-from engine.providers.remote import KnownModel, RemoteEmbedder
+from engine.embed.base import EmbeddingError
+from engine.embed.remote import KnownModel, RemoteEmbedder
 
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
 DEFAULT_MODEL = "gemini-embedding-001"

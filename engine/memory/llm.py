@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from engine.errors import MemdeckError
-from engine.flush import DRAFT_KINDS, MAX_ITEM_CHARS, Draft, DraftItem, clean_slug
-from engine.redact import redact_secrets
-from engine.sessions import Transcript, normalize_session_text
+from engine.health.secrets import redact_secrets
+from engine.memory.flush import DRAFT_KINDS, MAX_ITEM_CHARS, Draft, DraftItem, clean_slug
+from engine.sessions.reader import Transcript, normalize_session_text
 
 NOTHING_TO_STORE = "NOTHING_TO_STORE"
 RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504})

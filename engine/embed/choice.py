@@ -11,11 +11,11 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from engine.config import Config, EmbeddingConfig
-from engine.providers.base import EmbeddingError, estimate_tokens, public_url
-from engine.providers.gemini import DEFAULT_BASE_URL as GEMINI_BASE_URL
-from engine.providers.gemini import GEMINI_MODELS, GeminiEmbedder, normalize_gemini_model
-from engine.providers.gemini import KEY_ENVS as GEMINI_KEY_ENVS
-from engine.providers.local import (
+from engine.embed.base import EmbeddingError, estimate_tokens, public_url
+from engine.embed.gemini import DEFAULT_BASE_URL as GEMINI_BASE_URL
+from engine.embed.gemini import GEMINI_MODELS, GeminiEmbedder, normalize_gemini_model
+from engine.embed.gemini import KEY_ENVS as GEMINI_KEY_ENVS
+from engine.embed.local import (
     DEFAULT_LOCAL_MODEL,
     LOCAL_MODELS,
     E5Embedder,
@@ -27,10 +27,10 @@ from engine.providers.local import (
     make_local_embedder,
     resolve_local_model,
 )
-from engine.providers.openai_compat import DEFAULT_BASE_URL as OPENAI_BASE_URL
-from engine.providers.openai_compat import DEFAULT_KEY_ENV as OPENAI_KEY_ENV
-from engine.providers.openai_compat import OPENAI_MODELS, OpenAIEmbedder, normalize_openai_model
-from engine.providers.remote import RemoteEmbedder
+from engine.embed.openai import DEFAULT_BASE_URL as OPENAI_BASE_URL
+from engine.embed.openai import DEFAULT_KEY_ENV as OPENAI_KEY_ENV
+from engine.embed.openai import OPENAI_MODELS, OpenAIEmbedder, normalize_openai_model
+from engine.embed.remote import RemoteEmbedder
 
 __all__ = [
     "LOCAL_MODELS",

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from engine.errors import MemdeckError
-from engine.redact import redact_secrets
+from engine.health.secrets import redact_secrets
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
 """Lines longer than this are skipped without being held in memory."""

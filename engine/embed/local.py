@@ -192,7 +192,7 @@ class LocalEmbedder(_LocalModel):
                 # 240-1460 ms on 2 busy cores; one BLAS thread per call, with our own workers for bulk work.
                 if "numpy" not in sys.modules:
                     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-                from engine.providers.minilm_numpy import MiniLM  # deferred: imports numpy
+                from engine.embed.minilm import MiniLM  # deferred: imports numpy
 
                 self._model = MiniLM(self.model_path)
                 return

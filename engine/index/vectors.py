@@ -11,7 +11,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from engine.store import Store
+from engine.index.store import Store
 
 # Below this many vectors sqlite-vec's own KNN (and its per-row scoring) is fast enough; above it, hybrid
 # search at 10k chunks took 93/197 ms p50/p95 through sqlite-vec against ~1 ms for the numpy KNN itself.

@@ -13,8 +13,8 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 
 from engine.errors import MemdeckError
-from engine.redact import redact_secrets
-from engine.sessions import Entry, Transcript
+from engine.health.secrets import redact_secrets
+from engine.sessions.reader import Entry, Transcript
 from engine.textio import WriteRefused, atomic_append, atomic_write_bytes, create_new_file
 
 MAX_ITEM_CHARS = 200
@@ -273,7 +273,7 @@ def write_session_note(
         messages: how many messages to keep.
         now: the event time; defaults to now.
         slug: an explicit slug (cleaned).
-        slugger: makes a slug from the conversation text (e.g. :func:`engine.llm.slug_with_llm`).
+        slugger: makes a slug from the conversation text (e.g. :func:`engine.memory.llm.slug_with_llm`).
         redact: mask secrets in the note.
 
     Returns:

@@ -7,10 +7,12 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from engine.chunking import has_cjk
 from engine.config import SearchConfig
-from engine.fts import build_fts_query, query_terms
-from engine.fusion import (
+from engine.index.chunking import has_cjk
+from engine.index.fts import build_fts_query, query_terms
+from engine.index.store import DB_ERRORS, Store, is_corruption, serialize_vector
+from engine.index.vectors import VectorIndex
+from engine.search.fusion import (
     Fused,
     date_matches,
     decay_factor,
@@ -21,9 +23,7 @@ from engine.fusion import (
     query_dates,
     query_months,
 )
-from engine.snippets import best_line_bm25, extract_snippet, term_weights
-from engine.store import DB_ERRORS, Store, is_corruption, serialize_vector
-from engine.vector_index import VectorIndex
+from engine.search.snippets import best_line_bm25, extract_snippet, term_weights
 
 MIN_CANDIDATES = 50
 COMPLETION_DEPTH = 8

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from engine.providers.base import EmbeddingError, estimate_tokens, normalize, public_url, token_batches
+from engine.embed.base import EmbeddingError, estimate_tokens, normalize, public_url, token_batches
 
 RETRY_STATUSES = frozenset({408, 409, 425, 429})  # and every 5xx
 MAX_RETRY_AFTER = 30.0

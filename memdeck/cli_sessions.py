@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from engine.errors import MemdeckError
-from engine.flush import (
+from engine.memory.flush import (
     Draft,
     FlushError,
     append_flush,
@@ -26,8 +26,8 @@ from engine.flush import (
     session_note_path,
     write_session_note,
 )
-from engine.llm import LLMError, LLMSettings, draft_with_llm, read_memory_hint, slug_with_llm
-from engine.sessions import (
+from engine.memory.llm import LLMError, LLMSettings, draft_with_llm, read_memory_hint, slug_with_llm
+from engine.sessions.reader import (
     SessionInfo,
     SessionReadError,
     Transcript,

@@ -16,8 +16,8 @@ from typing import Any
 
 from engine.config import Config
 from engine.errors import MemdeckError
-from engine.indexer import pid_alive
-from engine.redact import find_secrets
+from engine.health.secrets import find_secrets
+from engine.index.indexer import pid_alive
 from engine.textio import make_private_dir, read_text_file
 from engine.workspace import scan_memory_files
 
@@ -111,7 +111,7 @@ def scan_secrets(config: Config) -> list[SecretFound]:
     """Find API keys, tokens, passwords and private keys in the memory files (never in sessions).
 
     Memory files are plain text that agents paste into prompts and people sync and share; a secret in
-    one is a leak waiting to happen. Previews are masked (see :func:`engine.redact.find_secrets`).
+    one is a leak waiting to happen. Previews are masked (see :func:`engine.health.secrets.find_secrets`).
 
     Args:
         config: the configuration (workspace and extra paths).
@@ -209,8 +209,8 @@ def _workspace_temp_files(config: Config, now: float) -> list[Path]:
 
 
 def _expected_identity(config: Config, vec_loaded: bool) -> dict[str, Any]:
-    from engine.embeddings import choose_provider, make_embedder
-    from engine.indexer import identity_for
+    from engine.embed.choice import choose_provider, make_embedder
+    from engine.index.indexer import identity_for
 
     choice = choose_provider(config)
     embedder = make_embedder(choice, config)
@@ -221,7 +221,7 @@ def _expected_identity(config: Config, vec_loaded: bool) -> dict[str, Any]:
 
 
 def _check_sqlite_vec() -> Finding:
-    from engine.store import CorruptIndex, IndexAccessError, connect_raw
+    from engine.index.store import CorruptIndex, IndexAccessError, connect_raw
 
     try:
         conn, driver = connect_raw(Path(":memory:"))
@@ -235,7 +235,7 @@ def _check_sqlite_vec() -> Finding:
 
 
 def _check_model(config: Config) -> Finding:
-    from engine.embeddings import choose_provider
+    from engine.embed.choice import choose_provider
 
     choice = choose_provider(config)  # decides without loading anything
     if choice.provider == "none":
@@ -330,7 +330,7 @@ def _ids(conn: Any, sql: str) -> set[int]:
 
 
 def _check_index(config: Config) -> _IndexFacts:
-    from engine.store import (
+    from engine.index.store import (
         DB_ERRORS,
         SCHEMA_VERSION,
         CorruptIndex,
@@ -550,8 +550,8 @@ def diagnose(config: Config, now: float | None = None) -> DoctorReport:
 def _repair_rows(config: Config, actions: list[str]) -> None:
     """Delete orphans, re-add missing FTS rows, queue chunks with missing vectors for embedding, and drop
     file rows that do not match their chunks (the next sync re-indexes them). One transaction."""
-    from engine.fts import fts_text
-    from engine.store import connect_raw
+    from engine.index.fts import fts_text
+    from engine.index.store import connect_raw
 
     conn, driver = connect_raw(config.index_path, query_only=False)
     try:
@@ -667,8 +667,8 @@ def repair(config: Config, progress: Callable[[str], None] | None = None, now: f
         The report after the repairs, with ``actions`` saying what was done.
     """
     from engine.api import MemoryEngine
-    from engine.indexer import writer_lock
-    from engine.store import DB_ERRORS, CorruptIndex, move_aside, salvage_cache
+    from engine.index.indexer import writer_lock
+    from engine.index.store import DB_ERRORS, CorruptIndex, move_aside, salvage_cache
 
     def say(line: str) -> None:
         if progress is not None:

@@ -1,0 +1,1 @@
+"""Health: index checks and repairs (doctor) and the secret scanner/redactor."""

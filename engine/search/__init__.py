@@ -1,0 +1,1 @@
+"""Search: the query pipeline (keyword and vector legs), fusion, dates and snippets."""

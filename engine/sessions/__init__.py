@@ -1,0 +1,1 @@
+"""Sessions: the transcript model, reading transcripts robustly, and where sessions come from."""
