@@ -70,7 +70,7 @@ async def settle(pilot):
         await pilot.pause()
         await asyncio.wait_for(app.workers.wait_for_complete(), timeout=1200)
         await pilot.pause()
-        if not any(w.is_running for w in app.workers) and not app._sync_running:
+        if not any(w.is_running for w in app.workers) and not app.main.sync.running:
             return
 
 async def main():
@@ -81,13 +81,13 @@ async def main():
         await settle(pilot)
         steps["TUI up: index open, tree listed, model loaded"] = rss_mb()
         for query in make_queries(10):
-            app.search.query_input.value = query
+            app.main.search.query_input.value = query
             await settle(pilot)
         steps["after 10 hybrid queries typed"] = rss_mb()
         await asyncio.sleep(2)
         steps["idle 2 s later"] = rss_mb()
         state = app.bridge.vector_state
-        shown = app.search.results.option_count
+        shown = app.main.search.results.option_count
     print(json.dumps({{"steps": steps, "peak": peak_rss_mb(), "vector_state": state, "results_shown": shown}}))
 
 asyncio.run(main())

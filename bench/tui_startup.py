@@ -214,7 +214,7 @@ async def settle(pilot: Any, rounds: int = 20) -> None:
         await pilot.pause()
         await asyncio.wait_for(app.workers.wait_for_complete(), timeout=600)
         await pilot.pause()
-        if not any(w.is_running for w in app.workers) and not app._sync_running:
+        if not any(w.is_running for w in app.workers) and not app.main.sync.running:
             return
 
 
@@ -301,7 +301,7 @@ async def keystrokes(workspace: Path, queries: list[str], provider: str) -> dict
         app = MemdeckApp(cfg, watch=False, load_model=False)
         async with app.run_test(size=(120, 36)) as pilot:
             await settle(pilot, rounds=200)
-            box = app.search.query_input
+            box = app.main.search.query_input
             box.focus()
             for query in queries:
                 box.value = ""
@@ -361,7 +361,7 @@ async def stalls_during_model_and_index(workspace: Path, provider: str, force: b
             await settle(pilot, rounds=2000)
             meter.reset()
             started = time.perf_counter()
-            app.action_rebuild()
+            app.main.action_rebuild()
         await settle(pilot, rounds=2000)
         seconds = time.perf_counter() - started
         out: dict[str, Any] = dict(meter.summary())
@@ -395,14 +395,14 @@ async def transcript_open(path: Path, workspace: Path) -> dict[str, Any]:
         app.set_interval(0.01, meter.tick)
         longest = 0.0
         for _ in range(3):
-            ensure = getattr(app, "ensure_transcript", None)  # older versions composed it at start
-            view = await ensure() if ensure is not None else app.transcript
+            ensure = getattr(app.main, "ensure_transcript", None)  # older versions composed it at start
+            view = await ensure() if ensure is not None else app.main.transcript
             view.lines.set_blocks([])
             view.transcript = None
             await pilot.pause()
             meter.reset()
             started = time.perf_counter()
-            app.open_session(path)
+            app.main.open_session(path)
             while not (view.path == path and view.lines.blocks):  # noqa: ASYNC110 - polling is the measurement
                 await asyncio.sleep(0.001)
             first.append(time.perf_counter() - started)

@@ -1,24 +1,29 @@
-"""MemoryEngine: the one object the CLI, the TUI and agents use — sync, search, get and status."""
+"""MemoryEngine: the one API the CLI, the TUI and the MCP server use for memory — sync, search, get and status,
+and every operation on notes and sessions (the plain types they return are importable from here too)."""
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import importlib
 import json
 import os
 import stat
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
+from datetime import date, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from engine.config import Config
 from engine.embed.choice import Embedder, EmbeddingError, ProviderChoice, choose_provider, make_embedder
-from engine.errors import IndexBusy, PathRefused
+from engine.errors import IndexBusy, MemdeckError, PathRefused
+from engine.index import queries
 from engine.index.indexer import (
     ProgressFn,
+    SyncProgress,
     SyncReport,
     embed_pending,
     identity_for,
@@ -26,6 +31,8 @@ from engine.index.indexer import (
     sync_files,
     writer_lock,
 )
+from engine.index.scan import scan_sources, source_stats
+from engine.index.schema import RECOVERED_META
 from engine.index.store import (
     DB_ERRORS,
     CorruptIndex,
@@ -37,16 +44,139 @@ from engine.index.store import (
     salvage_cache,
 )
 from engine.index.vectors import VectorIndex
-from engine.search.pipeline import SearchResponse, run_search
+from engine.search.pipeline import Hit, SearchResponse, run_search
+from engine.sessions.model import (
+    Entry,
+    Message,
+    SessionHeader,
+    SessionInfo,
+    SessionReadError,
+    Skipped,
+    StoreEntry,
+    ToolCall,
+    ToolResult,
+    Transcript,
+    Usage,
+)
+from engine.textio import DiskStamp, same_content
 from engine.workspace import (
     GetResult,
     MemoryFile,
     ScanReport,
-    memory_file_stats,
     read_memory_slice,
     resolve_memory_path,
     scan_memory_files,
 )
+
+if TYPE_CHECKING:  # loaded on first use (see __getattr__): status and search need none of them
+    from engine.memory.drafting import DRAFT_KINDS as DRAFT_KINDS
+    from engine.memory.drafting import Draft as Draft
+    from engine.memory.drafting import DraftItem as DraftItem
+    from engine.memory.notes import DATED_NOTE as DATED_NOTE
+    from engine.memory.notes import Appended as Appended
+    from engine.memory.notes import DatedNote as DatedNote
+    from engine.memory.notes import FlushError as FlushError
+    from engine.memory.notes import Note as Note
+    from engine.memory.notes import SaveConflict as SaveConflict
+    from engine.memory.notes import SaveResult as SaveResult
+    from engine.memory.notes import daily_heading as daily_heading
+    from engine.memory.notes import daily_rel as daily_rel
+    from engine.memory.notes import dated_note as dated_note
+    from engine.memory.notes import topic_rel as topic_rel
+    from engine.sessions.sources import FLUSH_STATE_FILE as FLUSH_STATE_FILE
+    from engine.sessions.sources import FolderSource as FolderSource
+    from engine.sessions.sources import SessionSource as SessionSource
+    from engine.sessions.sources import SourceStatus as SourceStatus
+    from engine.sessions.sources import flush_threshold as flush_threshold
+    from engine.sessions.sources import needs_flush as needs_flush
+    from engine.watch import WATCH_DEBOUNCE_MS as WATCH_DEBOUNCE_MS
+    from engine.watch import WatchPlan as WatchPlan
+    from engine.watch import affects_index as affects_index
+    from engine.watch import awatch_changes as awatch_changes
+    from engine.watch import is_relevant as is_relevant
+    from engine.watch import watch_changes as watch_changes
+    from engine.watch import watch_plan as watch_plan
+
+_LAZY = {
+    "engine.memory.drafting": ("DRAFT_KINDS", "Draft", "DraftItem"),
+    "engine.memory.notes": ("DATED_NOTE", "Appended", "DatedNote", "FlushError", "Note", "SaveConflict", "SaveResult",
+                            "daily_heading", "daily_rel", "dated_note", "topic_rel"),
+    "engine.sessions.sources": ("FLUSH_STATE_FILE", "FolderSource", "SessionSource", "SourceStatus", "flush_threshold",
+                                "needs_flush"),
+    "engine.watch": ("WATCH_DEBOUNCE_MS", "WatchPlan", "affects_index", "awatch_changes", "is_relevant",
+                     "watch_changes", "watch_plan"),
+}
+_LAZY_NAMES = {name: module for module, names in _LAZY.items() for name in names}
+
+__all__ = [
+    "DATED_NOTE",
+    "DRAFT_KINDS",
+    "FLUSH_STATE_FILE",
+    "WATCH_DEBOUNCE_MS",
+    "Appended",
+    "DatedNote",
+    "DiskStamp",
+    "Draft",
+    "DraftItem",
+    "Entry",
+    "FlushError",
+    "FlushWritten",
+    "FolderSource",
+    "GetResult",
+    "Hit",
+    "MemoryEngine",
+    "MemoryFile",
+    "MemoryFiles",
+    "Message",
+    "Note",
+    "ProgressFn",
+    "SaveConflict",
+    "SaveResult",
+    "ScanReport",
+    "SearchResponse",
+    "SessionHeader",
+    "SessionInfo",
+    "SessionNote",
+    "SessionReadError",
+    "SessionSource",
+    "Skipped",
+    "SourceStatus",
+    "Status",
+    "StoreEntry",
+    "SyncProgress",
+    "SyncReport",
+    "ToolCall",
+    "ToolResult",
+    "Transcript",
+    "Usage",
+    "WatchPlan",
+    "affects_index",
+    "awatch_changes",
+    "daily_heading",
+    "daily_rel",
+    "dated_note",
+    "flush_threshold",
+    "is_relevant",
+    "needs_flush",
+    "same_content",
+    "scan_sources",
+    "source_stats",
+    "topic_rel",
+    "watch_changes",
+    "watch_plan",
+]
+
+
+def __getattr__(name: str) -> Any:
+    """The memory, session and watch names, imported on first use."""
+    module = _LAZY_NAMES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+HEAD_BYTES = 256 * 1024
+"""How much of a transcript a first screen reads (:meth:`MemoryFiles.read_session_head`)."""
 
 
 @dataclass(frozen=True)
@@ -91,8 +221,6 @@ class Status:
 
 
 _F = TypeVar("_F", bound=Callable[..., Any])
-RECOVERED_META = "recovered"
-"""``meta`` key recording the last time a damaged index was moved aside and rebuilt."""
 _INDEX_ERRORS: tuple[type[BaseException], ...] = (CorruptIndex, *DB_ERRORS)
 
 
@@ -123,15 +251,306 @@ class _State:
     recovered: list[str] = field(default_factory=list)
 
 
-class MemoryEngine:
-    """The memory engine for one workspace.
+@dataclass(frozen=True)
+class FlushWritten:
+    """A reviewed flush appended to a daily note (and recorded, unless ``warnings`` says otherwise)."""
+
+    rel: str
+    path: Path
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SessionNote:
+    """A session note: its text and where it was (or, for a dry run, would be) written."""
+
+    rel: str
+    path: Path
+    text: str
+    written: bool
+    warnings: tuple[str, ...] = ()
+
+
+class MemoryFiles:
+    """Every memory operation on the files themselves: notes, daily notes and topics, sessions, flush drafts,
+    appends and session notes. Each write is atomic and none overwrites another writer's change.
+
+    No index is needed: :class:`MemoryEngine` is a ``MemoryFiles`` with the index (and then drafts skip what
+    memory already holds); the TUI uses a plain one until its index is open. Methods block (file I/O).
+
+    Args:
+        config: the workspace, the sessions folder and memdeck's data dir.
+        sessions: where sessions come from; defaults to the configured sessions folder.
+    """
+
+    def __init__(self, config: Config, sessions: SessionSource | None = None) -> None:
+        self.config = config
+        self._sessions = sessions
+
+    # -- notes -------------------------------------------------------------------------------
+    def resolve(self, rel: str) -> tuple[str, Path]:
+        """A path a user, a result or an agent named → ``(rel, absolute)``, if it is a memory file.
+
+        Raises:
+            PathRefused: not a memory file, or it escapes the workspace.
+        """
+        return resolve_memory_path(self.config, rel)
+
+    def _rel(self, path: Path) -> str:
+        """A written file's workspace-relative name (the workspace may be reached through a symlink)."""
+        for root in (self.config.workspace, self.config.workspace.resolve()):
+            with contextlib.suppress(ValueError):
+                return path.relative_to(root).as_posix()
+        return path.as_posix()
+
+    def list_notes(self) -> ScanReport:
+        """The memory files (``MEMORY.md``, ``memory/**.md``, extra paths) and the problems met listing them."""
+        return scan_memory_files(self.config)
+
+    def read_note(self, rel: str) -> Note:
+        """A memory file read for editing, with its disk stamp (a missing file reads as empty)."""
+        from engine.memory.notes import read_note
+
+        return read_note(self.config, rel)
+
+    def disk_stamp(self, rel: str) -> DiskStamp | None:
+        """The memory file's stamp now (None: it does not exist)."""
+        from engine.memory.notes import disk_stamp
+
+        return disk_stamp(self.config, rel)
+
+    def save_note(self, rel: str, text: str, expected: DiskStamp | None) -> SaveResult:
+        """Write a note atomically unless it changed on disk since ``expected`` was read.
+
+        Raises:
+            SaveConflict: it changed (nothing written); the error carries the disk's text and stamp.
+            PathRefused: not a memory file.
+            OSError: the write failed (the old file is intact).
+        """
+        from engine.memory.notes import save_note
+
+        return save_note(self.config, rel, text, expected)
+
+    def write_copy(self, rel: str, text: str, now: datetime | None = None) -> str:
+        """Keep text aside next to the note as ``<name>.mine-YYYYmmdd-HHMMSS.md``; returns the copy's rel."""
+        from engine.memory.notes import write_copy
+
+        return write_copy(self.config, rel, text, now)
+
+    def create_daily(self, day: date) -> tuple[str, bool]:
+        """The daily note for ``day``, created with the daily heading when missing; ``(rel, created)``."""
+        from engine.memory.notes import create_daily
+
+        return create_daily(self.config, day)
+
+    def create_topic(self, name: str) -> str:
+        """A new topic file ``memory/<name>.md`` with a heading (never over an existing file); returns its rel."""
+        from engine.memory.notes import create_topic
+
+        return create_topic(self.config, name)
+
+    def append_note(self, rel: str | None, text: str, day: date | None = None) -> Appended:
+        """Append text to a memory file atomically; ``rel`` None means the daily note of ``day`` (default today).
+
+        A missing daily note is created with the daily heading first.
+        """
+        from engine.memory.notes import append_note, daily_rel
+
+        return append_note(self.config, rel if rel is not None else daily_rel(day or date.today()), text)
+
+    def rename_note(self, rel: str, new_name: str) -> str:
+        """Rename a memory file (never over an existing one); returns the new rel."""
+        from engine.memory.notes import rename_note
+
+        return rename_note(self.config, rel, new_name)
+
+    def delete_note(self, rel: str) -> None:
+        """Delete a memory file (the next sync drops it from the index)."""
+        from engine.memory.notes import delete_note
+
+        delete_note(self.config, rel)
+
+    # -- sessions ----------------------------------------------------------------------------
+    @property
+    def sessions(self) -> SessionSource:
+        """Where sessions come from (the configured sessions folder unless another source was given)."""
+        if self._sessions is None:
+            from engine.sessions.sources import FolderSource
+
+            self._sessions = FolderSource(self.config.resolved_sessions_dir, self.flush_state_path)
+        return self._sessions
+
+    @property
+    def flush_state_path(self) -> Path:
+        """memdeck's record of which sessions it flushed (in its data dir, never in the agent's folders)."""
+        from engine.sessions.sources import FLUSH_STATE_FILE
+
+        return self.config.home / FLUSH_STATE_FILE
+
+    def list_sessions(self) -> list[SessionInfo]:
+        """Every session, newest activity first, with memdeck's flush record.
+
+        Raises:
+            SessionReadError: the sessions cannot be listed at all.
+        """
+        return self.sessions.list_sessions()
+
+    def describe_sessions(self) -> SourceStatus:
+        """Where sessions are read from, and whether they can be."""
+        return self.sessions.describe()
+
+    def find_session(self, session: str) -> Path:
+        """A path, a session id or a unique id prefix → the transcript.
+
+        Raises:
+            SessionReadError: nothing or more than one session matches.
+        """
+        return self.sessions.find(session)
+
+    def read_session(self, session: str | Path) -> Transcript:
+        """Parse a session (bad lines are skipped and counted, never fatal).
+
+        Raises:
+            SessionReadError: it cannot be read at all.
+        """
+        return self.sessions.read(session)
+
+    def read_session_head(self, session: str | Path, limit: int = HEAD_BYTES) -> Transcript | None:
+        """The session's first ``limit`` bytes (whole lines) parsed, for a first screen of a big transcript;
+        None when it is no bigger than that (read it whole instead).
+
+        Raises:
+            SessionReadError: it cannot be read at all.
+        """
+        transcript = self.sessions.read(session, max_bytes=limit)
+        return None if transcript.complete else transcript
+
+    def session_entry(self, session: str | Path) -> StoreEntry | None:
+        """The session's entry in the agent's session store (its key and channel), if any."""
+        return self.sessions.store_entry(session)
+
+    # -- flushing ----------------------------------------------------------------------------
+    def _known(self) -> Callable[[str], bool] | None:
+        """The "memory already holds it" check drafts use by default: none without an index."""
+        return None
+
+    def draft_flush(self, transcript: Transcript, method: str = "auto", *,
+                    is_known: Callable[[str], bool] | None = None) -> Draft:
+        """Draft memories from a session, dropping what memory already holds.
+
+        Args:
+            transcript: the session.
+            method: ``auto`` (the configured LLM, else — or when it fails, with a warning — extractive),
+                ``llm`` or ``extractive``.
+            is_known: the check to use instead of the index's (:attr:`MemoryEngine.is_known`).
+
+        Raises:
+            LLMError: ``method`` is ``llm`` and no LLM is configured, or it failed.
+        """
+        from engine.memory.drafting import draft_flush
+
+        rule = is_known if is_known is not None else self._known()
+        problems: list[str] = []
+
+        def checked(statement: str) -> bool:
+            if rule is None or problems:
+                return False
+            try:
+                return rule(statement)
+            except (MemdeckError, OSError) as exc:  # a broken index must not cost the draft; say so instead
+                problems.append(f"could not check what memory already holds ({exc}); the draft may repeat it")
+                return False
+
+        draft = draft_flush(transcript, method=method, llm=self.config.llm, workspace=self.config.workspace,
+                            is_known=checked if rule is not None else None)
+        return replace(draft, warnings=(*draft.warnings, *problems)) if problems else draft
+
+    def render_flush(self, draft: Draft, now: datetime) -> str:
+        """The Markdown block a flush appends: ``## HH:MM — Memory flush from session <id8>`` and its bullets."""
+        from engine.memory.append import render_flush_block
+
+        return render_flush_block(draft, now)
+
+    def append_flush(self, session_id: str, block: str, now: datetime, day: date | None = None) -> FlushWritten:
+        """Append a reviewed flush block to the daily note of ``day`` (default ``now``'s) atomically, creating the
+        note with its heading when missing, then record the flush.
+
+        Raises:
+            FlushError: the block is empty, or the daily note is a symlink or not a regular file (nothing written).
+            OSError: the memory folder cannot be written.
+        """
+        from engine.memory.append import append_flush
+
+        target = append_flush(self.config.workspace, block, day or now.date())
+        return FlushWritten(self._rel(target), target, self.record_flush(session_id, now))
+
+    def record_flush(self, session_id: str, now: datetime) -> tuple[str, ...]:
+        """Record that a session was flushed (also when there was nothing to store); returns warnings, never raises
+        for an unwritable record."""
+        from engine.memory.append import record_flush
+
+        try:
+            record_flush(self.flush_state_path, session_id, now)
+        except OSError as exc:
+            return (f"could not record the flush in {self.flush_state_path}: {exc}",)
+        return ()
+
+    def write_session_note(self, transcript: Transcript, *, messages: int = 15, now: datetime | None = None,
+                           method: str = "auto", dry_run: bool = False) -> SessionNote:
+        """Write OpenClaw's session note ``memory/YYYY-MM-DD-<slug>.md`` for a session (never overwriting).
+
+        The slug comes from the configured LLM (``auto``/``llm``; keywords when it fails, with a warning), else
+        from the conversation's keywords. ``dry_run`` only says where it would go.
+
+        Raises:
+            LLMError: ``method`` is ``llm`` and no LLM is configured, or its client cannot be made.
+            FlushError: no free file name.
+            OSError: the memory folder cannot be written.
+        """
+        from engine.memory.drafting import llm_configured
+        from engine.memory.notes import build_session_note, note_slug, session_note_path, write_session_note
+
+        when = now or datetime.now().astimezone()
+        entry = self.session_entry(transcript.path)
+        key = entry.session_key if entry is not None else "unknown"
+        source = (entry.channel if entry is not None else None) or "memdeck"
+        warnings: list[str] = []
+        slugger: Callable[[str], str] | None = None
+        if method == "llm" or (method == "auto" and llm_configured(self.config.llm)):
+            from engine.memory.llm import ChatClient, LLMError, slug_with_llm
+
+            if not llm_configured(self.config.llm):
+                raise LLMError("no LLM configured (set [llm] base_url and model)")
+            client = ChatClient.from_config(self.config.llm)
+
+            def llm_slug(text: str) -> str:
+                try:
+                    return slug_with_llm(text, client)
+                except LLMError as exc:
+                    warnings.append(f"LLM slug failed ({exc}); used keywords")
+                    raise
+
+            slugger = llm_slug
+        text = build_session_note(transcript, key, source, messages, when)
+        if dry_run:
+            target = session_note_path(self.config.workspace, note_slug(transcript, messages, when, slugger=slugger),
+                                       when)
+        else:
+            target = write_session_note(self.config.workspace, transcript, key, source, messages, when,
+                                        slugger=slugger)
+        return SessionNote(self._rel(target), target, text, not dry_run, tuple(warnings))
+
+
+class MemoryEngine(MemoryFiles):
+    """The memory engine for one workspace: the index (sync, search, get, status) and, from
+    :class:`MemoryFiles`, every operation on notes and sessions (its drafts skip what the index holds).
 
     Thread-safe for the patterns the TUI uses: searches from worker threads while one sync runs elsewhere
     (each thread has its own SQLite connection; writes take an inter-process lock).
     """
 
     def __init__(self, config: Config, embedder: Embedder | None = None) -> None:
-        self.config = config
+        super().__init__(config)
         self.choice: ProviderChoice = choose_provider(config)
         if embedder is not None:
             self.choice = ProviderChoice(config.embedding.provider, embedder.provider, embedder.model_id,
@@ -284,8 +703,7 @@ class MemoryEngine:
         """The files of ``current`` (``rel → (mtime_ns, size)``) the index does not hold as they are, then the
         indexed files that are gone."""
         try:
-            known = {path: (mtime_ns, size) for path, mtime_ns, size in
-                     self.store.conn.execute("SELECT path, mtime_ns, size FROM files")}
+            known = queries.file_stats(self.store.conn)
         except DB_ERRORS:
             return list(current)
         if known == current:
@@ -298,9 +716,8 @@ class MemoryEngine:
     def file_states(self) -> dict[str, str]:
         """Per file: ``indexed``, ``changed`` (since indexing), ``new`` or ``not-embedded``."""
         scan = self.scan()
-        conn = self.store.conn
-        known = {r[0]: (r[1], r[2]) for r in conn.execute("SELECT path, mtime_ns, size FROM files")}
-        pending = {r[0] for r in conn.execute("SELECT DISTINCT path FROM chunks WHERE embedded = 0")}
+        known = queries.file_stats(self.store.conn)
+        pending = queries.pending_paths(self.store.conn)
         states: dict[str, str] = {}
         for f in scan.files:
             if f.rel not in known:
@@ -321,8 +738,7 @@ class MemoryEngine:
         """Whether the index was built with other settings (model, chunking, sources, ...)."""
         current = self.store.get_identity()
         if current is None:
-            count = self.store.conn.execute("SELECT count(*) FROM files").fetchone()[0]
-            return bool(count)
+            return bool(queries.file_count(self.store.conn))
         return current != self._identity()
 
     @_recovering
@@ -395,9 +811,9 @@ class MemoryEngine:
         try:
             # Keep every embedding the old index already paid for.
             with contextlib.suppress(*DB_ERRORS):
-                rows = self.store.conn.execute("SELECT * FROM embedding_cache").fetchall()
+                rows = queries.cache_rows(self.store.conn).fetchall()
                 with new.transaction() as tx:
-                    tx.executemany("INSERT OR IGNORE INTO embedding_cache VALUES (?,?,?,?,?,?,?)", rows)
+                    queries.cache_add(tx, rows)
             scan = self.scan()
             report.issues.extend(scan.issues)
             sync_files(new, self.config, scan.files, report, progress, cancel, force=True)
@@ -409,7 +825,7 @@ class MemoryEngine:
                     os.unlink(temp)
                 return
             new.set_meta("identity", json.dumps(self._identity()))
-            new.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            queries.checkpoint(new.conn)
             # The swap is one write transaction on the live file (SQLite's backup API), not a rename: other
             # processes that have the index open keep a consistent view and see the new one on their next
             # read, and a crash mid-copy rolls back to the old index.
@@ -525,19 +941,26 @@ class MemoryEngine:
     def _model_ready(self) -> bool:
         return self.embedder is not None and self.embedder.loaded
 
-    def is_known(self, statement: str, threshold: float = 0.55) -> bool:
-        """Whether memory already holds ``statement``: one line of a top keyword hit has most of its words.
+    def knows(self, statement: str) -> bool:
+        """Whether memory already holds ``statement``: :func:`engine.memory.drafting.is_known` on this index.
 
-        Used by the flush drafter to skip what the memory already says. Deterministic and model-free.
+        The check every door's flush drafts with (deterministic, model-free; it may sync a stale index first).
         """
-        from engine.index.fts import query_terms
-        from engine.search.snippets import best_line_coverage
+        from engine.memory.drafting import is_known
 
-        terms = query_terms(statement)
-        if len(terms) < 2:
-            return False
-        hits = self.search(statement, mode="keyword", max_results=5, min_score=0.0).results
-        return any(best_line_coverage(h.snippet, terms) >= threshold for h in hits)
+        return is_known(statement, self._known_hits)
+
+    is_known = knows  # the name the doors have always called
+
+    def _known_hits(self, statement: str) -> tuple[Hit, ...]:
+        return self.search(statement, mode="keyword", max_results=5, min_score=0.0).results
+
+    def _known(self) -> Callable[[str], bool] | None:
+        return self.knows
+
+    def pending_embeddings(self) -> int:
+        """Chunks that have no vector yet (0 when vectors cannot be made)."""
+        return self.store.pending_count() if self.can_embed else 0
 
     # -- get ---------------------------------------------------------------------------------
     def get(self, path: str, from_line: int | None = None, lines: int | None = None) -> GetResult:
@@ -567,7 +990,7 @@ class MemoryEngine:
             identity_status = "valid" if identity == self._identity() else "stale (settings changed; next sync rebuilds)"
         fts_ok = True
         try:
-            self.store.conn.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'x'").fetchone()
+            queries.fts_probe(self.store.conn)
         except DB_ERRORS:
             fts_ok = False
         state = self.vector_state
@@ -624,57 +1047,6 @@ class MemoryEngine:
             return {"ok": True, "dims": len(vec), "seconds": round(time.monotonic() - started, 3)}
         except Exception as exc:  # a probe reports, it never raises
             return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
-
-
-def _session_stats(config: Config) -> list[tuple[str, str, int, int]] | None:
-    """``(rel, path, mtime_ns, size)`` of the session transcripts (``*.jsonl``, no symlinks), sorted; None: no folder."""
-    folder = str(config.resolved_sessions_dir)
-    try:
-        with os.scandir(folder) as it:
-            entries = sorted((e for e in it if e.name.endswith(".jsonl")), key=lambda e: e.name)
-    except OSError:
-        return [] if os.path.isdir(folder) else None  # an unreadable folder lists nothing, as glob did
-    found: list[tuple[str, str, int, int]] = []
-    for entry in entries:
-        try:
-            if entry.is_symlink() or not entry.is_file():
-                continue
-            st = entry.stat()
-        except OSError:
-            continue  # removed between listing and stat
-        found.append((f"sessions/{entry.name}", entry.path, st.st_mtime_ns, st.st_size))
-    return found
-
-
-def scan_sources(config: Config) -> ScanReport:
-    """The files an index covers: memory files, plus session transcripts when sessions are a source."""
-    report = scan_memory_files(config)
-    if "sessions" not in config.sources:
-        return report
-    files = list(report.files)
-    issues = list(report.issues)
-    sessions = _session_stats(config)
-    if sessions is None:
-        issues.append(f"sessions directory missing ({config.resolved_sessions_dir})")
-    else:
-        files.extend(MemoryFile(rel, Path(p), "sessions", mtime_ns, size) for rel, p, mtime_ns, size in sessions)
-    return ScanReport(tuple(files), tuple(issues))
-
-
-def source_stats(config: Config, issues: list[str] | None = None) -> dict[str, tuple[int, int]]:
-    """``rel → (mtime_ns, size)`` of the files :func:`scan_sources` lists (the cheap form for freshness checks).
-
-    Args:
-        config: the workspace and its sources.
-        issues: when given, the problems :func:`scan_sources` would report are appended.
-    """
-    stats = memory_file_stats(config, issues)
-    if "sessions" in config.sources:
-        sessions = _session_stats(config)
-        if sessions is None and issues is not None:
-            issues.append(f"sessions directory missing ({config.resolved_sessions_dir})")
-        stats.update((rel, (mtime_ns, size)) for rel, _p, mtime_ns, size in sessions or ())
-    return stats
 
 
 def _inode(path: Path) -> int | None:

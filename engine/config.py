@@ -75,7 +75,14 @@ class SearchConfig:
 
 @dataclass(frozen=True)
 class LLMConfig:
-    """An OpenAI-compatible chat endpoint used to draft flushes (optional)."""
+    """An OpenAI-compatible chat endpoint used to draft flushes (optional; ``ChatClient.from_config`` uses it).
+
+    Attributes:
+        base_url: e.g. ``http://127.0.0.1:11434/v1`` or ``https://api.openai.com/v1``; empty = no LLM.
+        model: the model name; empty = no LLM.
+        api_key_env: the environment variable holding the API key (may be unset for local servers).
+        timeout: seconds per request.
+    """
 
     base_url: str = ""
     model: str = ""
@@ -314,6 +321,9 @@ def load_config(
     if overrides:
         data = _merge(data, overrides)
     where = str(cfg_path)
+    from engine.config_rules import validate  # deferred: config_rules imports this module's dataclasses
+
+    validate(data, path=where, environ=os.environ)  # every key's type and range, the file's and the env's
     known_top = {"workspace", "extra_paths", "sources", "sessions_dir", "agent", "embedding", "chunking",
                  "search", "llm", "tui", "keys"}
     for key in data:

@@ -19,6 +19,27 @@ class WriteRefused(MemdeckError):
 
 
 @dataclass(frozen=True)
+class DiskStamp:
+    """What a file looked like on disk: enough to tell whether someone else changed it."""
+
+    mtime_ns: int
+    size: int
+    digest: str
+
+
+class ChangedOnDisk(WriteRefused):
+    """The file is not what the writer last read (someone else changed it); nothing was written.
+
+    Attributes:
+        stamp: what is on disk now (None: the file is gone).
+    """
+
+    def __init__(self, path: Path, stamp: DiskStamp | None) -> None:
+        super().__init__(f"{path} changed on disk since it was read")
+        self.stamp = stamp
+
+
+@dataclass(frozen=True)
 class DecodedText:
     """Text decoded from a file, with how many bytes could not be decoded.
 
@@ -246,6 +267,80 @@ def atomic_append(path: Path, text: str, *, blank_line: bool = True, attempts: i
         fsync_dir(path.parent)
         return len(separator) + len(addition)
     raise WriteRefused(f"{path} kept changing while appending; nothing was written")
+
+
+def stamp_bytes(data: bytes, st: os.stat_result) -> DiskStamp:
+    """A stamp for file contents read together with their stat."""
+    import hashlib  # deferred: nothing on the first screen hashes
+
+    return DiskStamp(st.st_mtime_ns, st.st_size, hashlib.sha256(data).hexdigest())
+
+
+def read_stamp(path: Path) -> DiskStamp | None:
+    """The file's current stamp, or None when it does not exist."""
+    try:
+        with open(path, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            data = fh.read()
+    except FileNotFoundError:
+        return None
+    return stamp_bytes(data, st)
+
+
+def same_content(a: DiskStamp | None, b: DiskStamp | None) -> bool:
+    """Whether two stamps describe the same bytes (a touched but unchanged file counts as the same)."""
+    if a is None or b is None:
+        return a is b
+    return a.digest == b.digest
+
+
+def replace_if_unchanged(path: Path, text: str, expected: DiskStamp | None) -> DiskStamp:
+    """Replace ``path`` with ``text`` atomically, but only if its bytes are still those ``expected`` describes.
+
+    ``expected`` None means "the file must not exist". The content is compared first, then the file's size
+    and mtime once more just before the rename, so a save someone else made meanwhile is never overwritten.
+    The permission bits of an existing file are kept.
+
+    Returns:
+        The stamp of what was written.
+
+    Raises:
+        ChangedOnDisk: the file on disk is not the expected one (nothing written).
+        WriteRefused: the target is a symlink or not a regular file.
+        OSError: the write failed (the old file is intact).
+    """
+    path = Path(path)
+    try:
+        st = path.lstat()
+    except FileNotFoundError:
+        st = None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        raise WriteRefused(f"refusing to write through a symlink: {path}" if stat.S_ISLNK(st.st_mode)
+                           else f"not a regular file: {path}")
+    current = read_stamp(path)
+    if not same_content(current, expected):
+        raise ChangedOnDisk(path, current)
+    data = text.encode("utf-8")
+    mode = stat.S_IMODE(st.st_mode) if st is not None else 0o644
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _write_temp(path.parent, path.name, data, mode)
+    try:
+        try:
+            now: os.stat_result | None = path.lstat()
+        except FileNotFoundError:
+            now = None
+        # The file compared above must still be there as it was (size and mtime of the bytes that were read).
+        unchanged = (now is None and current is None) or (
+            now is not None and current is not None and (now.st_size, now.st_mtime_ns) == (current.size, current.mtime_ns))
+        if not unchanged:
+            raise ChangedOnDisk(path, read_stamp(path))
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    fsync_dir(path.parent)
+    return stamp_bytes(data, os.stat(path))
 
 
 def create_new_file(path: Path, data: bytes) -> bool:

@@ -312,6 +312,7 @@ def doctor(obj: _Ctx, fix: bool, as_json: bool) -> None:
 
     Exits 1 when a problem needs attention.
     """
+    from engine.api import MemoryEngine
     from engine.health.doctor import format_report, run_doctor
 
     cfg = obj.config(as_json)
@@ -320,7 +321,7 @@ def doctor(obj: _Ctx, fix: bool, as_json: bool) -> None:
         click.echo(f"… {line}", err=True)
 
     try:
-        report = run_doctor(cfg, fix=fix, progress=None if as_json else progress)
+        report = run_doctor(cfg, fix=fix, progress=None if as_json else progress, open_engine=MemoryEngine)
     except MemdeckError as exc:
         _fail(str(exc), as_json)
     if as_json:
@@ -344,7 +345,6 @@ def mcp_command(obj: _Ctx, http_port: int | None, allow_write: bool) -> None:
 
 def _sessions_context(sessions_dir: str | None = None) -> Any:
     """Build what ``memdeck sessions`` and ``memdeck flush`` need, backed by the real engine."""
-    from engine.memory.llm import LLMSettings
     from memdeck.cli_sessions import SessionsContext
 
     obj = click.get_current_context().find_object(_Ctx)
@@ -363,16 +363,15 @@ def _sessions_context(sessions_dir: str | None = None) -> Any:
         eng = engine()
         eng.sync(embed=eng.embedder is not None and eng.embedder.loaded)
 
-    llm = None
-    if cfg.llm.base_url and cfg.llm.model:
-        llm = LLMSettings(cfg.llm.base_url, cfg.llm.model, cfg.llm.api_key_env, cfg.llm.timeout)
+    llm = cfg.llm if cfg.llm.base_url and cfg.llm.model else None
     return SessionsContext(
         workspace=cfg.workspace,
         sessions_dir=cfg.resolved_sessions_dir,
         home=cfg.home,
         llm=llm,
-        is_known=lambda text: bool(engine().is_known(text)),
+        is_known=lambda text: bool(engine().knows(text)),  # opened only when a draft needs it
         reindex=reindex,
+        config=cfg,
     )
 
 

@@ -1,44 +1,35 @@
-"""The ``memdeck sessions`` and ``memdeck flush`` commands: plain run functions plus click wrappers."""
+"""The ``memdeck sessions`` and ``memdeck flush`` commands: plain run functions plus click wrappers.
+
+Every memory operation here is the engine's (:class:`engine.api.MemoryFiles`, which ``MemoryEngine`` is):
+the TUI and the MCP server draft, append and write notes through the same methods.
+"""
 
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
 import click
 
-from engine.errors import MemdeckError
-from engine.memory.flush import (
+from engine.api import (
+    FLUSH_STATE_FILE,
     Draft,
     FlushError,
-    append_flush,
-    build_session_note,
-    daily_file,
-    draft_extractive,
-    note_slug,
-    record_flush,
-    render_flush_block,
-    session_note_path,
-    write_session_note,
-)
-from engine.memory.llm import LLMError, LLMSettings, draft_with_llm, read_memory_hint, slug_with_llm
-from engine.sessions.reader import (
+    MemoryFiles,
     SessionInfo,
     SessionReadError,
     Transcript,
-    list_sessions,
+    daily_rel,
     needs_flush,
-    read_transcript,
-    session_id_from_path,
-    store_entry_for,
 )
-
-FLUSH_STATE_FILE = "flush-state.json"
+from engine.config import Config, LLMConfig
+from engine.errors import MemdeckError
+from engine.memory.llm import LLMError
+from engine.sessions.sources import FolderSource
 
 
 @dataclass(frozen=True)
@@ -52,19 +43,29 @@ class SessionsContext:
         llm: the chat endpoint, or None when none is configured.
         is_known: True for a statement memory already holds (backed by the search index).
         reindex: called with the absolute path of each written file so it is searchable at once.
+        config: the full configuration, when the caller has one (else one is made from the fields above).
     """
 
     workspace: Path
     sessions_dir: Path
     home: Path
-    llm: LLMSettings | None = None
+    llm: LLMConfig | None = None
     is_known: Callable[[str], bool] | None = None
     reindex: Callable[[Path], None] | None = None
+    config: Config | None = field(default=None, compare=False)
 
     @property
     def flush_state_path(self) -> Path:
         """memdeck's flush record."""
         return self.home / FLUSH_STATE_FILE
+
+    def memory(self) -> MemoryFiles:
+        """The engine's memory operations on this workspace and exactly this sessions folder."""
+        base = self.config or Config(workspace=self.workspace, home=self.home,
+                                     config_path=self.home / "config.toml", sessions_dir=self.sessions_dir)
+        config = replace(base, workspace=self.workspace, home=self.home, sessions_dir=self.sessions_dir,
+                         llm=self.llm or LLMConfig())
+        return MemoryFiles(config, FolderSource(self.sessions_dir, self.flush_state_path))
 
 
 FlushContext = SessionsContext
@@ -189,7 +190,7 @@ def run_sessions(ctx: SessionsContext, as_json: bool) -> int:
         The exit code: 0, or 1 when the folder cannot be listed.
     """
     try:
-        infos = list_sessions(ctx.sessions_dir, ctx.flush_state_path)
+        infos = ctx.memory().list_sessions()
     except SessionReadError as exc:
         _err(f"{exc} (set --sessions DIR or MEMDECK_SESSIONS)")
         return 1
@@ -211,60 +212,13 @@ def run_sessions(ctx: SessionsContext, as_json: bool) -> int:
 # memdeck flush
 
 
-def resolve_session(sessions_dir: Path, session: str) -> Path:
-    """Find a transcript from what the user typed: a path, a session id, or a unique id prefix.
-
-    Active transcripts win over ``.reset.`` archives with the same id.
-
-    Raises:
-        SessionReadError: nothing or more than one session matches.
-    """
-    candidate = Path(session).expanduser()
-    if candidate.is_file():
-        return candidate
-    if os.sep in session or "/" in session or session.endswith(".jsonl"):
-        raise SessionReadError(f"transcript not found: {session}")
-    folder = Path(sessions_dir)
-    exact = folder / f"{session}.jsonl"
-    if exact.is_file():
-        return exact
+def _draft(memory: MemoryFiles, ctx: SessionsContext, transcript: Transcript, method: str) -> Draft | None:
+    """The engine's draft (``auto`` falls back to extractive by itself); None after printing why it failed."""
     try:
-        names = sorted(
-            entry.name
-            for entry in os.scandir(folder)
-            if entry.is_file() and (entry.name.endswith(".jsonl") or ".jsonl.reset." in entry.name)
-        )
-    except FileNotFoundError as exc:
-        raise SessionReadError(f"sessions folder not found: {folder}") from exc
-    except OSError as exc:
-        raise SessionReadError(f"cannot list {folder}: {exc.strerror or exc}") from exc
-    matches = [name for name in names if session_id_from_path(Path(name)).startswith(session)]
-    ids = sorted({session_id_from_path(Path(name)) for name in matches})
-    if len(ids) == 1:
-        # The active transcript wins; else the newest archive (names end in a sortable timestamp).
-        active = [name for name in matches if name.endswith(".jsonl")]
-        return folder / (active or matches)[-1]
-    if not ids:
-        raise SessionReadError(f"no session matching {session!r} in {folder} (memdeck sessions lists them)")
-    shown = ", ".join(ids[:5]) + (" …" if len(ids) > 5 else "")
-    raise SessionReadError(f"{session!r} matches {len(ids)} sessions: {shown}; type more of the id")
-
-
-def _draft(ctx: SessionsContext, transcript: Transcript, method: str, warnings: list[str]) -> Draft | None:
-    """Draft with the LLM or extractively; None (after printing why) when it cannot."""
-    if method == "llm" or (method == "auto" and ctx.llm is not None):
-        if ctx.llm is None:
-            _err("no LLM configured: set [llm] base_url and model in the config, or use --extractive")
-            return None
-        try:
-            client = ctx.llm.client()
-            return draft_with_llm(transcript, client, read_memory_hint(ctx.workspace), is_known=ctx.is_known)
-        except LLMError as exc:
-            if method == "llm":
-                _err(f"LLM draft failed: {exc}")
-                return None
-            warnings.append(f"LLM draft failed ({exc}); used the extractive drafter")
-    return draft_extractive(transcript, is_known=ctx.is_known)
+        return memory.draft_flush(transcript, method, is_known=ctx.is_known)
+    except LLMError as exc:  # only ``--llm`` fails: ``auto`` falls back with a warning
+        _err(f"LLM draft failed: {exc}")
+        return None
 
 
 def _reindex(ctx: SessionsContext, path: Path, warnings: list[str]) -> None:
@@ -291,6 +245,7 @@ def _emit_warnings(warnings: list[str]) -> None:
 
 def _run_note(
     ctx: SessionsContext,
+    memory: MemoryFiles,
     transcript: Transcript,
     *,
     dry_run: bool,
@@ -300,59 +255,36 @@ def _run_note(
     now: datetime,
     warnings: list[str],
 ) -> int:
-    store = store_entry_for(transcript.path)
-    session_key = store.session_key if store is not None else "unknown"
-    source = (store.channel if store is not None else None) or "memdeck"
-    slugger: Callable[[str], str] | None = None
     if method == "llm" and ctx.llm is None:
         _err("no LLM configured: set [llm] base_url and model in the config, or use --extractive")
         return 2
-    if method != "extractive" and ctx.llm is not None:
-        try:
-            client = ctx.llm.client()
-        except LLMError as exc:
-            _err(str(exc))
-            return 1
-
-        def llm_slug(text: str) -> str:
-            try:
-                return slug_with_llm(text, client)
-            except LLMError as exc:
-                warnings.append(f"LLM slug failed ({exc}); used keywords")
-                raise
-
-        slugger = llm_slug
-
-    note = build_session_note(transcript, session_key, source, messages, now)
-    if dry_run:
-        slug = note_slug(transcript, messages, now, slugger=slugger)
-        target = session_note_path(ctx.workspace, slug, now)
-    else:
-        try:
-            target = write_session_note(
-                ctx.workspace, transcript, session_key, source, messages, now, slugger=slugger
-            )
-        except (FlushError, OSError) as exc:
-            _err(f"could not write the session note: {exc}")
-            return 1
-        _reindex(ctx, target, warnings)
-    rel = _rel(ctx, target)
+    try:
+        note = memory.write_session_note(transcript, messages=messages, now=now, method=method, dry_run=dry_run)
+    except LLMError as exc:
+        _err(str(exc))
+        return 1
+    except (FlushError, OSError) as exc:
+        _err(f"could not write the session note: {exc}")
+        return 1
+    warnings.extend(note.warnings)
+    if note.written:
+        _reindex(ctx, note.path, warnings)
     if as_json:
         payload = {
             "sessionId": transcript.session_id,
             "mode": "note",
             "dryRun": dry_run,
-            "path": rel,
-            "text": note,
+            "path": note.rel,
+            "text": note.text,
             "warnings": warnings,
         }
         click.echo(json.dumps(payload, indent=2, ensure_ascii=False))
         return 0
     _emit_warnings(warnings)
-    click.echo(f"{'Would write' if dry_run else 'Wrote'} session note {rel}")
+    click.echo(f"{'Would write' if dry_run else 'Wrote'} session note {note.rel}")
     if dry_run:
         click.echo("")
-        click.echo(note, nl=False)
+        click.echo(note.text, nl=False)
     return 0
 
 
@@ -386,9 +318,10 @@ def run_flush(
     """
     now = now if now is not None else datetime.now().astimezone()
     warnings: list[str] = []
+    memory = ctx.memory()
     try:
-        path = resolve_session(ctx.sessions_dir, session)
-        transcript = read_transcript(path)
+        path = memory.find_session(session)
+        transcript = memory.read_session(path)
     except SessionReadError as exc:
         _err(str(exc))
         return 1
@@ -398,6 +331,7 @@ def run_flush(
     if note:
         return _run_note(
             ctx,
+            memory,
             transcript,
             dry_run=dry_run,
             method=method,
@@ -409,27 +343,25 @@ def run_flush(
     if method == "llm" and ctx.llm is None:
         _err("no LLM configured: set [llm] base_url and model in the config, or use --extractive")
         return 2
-    draft = _draft(ctx, transcript, method, warnings)
+    draft = _draft(memory, ctx, transcript, method)
     if draft is None:
         return 1
     warnings.extend(draft.warnings)
-    block = render_flush_block(draft, now)
+    block = memory.render_flush(draft, now)
     flush_day = _flush_day(day, transcript, now)
-    target = daily_file(ctx.workspace, flush_day)
+    target = ctx.workspace / daily_rel(flush_day)
     appended = False
     if not draft.is_empty and not dry_run:
         try:
-            append_flush(ctx.workspace, block, flush_day)
+            written = memory.append_flush(transcript.session_id, block, now, flush_day)
         except (FlushError, OSError) as exc:
             _err(f"could not append to {_rel(ctx, target)}: {exc}")
             return 1
         appended = True
         _reindex(ctx, target, warnings)
-    if not dry_run:
-        try:
-            record_flush(ctx.flush_state_path, transcript.session_id, now)
-        except OSError as exc:
-            warnings.append(f"could not record the flush in {ctx.flush_state_path}: {exc}")
+        warnings.extend(written.warnings)
+    elif not dry_run:
+        warnings.extend(memory.record_flush(transcript.session_id, now))
     if as_json:
         payload = {
             "sessionId": transcript.session_id,

@@ -10,15 +10,29 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import date
-from pathlib import Path, PurePosixPath
-from typing import Any
+from pathlib import PurePosixPath
+from typing import Annotated, Any, Self
 
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    GetCoreSchemaHandler,
+    GetJsonSchemaHandler,
+    ValidationError,
+)
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode, JsonSchemaValue, NoDefault
+from pydantic_core import CoreSchema, ErrorDetails, PydanticCustomError, core_schema
+
+from engine.api import DATED_NOTE
 from engine.config import Config
 from engine.errors import IndexBusy, MemdeckError, PathRefused
-from engine.textio import atomic_append_text, read_text_file
+from engine.textio import read_text_file
 from engine.workspace import ROOT_MEMORY_FILES, resolve_memory_path, scan_memory_files
 
 SERVER_NAME = "memdeck"
@@ -26,7 +40,7 @@ RESOURCE_SCHEME = "memdeck://"
 MAX_APPEND_CHARS = 64 * 1024
 MAX_RESULTS_CAP = 50
 WARM_WAIT_SECONDS = 10.0
-DAILY_NOTE = re.compile(r"^memory/\d{4}-\d{2}-\d{2}[^/]*\.md$")
+DAILY_NOTE = DATED_NOTE  # the engine's one rule for dated notes (daily notes and session notes)
 
 SEARCH_DESCRIPTION = (
     "Mandatory recall step: search the agent's long-term memory (MEMORY.md and the daily notes in "
@@ -127,52 +141,175 @@ def resource_uri(rel: str) -> str:
     return RESOURCE_SCHEME + rel
 
 
-def _int_arg(arguments: dict[str, Any], name: str) -> int | None:
-    value = arguments.get(name)
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        raise ToolArgumentError(f"{name} must be an integer, not {value!r}")
-    if isinstance(value, int):
-        return value
+# -- the tools' arguments: one model per tool is both the advertised schema and the checking -----
+_INTEGER = re.compile(r"\s*-?\d+\s*")
+
+
+def _lenient_int(value: object) -> object:
+    """``"3"`` and ``3.0`` as 3 (clients send numbers as strings or floats); anything else as it came."""
     if isinstance(value, float) and value.is_integer():
         return int(value)
-    if isinstance(value, str) and re.fullmatch(r"\s*-?\d+\s*", value):
+    if isinstance(value, str) and _INTEGER.fullmatch(value):
         return int(value)
-    raise ToolArgumentError(f"{name} must be an integer, not {value!r}")
-
-
-def _float_arg(arguments: dict[str, Any], name: str) -> float | None:
-    value = arguments.get(name)
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        raise ToolArgumentError(f"{name} must be a number, not {value!r}")
-    if isinstance(value, int | float):
-        return float(value)
-    if isinstance(value, str):
-        try:
-            return float(value)
-        except ValueError:
-            pass
-    raise ToolArgumentError(f"{name} must be a number, not {value!r}")
-
-
-def _str_arg(arguments: dict[str, Any], name: str, required: bool) -> str | None:
-    value = arguments.get(name)
-    if value is None:
-        if required:
-            raise ToolArgumentError(f"{name} required")
-        return None
-    if not isinstance(value, str):
-        raise ToolArgumentError(f"{name} must be a string, not {type(value).__name__}")
     return value
 
 
-def _line_count(text: str) -> int:
-    if not text:
-        return 0
-    return text.count("\n") + (0 if text.endswith("\n") else 1)
+def _lenient_float(value: object) -> object:
+    """``"0.5"`` and ``1`` as floats; anything else (``true`` too) as it came, for the strict check to refuse."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, str):
+        with contextlib.suppress(ValueError):
+            return float(value)
+    return value
+
+
+def _nonblank(value: str) -> str:
+    if not value.strip():
+        raise PydanticCustomError("blank", "required")
+    return value
+
+
+@dataclass(frozen=True)
+class _Clamped:
+    """A number advertised as ``low``–``high`` whose values outside that range are clamped, not refused.
+
+    An agent asking for 0 or 500 results gets 1 or the cap rather than an error it has to recover from.
+    """
+
+    low: int
+    high: int
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        return core_schema.no_info_after_validator_function(self._clamp, handler(source))
+
+    def __get_pydantic_json_schema__(self, schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        return {**handler(schema), "minimum": self.low, "maximum": self.high}
+
+    def _clamp(self, value: Any) -> Any:
+        return value if value is None else type(value)(min(self.high, max(self.low, value)))
+
+
+class _ToolSchema(GenerateJsonSchema):
+    """An argument model's JSON schema written as tool schemas are: no titles, and an optional argument shows
+    only its type (null, read as "not given", is not advertised)."""
+
+    def field_title_should_be_set(self, schema: Any) -> bool:
+        return False
+
+    def nullable_schema(self, schema: core_schema.NullableSchema) -> JsonSchemaValue:
+        return self.generate_inner(schema["schema"])
+
+    def get_default_value(self, schema: core_schema.WithDefaultSchema) -> Any:
+        default = super().get_default_value(schema)
+        return NoDefault if default is None else default
+
+    def generate(self, schema: CoreSchema, mode: JsonSchemaMode = "validation") -> JsonSchemaValue:
+        out = super().generate(schema, mode)
+        # The model's name and docstring describe Python code; the tool has its own title and description.
+        out.pop("title", None)
+        out.pop("description", None)
+        return out
+
+
+class ToolArguments(BaseModel):
+    """A tool's arguments. The fields (names or aliases, types, descriptions, bounds) are the one definition
+    that both the advertised ``inputSchema`` (:meth:`input_schema`) and the checking of a call (:meth:`parse`)
+    come from."""
+
+    # Strict types after the lenient conversions; an unknown argument is refused (as OpenClaw's tools do), so a
+    # misspelt "maxResult" is reported rather than silently ignored.
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    @classmethod
+    def input_schema(cls) -> dict[str, Any]:
+        """The JSON schema clients are shown."""
+        return cls.model_json_schema(schema_generator=_ToolSchema)
+
+    @classmethod
+    def argument_names(cls) -> list[str]:
+        """The argument names as clients write them."""
+        return [field.alias or name for name, field in cls.model_fields.items()]
+
+    @classmethod
+    def parse(cls, arguments: Mapping[str, Any]) -> Self:
+        """The checked, converted arguments of a call.
+
+        Raises:
+            ToolArgumentError: an argument is missing, unknown or of the wrong type; the message names each.
+        """
+        try:
+            return cls.model_validate(arguments)
+        except ValidationError as exc:
+            raise ToolArgumentError("; ".join(cls._explain(e) for e in exc.errors(include_url=False))) from None
+
+    @classmethod
+    def _explain(cls, error: ErrorDetails) -> str:
+        name = ".".join(str(part) for part in error["loc"]) or "arguments"
+        kind, value = error["type"], error.get("input")
+        if kind == "extra_forbidden":
+            return f"unknown argument {name!r} (the arguments are {', '.join(cls.argument_names())})"
+        if kind in ("missing", "blank") or value is None:
+            return f"{name} required"
+        if kind == "string_type":
+            return f"{name} must be a string, not {type(value).__name__}"
+        if kind in ("too_long", "string_too_long"):
+            return f"{name} too long ({len(value)} characters; at most {error.get('ctx', {}).get('max_length')})"
+        if kind.startswith("int_"):
+            return f"{name} must be an integer, not {value!r}"
+        if kind.startswith("float_"):
+            return f"{name} must be a number, not {value!r}"
+        return f"{name}: {error['msg']}"
+
+
+class SearchArguments(ToolArguments):
+    """memory_search's arguments."""
+
+    query: Annotated[str, AfterValidator(_nonblank), Field(
+        description="What to recall, in plain words (names, dates, topics); no query syntax needed.")]
+    max_results: Annotated[int | None, BeforeValidator(_lenient_int), _Clamped(1, MAX_RESULTS_CAP), Field(
+        alias="maxResults", description="Most results to return (default 6).")] = None
+    min_score: Annotated[float | None, BeforeValidator(_lenient_float), _Clamped(0, 1), Field(
+        alias="minScore", description="Drop results scoring below this (0-1, default 0.35).")] = None
+
+
+class GetArguments(ToolArguments):
+    """memory_get's arguments (``from`` is an alias: it cannot be a Python name)."""
+
+    path: Annotated[str, Field(
+        description="A memory file: MEMORY.md or memory/….md, as memory_search returns it.")]
+    # The minimum is advertised, not enforced: the reader starts a smaller `from` at line 1.
+    from_line: Annotated[int | None, BeforeValidator(_lenient_int), Field(
+        alias="from", json_schema_extra={"minimum": 1}, description="First line to read (1-based).")] = None
+    lines: Annotated[int | None, BeforeValidator(_lenient_int), Field(
+        json_schema_extra={"minimum": 1}, description="How many lines to read.")] = None
+
+
+class AppendArguments(ToolArguments):
+    """memory_append's arguments."""
+
+    text: Annotated[str, AfterValidator(_nonblank), Field(
+        max_length=MAX_APPEND_CHARS, description="Markdown to append (a bullet or a short section).")]
+    file: Annotated[str | None, Field(
+        description="A memory/*.md file; default today's daily note memory/YYYY-MM-DD.md.")] = None
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One MCP tool as clients are shown it; its input schema comes from ``arguments``."""
+
+    name: str
+    title: str
+    description: str
+    arguments: type[ToolArguments]
+    read_only: bool = True
+
+
+TOOLS = (
+    ToolSpec("memory_search", "Search memory", SEARCH_DESCRIPTION, SearchArguments),
+    ToolSpec("memory_get", "Read memory lines", GET_DESCRIPTION, GetArguments),
+    ToolSpec("memory_append", "Append to memory", APPEND_DESCRIPTION, AppendArguments, read_only=False),
+)
 
 
 class MemoryService:
@@ -262,48 +399,23 @@ class MemoryService:
             self.ready.set()
 
     # -- watching ----------------------------------------------------------------------------
-    def watch_roots(self) -> list[Path]:
-        """The folders to watch: the workspace, existing extra paths and (when indexed) the sessions folder."""
-        roots: list[Path] = []
-        if self.config.workspace.is_dir():
-            roots.append(self.config.workspace)
-        for extra in self.config.extra_paths:
-            if extra.exists() and not extra.is_symlink():
-                roots.append(extra if extra.is_dir() else extra.parent)
-        if "sessions" in self.config.sources and self.config.resolved_sessions_dir.is_dir():
-            roots.append(self.config.resolved_sessions_dir)
-        return roots
-
     def is_watched(self, path: str) -> bool:
-        """Whether a change to ``path`` can change the index (memory Markdown files, session transcripts)."""
-        # The watcher reports resolved absolute paths; the config may hold relative or symlinked ones.
-        p = Path(path).resolve()
-        if p.suffix == ".jsonl":
-            return "sessions" in self.config.sources and p.parent == self.config.resolved_sessions_dir.resolve()
-        if p.suffix != ".md" or p.name.startswith("."):
-            return False
-        try:
-            rel = PurePosixPath(p.relative_to(self.config.workspace.resolve())).as_posix()
-        except ValueError:
-            rel = None
-        if rel is not None and (rel in ROOT_MEMORY_FILES or rel.startswith("memory/")):
-            return True
-        extras = [e.resolve() for e in self.config.extra_paths]
-        return any(p == extra or extra in p.parents for extra in extras)
+        """Whether a change to ``path`` can change the index (the engine's watch rule)."""
+        from engine.api import affects_index
+
+        return affects_index(path, self.config)
 
     def _watch(self) -> None:
-        from watchfiles import watch  # deferred: only the server watches
+        from engine.api import watch_changes, watch_plan
 
-        roots = self.watch_roots()
-        if not roots:
+        plan = watch_plan(self.config)
+        if not plan.recursive and not plan.flat:
             self._log(f"not watching: workspace missing ({self.config.workspace})")
             return
         try:
-            for changes in watch(*roots, watch_filter=lambda _change, path: self.is_watched(path),
-                                 stop_event=self._stop, rust_timeout=500, yield_on_timeout=True,
-                                 debounce=800, raise_interrupt=False):
+            for changes in watch_changes(self.config, self._stop):
                 self.watching.set()
-                if changes:
+                if any(self.is_watched(str(path)) for path in changes):
                     self._sync_after_change()
         except Exception as exc:  # the watcher is a convenience: searches still sync stale files
             self._log(f"file watcher stopped: {type(exc).__name__}: {exc}")
@@ -329,18 +441,10 @@ class MemoryService:
     def search(self, arguments: dict[str, Any]) -> ToolOutcome:
         """memory_search: OpenClaw's result shape plus score parts; the unavailable payload on failure."""
         try:
-            query = _str_arg(arguments, "query", required=True)
-            max_results = _int_arg(arguments, "maxResults")
-            min_score = _float_arg(arguments, "minScore")
+            args = SearchArguments.parse(arguments)
         except ToolArgumentError as exc:
             return ToolOutcome({"results": [], "error": str(exc)}, is_error=True)
-        assert query is not None
-        if not query.strip():
-            return ToolOutcome({"results": [], "error": "query required"}, is_error=True)
-        if max_results is not None:
-            max_results = min(MAX_RESULTS_CAP, max(1, max_results))
-        if min_score is not None:
-            min_score = min(1.0, max(0.0, min_score))
+        query, max_results, min_score = args.query, args.max_results, args.min_score
         warmed = self.ready.wait(max(0.0, self._warm_deadline - time.monotonic()))
         try:
             if warmed:
@@ -360,11 +464,8 @@ class MemoryService:
         raw = arguments.get("path")
         given = raw if isinstance(raw, str) else ""
         try:
-            path = _str_arg(arguments, "path", required=True)
-            from_line = _int_arg(arguments, "from")
-            lines = _int_arg(arguments, "lines")
-            assert path is not None
-            result = self.engine().get(path, from_line, lines).to_json()
+            args = GetArguments.parse(arguments)
+            result = self.engine().get(args.path, args.from_line, args.lines).to_json()
         except (ToolArgumentError, PathRefused) as exc:
             return ToolOutcome({"path": given, "text": "", "disabled": True, "error": str(exc)}, is_error=True)
         except Exception as exc:  # the tool never throws
@@ -379,34 +480,25 @@ class MemoryService:
                                          "Start it with `memdeck mcp --allow-write` to let agents write memory."},
                                is_error=True)
         try:
-            text = _str_arg(arguments, "text", required=True)
-            file = _str_arg(arguments, "file", required=False)
-            assert text is not None
-            if not text.strip():
-                raise ToolArgumentError("text required")
-            if len(text) > MAX_APPEND_CHARS:
-                raise ToolArgumentError(f"text too long ({len(text)} characters; at most {MAX_APPEND_CHARS})")
-            today = date.today().isoformat()
-            target = file if file is not None and file.strip() else f"memory/{today}.md"
-            rel, absolute = resolve_memory_path(self.config, target)
+            args = AppendArguments.parse(arguments)
+            text, file = args.text, args.file
+            from engine.api import MemoryFiles, daily_rel
+
+            memory = MemoryFiles(self.config)  # the engine's appends; writing needs no index
+            target = file if file is not None and file.strip() else daily_rel(date.today())
+            rel, _absolute = memory.resolve(target)
             if not rel.startswith("memory/"):
                 raise PathRefused(f"path refused: memory_append writes only memory/*.md files, not {target!r}")
         except (ToolArgumentError, PathRefused) as exc:
             return ToolOutcome({"error": str(exc)}, is_error=True)
-        body = text.strip("\n")
         try:
             with self._append_lock:
-                exists = absolute.exists()
-                if not exists and DAILY_NOTE.match(rel):
-                    body = f"# {PurePosixPath(rel).stem}\n\n{body}"
-                atomic_append_text(absolute, body)
-                total = _line_count(read_text_file(absolute).text)
-        except OSError as exc:
-            return ToolOutcome({"error": f"cannot write {rel}: {exc.strerror or exc}"}, is_error=True)
-        start = total - _line_count(body + "\n") + 1
-        payload: dict[str, Any] = {"path": rel, "startLine": start, "endLine": total,
-                                   "citation": f"{rel}#L{start}-L{total}" if start != total else f"{rel}#L{start}",
-                                   "created": not exists, "indexed": True}
+                # A new daily note gets the same first line the TUI and `memdeck flush` give it.
+                written = memory.append_note(rel, text)
+        except (OSError, MemdeckError) as exc:
+            return ToolOutcome({"error": f"cannot write {rel}: {_describe(exc)}"}, is_error=True)
+        payload: dict[str, Any] = {"path": written.rel, "startLine": written.start_line, "endLine": written.end_line,
+                                   "citation": written.citation, "created": written.created, "indexed": True}
         if not self.ready.is_set():
             # The start-up sync holds the index; waiting for it could outlast the client's timeout. The watcher
             # (and any later search) picks the change up as soon as it is done.
@@ -468,60 +560,13 @@ def _describe(exc: BaseException) -> str:
 
 # -- the MCP protocol layer ------------------------------------------------------------------
 def tool_definitions(allow_write: bool) -> list[dict[str, Any]]:
-    """The tools as plain data: name, description, JSON input schema, read-only flag."""
-    tools: list[dict[str, Any]] = [
-        {
-            "name": "memory_search",
-            "title": "Search memory",
-            "description": SEARCH_DESCRIPTION,
-            "read_only": True,
-            "input_schema": {
-                "type": "object",
-                "properties": {
-                    "query": {"type": "string", "description": "What to recall, in plain words (names, dates, "
-                                                               "topics); no query syntax needed."},
-                    "maxResults": {"type": "integer", "minimum": 1, "maximum": MAX_RESULTS_CAP,
-                                   "description": "Most results to return (default 6)."},
-                    "minScore": {"type": "number", "minimum": 0, "maximum": 1,
-                                 "description": "Drop results scoring below this (0-1, default 0.35)."},
-                },
-                "required": ["query"],
-            },
-        },
-        {
-            "name": "memory_get",
-            "title": "Read memory lines",
-            "description": GET_DESCRIPTION,
-            "read_only": True,
-            "input_schema": {
-                "type": "object",
-                "properties": {
-                    "path": {"type": "string", "description": "A memory file: MEMORY.md or memory/….md, as "
-                                                              "memory_search returns it."},
-                    "from": {"type": "integer", "minimum": 1, "description": "First line to read (1-based)."},
-                    "lines": {"type": "integer", "minimum": 1, "description": "How many lines to read."},
-                },
-                "required": ["path"],
-            },
-        },
+    """The tools as plain data: name, description, JSON input schema (from the argument model), read-only flag."""
+    return [
+        {"name": t.name, "title": t.title, "description": t.description, "read_only": t.read_only,
+         "input_schema": t.arguments.input_schema()}
+        for t in TOOLS
+        if t.read_only or allow_write
     ]
-    if allow_write:
-        tools.append({
-            "name": "memory_append",
-            "title": "Append to memory",
-            "description": APPEND_DESCRIPTION,
-            "read_only": False,
-            "input_schema": {
-                "type": "object",
-                "properties": {
-                    "text": {"type": "string", "description": "Markdown to append (a bullet or a short section)."},
-                    "file": {"type": "string", "description": "A memory/*.md file; default today's daily note "
-                                                              "memory/YYYY-MM-DD.md."},
-                },
-                "required": ["text"],
-            },
-        })
-    return tools
 
 
 def build_server(service: MemoryService) -> Any:

@@ -28,7 +28,7 @@ async def settle(pilot: object, rounds: int = 400) -> None:
         await pilot.pause()  # type: ignore[attr-defined]
         await asyncio.wait_for(app.workers.wait_for_complete(), timeout=600)
         await pilot.pause()  # type: ignore[attr-defined]
-        if not any(w.is_running for w in app.workers) and not app._sync_running:
+        if not any(w.is_running for w in app.workers) and not app.main.sync.running:
             return
 
 
@@ -78,8 +78,8 @@ async def shoot(provider: str) -> list[Path]:
 
     async def typed(pilot: object, text: str) -> None:
         app = pilot.app  # type: ignore[attr-defined]
-        app.search.query_input.focus()
-        app.search.query_input.value = ""
+        app.main.search.query_input.focus()
+        app.main.search.query_input.value = ""
         await pilot.press(*["space" if ch == " " else ch for ch in text])  # type: ignore[attr-defined]
 
     # The model load is held back until the first shot is taken, so that it always shows the state a user
@@ -89,13 +89,13 @@ async def shoot(provider: str) -> list[Path]:
         await settle(pilot)
         # 1. Keyword results while the model is still loading.
         if app.bridge.needs_model:
-            app.status_pane.model_pending = True
-            app.refresh_status()
+            app.main.status_pane.model_pending = True
+            app.main.refresh_status()
         await typed(pilot, "pgbouncer")
         await settle(pilot)
         if app.bridge.needs_model:
             save(app, "status-model-loading")
-            app.action_load_model()
+            app.main.action_load_model()
         await settle(pilot)
         # 2. Hybrid results for a question.
         await typed(pilot, "why did the api run out of database connections")
@@ -107,14 +107,14 @@ async def shoot(provider: str) -> list[Path]:
         save(app, "editor")
         # 4. A session transcript, one tool result unfolded.
         path = next(app.bridge.sessions_dir.glob("3f6c2a9e*.jsonl"))
-        app.open_session(path)
+        app.main.open_session(path)
         await settle(pilot)
         await pilot.press(*["down"] * 7, "enter")
         await settle(pilot)
         save(app, "transcript")
         # 5. The light theme, and the keys.
         app.theme = "memdeck-light"
-        app.open_note("memory/2026-11-27.md")
+        app.main.open_note("memory/2026-11-27.md")
         await settle(pilot)
         save(app, "light")
         app.theme = "memdeck-dark"

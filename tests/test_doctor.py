@@ -17,15 +17,9 @@ from click.testing import CliRunner
 
 from engine.api import MemoryEngine
 from engine.config import Config
-from engine.health.doctor import (
-    DoctorReport,
-    Finding,
-    diagnose,
-    format_report,
-    repair,
-    run_doctor,
-    scan_secrets,
-)
+from engine.health.checks import DoctorReport, Finding, diagnose, scan_secrets
+from engine.health.doctor import format_report, run_doctor
+from engine.health.repairs import repair
 from engine.index.store import connect_raw
 from memdeck.cli import cli
 from tests.helpers import hash_config
@@ -150,7 +144,7 @@ def test_fault_is_found_and_fixed(cfg: Config, fault: str) -> None:
     found = _finding(diagnose(cfg), check)
     assert found.severity == severity, found
     assert found.fix is not None
-    fixed = repair(cfg)
+    fixed = repair(cfg, MemoryEngine)
     assert fixed.fixed and fixed.actions
     assert fixed.ok, format_report(fixed)
     assert _finding(fixed, check).severity == "ok"
@@ -169,7 +163,7 @@ def test_fault_is_found_and_fixed(cfg: Config, fault: str) -> None:
 
 def test_fixed_vectors_are_embedded_again_not_just_deleted(cfg: Config) -> None:
     _sql(cfg, f"DELETE FROM chunks_vec WHERE rowid IN (SELECT id FROM windows WHERE chunk_id IN {FIRST_CHUNKS})")
-    report = repair(cfg)
+    report = repair(cfg, MemoryEngine)
     assert any("queued to embed again" in a for a in report.actions), report.actions
     counts = assert_consistent(cfg.index_path)
     assert counts["embedded"] == counts["chunks"]
@@ -195,7 +189,7 @@ def test_doctor_never_crashes(tmp_path: Path, state: str) -> None:
     report = diagnose(config)
     assert report.findings
     format_report(report)
-    fixed = repair(config)
+    fixed = repair(config, MemoryEngine)
     assert _finding(fixed, "index").severity == "ok", format_report(fixed)
 
 
@@ -203,7 +197,7 @@ def test_secrets_are_reported_masked_and_never_touched(cfg: Config) -> None:
     note = cfg.workspace / "memory" / "2026-03-05.md"
     note.write_text(note.read_text() + f"- aws key {AWS_KEY}\n- OPENAI_API_KEY={OPENAI_KEY}\n")
     original = note.read_bytes()
-    report = repair(cfg)
+    report = repair(cfg, MemoryEngine)
     secrets = _finding(report, "secrets")
     assert secrets.severity == "warn" and secrets.count == 2 and not report.ok
     assert {(s.path, s.kind) for s in report.secrets} == {("memory/2026-03-05.md", "aws"),
@@ -287,5 +281,5 @@ def test_cli_doctor_exit_codes_and_json(cfg: Config) -> None:
 def test_run_doctor_reports_progress(cfg: Config) -> None:
     _temp_leftover(cfg)
     lines: list[str] = []
-    report = run_doctor(cfg, fix=True, progress=lines.append)
+    report = run_doctor(cfg, fix=True, progress=lines.append, open_engine=MemoryEngine)
     assert report.ok and lines and any("temp files" in line for line in lines)

@@ -12,23 +12,21 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from engine.memory.flush import (
-    Draft,
-    DraftItem,
+from engine.memory.append import append_flush, record_flush, render_flush_block
+from engine.memory.drafting import Draft, DraftItem, clean_statement, draft_extractive
+from engine.memory.notes import (
     FlushError,
-    append_flush,
     build_session_note,
     clean_slug,
-    clean_statement,
-    draft_extractive,
     keyword_slug,
     note_slug,
-    record_flush,
-    render_flush_block,
     write_session_note,
 )
-from engine.sessions.reader import SessionReadError, Transcript, read_flush_state, read_transcript
-from memdeck.cli_sessions import SessionsContext, register, resolve_session, run_flush
+from engine.sessions.model import SessionReadError, Transcript
+from engine.sessions.reader import read_transcript
+from engine.sessions.sources import find_transcript as resolve_session
+from engine.sessions.sources import read_flush_state
+from memdeck.cli_sessions import SessionsContext, register, run_flush
 
 DATA = Path(__file__).parent / "data" / "transcripts"
 NOW = datetime(2026, 2, 10, 14, 30, 5, tzinfo=UTC)
@@ -251,11 +249,11 @@ def test_extractive_draft_of_small_talk_is_empty() -> None:
 def test_extractive_draft_skips_known_facts(chat: Transcript) -> None:
     asked: list[str] = []
 
-    def is_known(text: str) -> bool:
+    def known(text: str) -> bool:
         asked.append(text)
         return "Northwind" in text or "dark mode" in text
 
-    draft = draft_extractive(chat, is_known=is_known)
+    draft = draft_extractive(chat, is_known=known)
     assert draft.skipped_known == 3
     assert [i.line for i in draft.items] == [10, 11, 12, 13, 18, 23, 24]
     assert len(asked) == len(EXPECTED_CHAT_ITEMS)  # duplicates are dropped before asking
@@ -392,7 +390,7 @@ def test_render_flush_block() -> None:
 @pytest.mark.parametrize(
     ("existing", "expected_prefix"),
     [
-        (None, b""),
+        (None, "# 2026-02-10 — Tuesday, 10 February 2026\n\n".encode()),  # created: the one daily heading
         (b"", b""),
         (b"# Log", b"# Log\n\n"),
         (b"# Log\n", b"# Log\n\n"),
@@ -612,7 +610,9 @@ def test_run_flush_json_and_day_last(ctx: SessionsContext, capsys: pytest.Captur
         "kind": "preference",
         "line": 4,
     }
-    assert (ctx.workspace / "memory" / "2026-02-10.md").read_text() == payload["text"]
+    # A new daily note starts with the daily heading every door writes, then the block.
+    assert (ctx.workspace / "memory" / "2026-02-10.md").read_text() == (
+        "# 2026-02-10 — Tuesday, 10 February 2026\n\n" + payload["text"])
 
 
 def test_flush_with_nothing_to_store(ctx: SessionsContext) -> None:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from engine.index.fts import build_fts_query, fts_text, query_terms
+from engine.index.fts import build_fts_query, fts_text
 from engine.index.store import Store
+from engine.search.query import query_terms
 
 NASTY = [
     '"', "'", '""', "don't", "20.04", "C++", "NEAR(", "NEAR(a b)", "*", "a*", "-", "multi-agent", "HERON-112",

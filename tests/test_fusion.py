@@ -6,7 +6,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from engine.search.fusion import decay_factor, file_date, fuse_scores, mmr_order, normalize_bm25
+from engine.search.dates import file_date
+from engine.search.fusion import decay_factor, fuse_scores, mmr_order, normalize_bm25
 
 
 def test_bm25_normalised_relative_to_best() -> None:
@@ -91,13 +92,13 @@ def test_mmr_prefers_novelty() -> None:
     ],
 )
 def test_query_dates(query: str, expected: set[tuple[int | None, int, int]]) -> None:
-    from engine.search.fusion import query_dates
+    from engine.search.dates import query_dates
 
     assert query_dates(query) == expected
 
 
 def test_date_matches() -> None:
-    from engine.search.fusion import date_matches
+    from engine.search.dates import date_matches
 
     assert date_matches("memory/2026-10-14.md", {(None, 10, 14)})
     assert date_matches("memory/2026-10-14-slug.md", {(2026, 10, 14)})
@@ -117,7 +118,7 @@ def test_date_matches() -> None:
     ],
 )
 def test_query_months(query: str, expected: set[tuple[int, int]]) -> None:
-    from engine.search.fusion import query_months
+    from engine.search.dates import query_months
 
     assert query_months(query) == expected
 

@@ -16,15 +16,16 @@ from typing import Any
 
 import pytest
 
+from engine.config import LLMConfig
 from engine.memory.llm import (
     ChatClient,
     LLMError,
-    LLMSettings,
     draft_with_llm,
     parse_llm_draft,
     slug_with_llm,
 )
-from engine.sessions.reader import Transcript, read_transcript
+from engine.sessions.model import Transcript
+from engine.sessions.reader import read_transcript
 from memdeck.cli_sessions import SessionsContext, run_flush
 
 DATA = Path(__file__).parent / "data" / "transcripts"
@@ -252,13 +253,13 @@ def test_missing_configuration(base_url: str, model: str, needle: str) -> None:
 
 def test_settings_read_the_key_from_the_environment(server: FakeServer) -> None:
     server.answer("ok")
-    settings = LLMSettings(base_url=server.base_url, model="m", api_key_env="MY_LLM_KEY", timeout=5)
-    client = settings.client(environ={"MY_LLM_KEY": "from-env-key"})
+    settings = LLMConfig(base_url=server.base_url, model="m", api_key_env="MY_LLM_KEY", timeout=5)
+    client = ChatClient.from_config(settings, environ={"MY_LLM_KEY": "from-env-key"})
     assert client.timeout == 5 and client.api_key_env == "MY_LLM_KEY"
     client.complete([{"role": "user", "content": "x"}])
     assert server.requests[0]["headers"]["Authorization"] == "Bearer from-env-key"
     server.answer("ok")
-    settings.client(environ={}).complete([{"role": "user", "content": "x"}])  # a local server needs no key
+    ChatClient.from_config(settings, environ={}).complete([{"role": "user", "content": "x"}])  # a local server needs no key
     assert "Authorization" not in server.requests[1]["headers"]
 
 
@@ -372,7 +373,7 @@ def _ctx(tmp_path: Path, server: FakeServer) -> SessionsContext:
         workspace=tmp_path / "ws",
         sessions_dir=sessions,
         home=tmp_path / "home",
-        llm=LLMSettings(base_url=server.base_url, model="test-model", api_key_env="MEMDECK_TEST_LLM_KEY"),
+        llm=LLMConfig(base_url=server.base_url, model="test-model", api_key_env="MEMDECK_TEST_LLM_KEY"),
     )
 
 
@@ -387,7 +388,8 @@ def test_run_flush_uses_the_llm_when_configured(
     assert run_flush(_ctx(tmp_path, server), "7c1e", now=now) == 0
     out = capsys.readouterr().out
     assert "Appended 1 item (llm) to memory/2026-02-10.md:" in out
-    assert (tmp_path / "ws" / "memory" / "2026-02-10.md").read_text() == (
+    assert (tmp_path / "ws" / "memory" / "2026-02-10.md").read_text() == (  # a new note: the daily heading first
+        "# 2026-02-10 — Tuesday, 10 February 2026\n\n"
         "## 11:00 — Memory flush from session 7c1e9a42\n\n- User prefers dark mode (session 7c1e9a42, line 4)\n"
     )
     request = server.requests[0]

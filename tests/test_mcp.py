@@ -15,8 +15,12 @@ from typing import Any, TextIO
 import anyio
 import pytest
 
+from engine.api import daily_heading
 from memdeck.mcp import (
+    TOOLS,
     MemoryService,
+    SearchArguments,
+    ToolSpec,
     resource_uri,
     tool_definitions,
     unavailable_payload,
@@ -179,7 +183,8 @@ def test_append_writes_todays_note_and_indexes_it_at_once(demo_workspace: Path) 
     second = service.append({"text": "\n- Second line about quokkas.\n- And a third.\n"})
     assert second.payload["startLine"] == 5 and second.payload["endLine"] == 6 and not second.payload["created"]
     text = (demo_workspace / rel).read_text(encoding="utf-8")
-    assert text == (f"# {today}\n\n- The aquarium's zebrafish prefer teal gravel.\n\n"
+    heading = daily_heading(date.today())  # the first line every door gives a new daily note
+    assert text == (f"{heading}\n\n- The aquarium's zebrafish prefer teal gravel.\n\n"
                     "- Second line about quokkas.\n- And a third.\n")
     eng = service.engine()
     assert eng.dirty_files() == []  # indexed by the append itself, not by the next search
@@ -286,6 +291,70 @@ def test_tool_schemas_match_openclaw(allow_write: bool, names: list[str]) -> Non
     assert set(tools["memory_get"]["input_schema"]["properties"]) == {"path", "from", "lines"}
 
 
+@pytest.mark.parametrize("spec", TOOLS, ids=[t.name for t in TOOLS])
+def test_advertised_schema_is_the_argument_models_schema(spec: ToolSpec) -> None:
+    advertised = {t["name"]: t["input_schema"] for t in tool_definitions(allow_write=True)}[spec.name]
+    assert advertised == spec.arguments.input_schema()
+    # pydantic's own rendering of the model names the same arguments, in the same order, with the same required.
+    plain = spec.arguments.model_json_schema()
+    assert list(advertised["properties"]) == list(plain["properties"]) == spec.arguments.argument_names()
+    assert advertised["required"] == plain["required"]
+    assert advertised["additionalProperties"] is False  # what the checking does: unknown arguments are refused
+
+
+def test_advertised_types_stay_openclaw_compatible() -> None:
+    schemas = {t["name"]: t["input_schema"] for t in tool_definitions(allow_write=True)}
+    types = {name: {arg: prop["type"] for arg, prop in s["properties"].items()} for name, s in schemas.items()}
+    assert types == {
+        "memory_search": {"query": "string", "maxResults": "integer", "minScore": "number"},
+        "memory_get": {"path": "string", "from": "integer", "lines": "integer"},
+        "memory_append": {"text": "string", "file": "string"},
+    }
+    assert {name: s["required"] for name, s in schemas.items()} == {
+        "memory_search": ["query"], "memory_get": ["path"], "memory_append": ["text"]}
+    search = schemas["memory_search"]["properties"]
+    assert (search["maxResults"]["minimum"], search["maxResults"]["maximum"]) == (1, 50)
+    assert (search["minScore"]["minimum"], search["minScore"]["maximum"]) == (0, 1)
+    assert all("title" not in p and "anyOf" not in p for s in schemas.values() for p in s["properties"].values())
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "message"),
+    [("search", {"query": "x", "limit": 3}, "unknown argument 'limit' (the arguments are query, maxResults, minScore)"),
+     ("search", {"query": "x", "max_results": 3}, "unknown argument 'max_results'"),
+     ("get", {"path": "MEMORY.md", "from_line": 2}, "unknown argument 'from_line' (the arguments are path, from, lines)"),
+     ("append", {"text": "- x", "tags": ["a"]}, "unknown argument 'tags' (the arguments are text, file)")],
+)
+def test_unknown_arguments_are_refused(demo_workspace: Path, tool: str, arguments: dict[str, Any],
+                                       message: str) -> None:
+    before = sorted(p.name for p in demo_workspace.rglob("*"))
+    out = getattr(_service(demo_workspace, allow_write=True), tool)(arguments)
+    assert out.is_error and message in out.payload["error"]
+    assert sorted(p.name for p in demo_workspace.rglob("*")) == before
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "message"),
+    [("search", {"query": "x", "minScore": True}, "minScore must be a number, not True"),
+     ("search", {"query": ["x"]}, "query must be a string, not list"),
+     ("search", {"query": None}, "query required"),
+     ("search", {"query": "x", "maxResults": 2.5}, "maxResults must be an integer, not 2.5"),
+     ("get", {"path": "MEMORY.md", "lines": []}, "lines must be an integer, not []"),
+     ("append", {"text": 5}, "text must be a string, not int"),
+     ("append", {"text": "- x", "file": 7}, "file must be a string, not int")],
+)
+def test_wrong_types_get_a_clear_message(demo_workspace: Path, tool: str, arguments: dict[str, Any],
+                                         message: str) -> None:
+    out = getattr(_service(demo_workspace, allow_write=True), tool)(arguments)
+    assert out.is_error and out.payload["error"] == message
+
+
+def test_every_problem_of_a_call_is_reported_at_once() -> None:
+    with pytest.raises(ValueError, match=r"^query must be a string, not int; maxResults must be an integer, "
+                                         r"not 'x'; unknown argument 'k' "):
+        SearchArguments.parse({"query": 5, "maxResults": "x", "k": 1})
+
+
 def test_importing_the_server_module_does_not_import_the_sdk() -> None:
     code = "import sys, engine.api, memdeck.mcp\nprint('mcp' in sys.modules, 'uvicorn' in sys.modules)\n"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO)
@@ -343,6 +412,9 @@ async def _exercise_read_tools(session: Any, ws: Path) -> None:
     search_tool = tools.tools[0]
     assert search_tool.annotations.read_only_hint is True
     assert search_tool.input_schema["required"] == ["query"]
+    assert search_tool.input_schema == SearchArguments.input_schema()
+    unknown = await session.call_tool("memory_search", {"query": "database incident", "limit": 3})
+    assert unknown.is_error and "unknown argument 'limit'" in _payload(unknown)["error"]
 
     found = _payload(await session.call_tool("memory_search", {"query": "database incident", "maxResults": 3}))
     hits = found["results"]

@@ -14,8 +14,9 @@ from hypothesis import strategies as st
 
 from engine.errors import PathRefused
 from engine.index.chunking import chunk_markdown
-from engine.index.fts import build_fts_query, fts_text, query_terms
+from engine.index.fts import build_fts_query, fts_text
 from engine.search.fusion import fuse_scores, mmr_order, normalize_bm25
+from engine.search.query import query_terms
 from engine.sessions.reader import read_transcript, session_search_text, summarize_transcript
 from engine.textio import decode_bytes
 

@@ -11,21 +11,15 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from engine.sessions.reader import (
-    MAX_TEXT_CHARS,
-    SessionInfo,
-    SessionReadError,
+from engine.sessions.model import SessionInfo, SessionReadError, parse_timestamp, session_id_from_path
+from engine.sessions.reader import MAX_TEXT_CHARS, read_transcript, session_search_text, summarize_transcript
+from engine.sessions.sources import (
     flush_threshold,
     list_sessions,
     needs_flush,
-    parse_timestamp,
     read_flush_state,
-    read_transcript,
     resolve_sessions_dir,
-    session_id_from_path,
-    session_search_text,
     store_entry_for,
-    summarize_transcript,
 )
 from memdeck.cli_sessions import SessionsContext, register, run_sessions
 

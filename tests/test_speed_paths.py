@@ -19,7 +19,7 @@ from engine.demo import DEMO_SOURCE
 from engine.workspace import memory_file_stats, scan_memory_files
 from memdeck.cli import cli
 
-HEAVY = ("numpy", "sqlite_vec", "torch", "sentence_transformers", "engine.memory.flush", "memdeck.cli_sessions")
+HEAVY = ("numpy", "sqlite_vec", "torch", "sentence_transformers", "engine.memory.drafting", "memdeck.cli_sessions")
 
 # Runs the real `memdeck` entry point in a fresh interpreter, then reports which heavy modules it imported.
 PROBE = f"HEAVY = {HEAVY!r}\n" + """

@@ -1,4 +1,4 @@
-"""MemdeckApp: the layout, key bindings, palette and help; the work itself lives in workbench.py and actions.py."""
+"""MemdeckApp: the config, the theme, the bridge, the global keys and the palette; the workbench is tui/screens/main.py."""
 
 from __future__ import annotations
 
@@ -7,57 +7,76 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from textual import on, work
-from textual.app import ComposeResult, SystemCommand
+from textual import work
+from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
-from textual.content import Content
 from textual.screen import Screen
 from textual.theme import Theme
-from textual.widgets import ContentSwitcher, Footer, Header, Static
+from textual.widget import AwaitMount
 
-from tui.actions import ClipboardActions, FileActions, SessionActions
+from tui.bridge import SEARCH_MODES, Bridge, MemdeckError
 from tui.commands import palette_commands
 from tui.keys import APP_BINDINGS, KeyHelp, describe_bindings, unknown_ids
 from tui.quiet_gc import pause_gc, resume_gc
-from tui.widgets.index_status import IndexStatus
+from tui.screens.main import MainScreen
+from tui.themes import DEFAULT_THEME, load_themes
+from tui.widgets import index_status
 from tui.widgets.memory_tree import MemoryTree
-from tui.widgets.search_pane import ModeSwitch, ResultList, SearchPane
+from tui.widgets.search_pane import ResultList
 
 if TYPE_CHECKING:
     from engine.config import Config
 
-WELCOME = (
-    "Search as you type above: keyword results at once, semantic ones when the model is ready.\n"
-    "↓ moves into the results, enter opens the file at the matching lines.\n\n"
-    "Pick a memory file or an agent session on the left.\n\n"
-    "ctrl+s save · ctrl+n today's note · ctrl+t search mode · ctrl+l copy citation\n"
-    "ctrl+p every command · ? or f1 keys · ctrl+q quit"
-)
 
+class MemdeckApp(App[int]):
+    """The memory workbench: one :class:`MainScreen`, with dialogs over it.
 
-class MemdeckApp(FileActions, SessionActions, ClipboardActions):
-    """The memory workbench."""
+    Args:
+        config: the resolved config.
+        watch: watch the files for changes by others (tests post the changes themselves).
+        load_model: load the embedding model once the first sync is done.
+    """
 
     CSS_PATH = Path(__file__).with_name("memdeck.tcss")
     TITLE = "memdeck"
-    AUTO_FOCUS = "#search-input"  # focused from the first frame: no focus hop from the tree (a restyle each)
+    AUTO_FOCUS = ""  # each screen says what it focuses first (the main screen: the search box)
     BINDINGS: ClassVar[list[BindingType]] = [*APP_BINDINGS]
 
-    # -- layout -------------------------------------------------------------------------------
-    def compose(self) -> ComposeResult:
-        yield Header(icon="◆")
-        with Horizontal(id="body"):
-            yield MemoryTree(id="tree")
-            with Vertical(id="main"):
-                # "-focused" from the start: the search box has focus in the first frame (AUTO_FOCUS).
-                yield SearchPane(self.bridge, self._initial_mode, id="search", classes="-focused")
-                with ContentSwitcher(initial="welcome", id="centre"):
-                    # The editor and the transcript viewer join later (mount_panes, or on first use).
-                    yield Static(Content(WELCOME), id="welcome")
-        yield IndexStatus(id="status")
-        yield Footer()
+    def __init__(self, config: Config, *, watch: bool = True, load_model: bool = True) -> None:
+        super().__init__()
+        self.config = config
+        self.bridge = Bridge(config)
+        self.sub_title = index_status.display_path(str(config.workspace))
+        self._watch = watch
+        self._load_model = load_model
+        self._main: MainScreen | None = None
+        self._gc_paused = False
+        themes = load_themes(self.bridge.user_themes_dir())
+        for theme in themes.themes:
+            self.register_theme(theme)
+        self._theme_errors = themes.errors
+        wanted = str(config.tui.get("theme", DEFAULT_THEME))
+        if wanted not in self.available_themes:
+            self._theme_errors += (f"theme {wanted!r} is not available; using {DEFAULT_THEME}",)
+            wanted = DEFAULT_THEME
+        self._set_initial_theme(wanted)
+        self._saved_theme = str(config.tui.get("theme", ""))
 
+    # -- screens ------------------------------------------------------------------------------
+    def get_default_screen(self) -> MainScreen:
+        mode = str(self.config.tui.get("search_mode", "hybrid"))
+        self._main = MainScreen(self.bridge, self.config, search_mode=mode if mode in SEARCH_MODES else "hybrid",
+                                save_setting=self.persist_setting, watch=self._watch, load_model=self._load_model)
+        return self._main
+
+    @property
+    def main(self) -> MainScreen:
+        """The workbench screen (at the bottom of the screen stack from the start)."""
+        if self._main is None:
+            raise RuntimeError("the app has not started yet")
+        return self._main
+
+    # -- start-up and shut-down ---------------------------------------------------------------
     def on_load(self) -> None:
         # Start-up builds ~10^5 long-lived objects (styles, widgets, Textual's caches) and the cyclic GC would
         # walk them over and over: 0.38 → 0.23 s of CPU from here to the first frame (load ~4). Resumed, with
@@ -71,7 +90,10 @@ class MemdeckApp(FileActions, SessionActions, ClipboardActions):
             self._gc_paused = False
             resume_gc()
 
-    def on_mount(self) -> None:
+    async def on_mount(self) -> None:
+        # The main screen composes in its own task: wait until it is mounted (or failed to), as the app's own
+        # compose used to, so the first frame has every pane and nothing runs on an empty screen.
+        await AwaitMount(self.main, [self.main])
         keymap = {str(k): str(v) for k, v in self.config.keys.items()}
         if keymap:
             self.set_keymap(keymap)
@@ -86,32 +108,57 @@ class MemdeckApp(FileActions, SessionActions, ClipboardActions):
 
     def _start_background(self) -> None:
         self._resume_gc()
-        self.scan_tree(with_sessions=False)
-        self.boot()
+        self.main.start_background()
 
-    # -- search, clipboard, misc --------------------------------------------------------------
-    def action_focus_search(self) -> None:
-        self.search.query_input.focus()
+    async def action_quit(self) -> None:
+        self._quit_guarded()
 
-    def action_toggle_mode(self) -> None:
-        mode = self.search.cycle_mode()
-        self.persist_setting("search_mode", mode)
+    @work(group="quit", exclusive=True)
+    async def _quit_guarded(self) -> None:
+        if await self.main.confirm_discard():
+            self.main.stop_background()
+            self.exit(0)
 
-    @on(ModeSwitch.Changed)
-    def _mode_clicked(self, message: ModeSwitch.Changed) -> None:
-        self.persist_setting("search_mode", message.mode)
+    async def on_unmount(self) -> None:
+        self._resume_gc()
+        if self._main is not None:
+            self._main.stop_background()
+        await asyncio.to_thread(self.bridge.close)
 
-    def action_escape(self) -> None:
-        if self.status_pane.indexing and self._sync_running:
-            self.action_cancel_index()
-        elif not self.search.query_input.has_focus:
-            self.search.query_input.focus()
+    # -- theme and settings -------------------------------------------------------------------
+    def _set_initial_theme(self, name: str) -> None:
+        """Start in ``name`` without the full CSS re-parse that assigning ``App.theme`` schedules.
+
+        The stylesheet is parsed for the first time after ``__init__``, with the current theme's variables, so
+        the watcher's extra parse (~50 ms of start-up) buys nothing — unless the theme's darkness differs from
+        the default one's: then the watcher also rebuilds the ANSI→truecolour filter, so it runs.
+        """
+        theme = self.get_theme(name)
+        if theme is None or theme.dark != self.current_theme.dark:
+            self.theme = name
+            return
+        self.set_class(False, f"-theme-{self.theme}", update=False)
+        self.set_reactive(App.theme, name)
+        self.set_class(True, f"-theme-{name}", update=False)
+        self.stylesheet.set_variables(self.get_css_variables())  # no CSS is loaded yet: nothing to re-parse
 
     def _theme_changed(self, theme: Theme) -> None:
         if theme.name != self._saved_theme:
             self._saved_theme = theme.name
             self.persist_setting("theme", theme.name)
 
+    def persist_setting(self, key: str, value: str) -> None:
+        """Remember a TUI setting in the config file (in a thread)."""
+        self._save_setting(key, value)
+
+    @work(group="settings")
+    async def _save_setting(self, key: str, value: str) -> None:
+        try:
+            await asyncio.to_thread(self.bridge.save_settings, {"tui": {key: value}})
+        except (MemdeckError, OSError) as exc:
+            self.notify(f"Could not save the setting: {exc}", severity="warning")
+
+    # -- keys, help, palette ------------------------------------------------------------------
     def key_help(self) -> list[KeyHelp]:
         """Every binding with an id, as the help screen lists it."""
         from tui.widgets.transcript_view import TranscriptLines, TranscriptView
@@ -132,23 +179,7 @@ class MemdeckApp(FileActions, SessionActions, ClipboardActions):
             self.push_screen(HelpScreen(self.key_help()))
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
-        yield from palette_commands(self)
-
-    async def action_quit(self) -> None:
-        self._quit_guarded()
-
-    @work(group="quit", exclusive=True)
-    async def _quit_guarded(self) -> None:
-        if await self.confirm_discard():
-            self._watch_stop.set()
-            self._cancel.set()
-            self.exit(0)
-
-    async def on_unmount(self) -> None:
-        self._resume_gc()
-        self._watch_stop.set()
-        self._cancel.set()
-        await asyncio.to_thread(self.bridge.close)
+        yield from palette_commands(self, self.main)
 
 
 def _bindings(items: Iterable[BindingType]) -> list[Binding]:

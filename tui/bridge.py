@@ -1,10 +1,13 @@
-"""The TUI's one door to the engine: plain synchronous calls (run them off the event loop) and plain data back."""
+"""The TUI's one door to the engine: plain synchronous calls (run them off the event loop), plain data back.
+
+Every memory operation is the engine's (:class:`engine.api.MemoryEngine`, or before the index is open the
+same operations without it, :class:`engine.api.MemoryFiles`); this module only adds threads' worth of
+convenience and the tree's presentation. ``engine.api`` is imported on first use, never with the app.
+"""
 
 from __future__ import annotations
 
 import contextlib
-import os
-import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -14,13 +17,25 @@ from typing import TYPE_CHECKING, Any
 
 from engine.errors import MemdeckError, PathRefused
 
-if TYPE_CHECKING:  # deferred: the first screen needs none of these (engine.search alone pulls in SQLite)
-    from engine.api import MemoryEngine, Status
+if TYPE_CHECKING:  # deferred: the first screen needs none of these (engine.api alone pulls in SQLite)
+    from engine.api import DiskStamp as DiskStamp
+    from engine.api import (
+        Draft,
+        MemoryEngine,
+        MemoryFiles,
+        SearchResponse,
+        SessionInfo,
+        Status,
+        SyncProgress,
+        SyncReport,
+        Transcript,
+    )
+    from engine.api import Note as Note
+    from engine.api import SaveConflict as SaveConflict
+    from engine.api import SaveResult as SaveResult
+    from engine.api import same_content as same_content
+    from engine.api import topic_rel as topic_rel
     from engine.config import Config
-    from engine.index.indexer import SyncProgress, SyncReport
-    from engine.memory.flush import Draft
-    from engine.search.pipeline import SearchResponse
-    from engine.sessions.reader import Transcript
 
 __all__ = [
     "Bridge",
@@ -28,56 +43,28 @@ __all__ = [
     "MemdeckError",
     "Note",
     "NoteEntry",
+    "PathRefused",
     "SaveConflict",
     "SaveResult",
     "SessionEntry",
     "TreeModel",
+    "build_tree_model",
+    "same_content",
+    "topic_rel",
+    "unified_diff",
 ]
 
-DAILY = re.compile(r"^memory/(\d{4})-(\d{2})-(\d{2})\.md$")
-SESSION_NOTE = re.compile(r"^memory/(\d{4})-(\d{2})-(\d{2})-(.+)\.md$")
-FLUSH_STATE_FILE = "flush-state.json"
 SEARCH_MODES = ("hybrid", "keyword", "vector")
+_FROM_ENGINE = frozenset({"DiskStamp", "Note", "SaveConflict", "SaveResult", "same_content", "topic_rel"})
 
 
-class SaveConflict(MemdeckError):
-    """The file changed on disk since the editor read it; nothing was written."""
+def __getattr__(name: str) -> Any:
+    """The engine's plain types and helpers the widgets use, imported with ``engine.api`` on first use."""
+    if name not in _FROM_ENGINE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import engine.api
 
-    def __init__(self, rel: str, disk_text: str | None, stamp: DiskStamp | None) -> None:
-        super().__init__(f"{rel} changed on disk since it was opened")
-        self.rel = rel
-        self.disk_text = disk_text
-        self.stamp = stamp
-
-
-@dataclass(frozen=True)
-class DiskStamp:
-    """What a file looked like on disk: enough to tell whether someone else changed it."""
-
-    mtime_ns: int
-    size: int
-    digest: str
-
-
-@dataclass(frozen=True)
-class Note:
-    """A memory file read for the editor."""
-
-    rel: str
-    path: Path
-    text: str
-    stamp: DiskStamp | None
-    decode_errors: int = 0
-    binary: bool = False
-
-
-@dataclass(frozen=True)
-class SaveResult:
-    """A save that happened, and whether the new text is searchable yet."""
-
-    rel: str
-    stamp: DiskStamp
-    warnings: tuple[str, ...] = ()
+    return getattr(engine.api, name)
 
 
 @dataclass(frozen=True)
@@ -134,34 +121,9 @@ class _Flags:
     opened: threading.Event = field(default_factory=threading.Event)
 
 
-def stamp_bytes(data: bytes, st: os.stat_result) -> DiskStamp:
-    """A stamp for file contents read with their stat."""
-    import hashlib  # deferred, like difflib below: neither is needed for the first screen
-
-    return DiskStamp(st.st_mtime_ns, st.st_size, hashlib.sha256(data).hexdigest())
-
-
-def read_stamp(path: Path) -> DiskStamp | None:
-    """The file's current stamp, or None when it does not exist."""
-    try:
-        with open(path, "rb") as fh:
-            st = os.fstat(fh.fileno())
-            data = fh.read()
-    except FileNotFoundError:
-        return None
-    return stamp_bytes(data, st)
-
-
-def same_content(a: DiskStamp | None, b: DiskStamp | None) -> bool:
-    """Whether two stamps describe the same bytes (a touched but unchanged file counts as the same)."""
-    if a is None or b is None:
-        return a is b
-    return a.digest == b.digest
-
-
 def unified_diff(rel: str, disk_text: str, mine: str) -> str:
-    """The diff from the disk version to the editor's text."""
-    import difflib
+    """The diff from the disk version to the editor's text (what the conflict dialog shows)."""
+    import difflib  # deferred: only a conflict needs it
 
     lines = difflib.unified_diff(
         disk_text.splitlines(keepends=True),
@@ -172,39 +134,14 @@ def unified_diff(rel: str, disk_text: str, mine: str) -> str:
     return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
 
 
-def daily_heading(day: date) -> str:
-    """The first line of a new daily note, as the demo's notes have it."""
-    return f"# {day:%Y-%m-%d} — {day:%A}, {day.day} {day:%B %Y}\n\n"
-
-
-def topic_rel(name: str) -> str:
-    """Turn what the user typed into ``memory/<name>.md`` (sub-folders allowed, nothing else)."""
-    text = name.strip().replace("\\", "/")
-    if text.startswith("memory/"):
-        text = text[len("memory/") :]
-    if text.endswith(".md"):
-        text = text[:-3]
-    parts = []
-    for part in text.split("/"):
-        slug = re.sub(r"[^\w.-]+", "-", part.strip(), flags=re.UNICODE).strip("-.").lower()
-        if slug:
-            parts.append(slug)
-    if not parts:
-        raise PathRefused("a topic needs a name (letters, digits, - or _)")
-    return "memory/" + "/".join(parts) + ".md"
-
-
-def _weekday_label(rel: str, m: re.Match[str]) -> tuple[str, date | None]:
-    try:
-        day = date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
-    except ValueError:
-        return rel.removeprefix("memory/"), None
-    return f"{day:%Y-%m-%d} {day:%a}", day
-
-
 def build_tree_model(rels: list[str], workspace: Path, sessions: tuple[SessionEntry, ...] = (),
                      sessions_error: str | None = None, issues: tuple[str, ...] = ()) -> TreeModel:
-    """Group memory files for the tree: root files, daily notes newest first, session notes, topics, extras."""
+    """Group memory files for the tree: root files, daily notes newest first, session notes, topics, extras.
+
+    Which files are dated is the engine's rule (:func:`engine.api.dated_note`); the grouping is the tree's.
+    """
+    from engine.api import dated_note
+
     root: list[NoteEntry] = []
     daily: list[NoteEntry] = []
     notes: list[NoteEntry] = []
@@ -213,16 +150,11 @@ def build_tree_model(rels: list[str], workspace: Path, sessions: tuple[SessionEn
     for rel in rels:
         if "/" not in rel:
             root.append(NoteEntry(rel, rel, "root"))
-        elif (m := DAILY.match(rel)) is not None:
-            label, day = _weekday_label(rel, m)
-            (daily if day else topics).append(NoteEntry(rel, label, "daily" if day else "topic", day))
-        elif (m := SESSION_NOTE.match(rel)) is not None:
-            try:
-                day = date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
-            except ValueError:
-                topics.append(NoteEntry(rel, rel.removeprefix("memory/"), "topic"))
-                continue
-            notes.append(NoteEntry(rel, f"{day:%Y-%m-%d} {m.group(4)}", "session-note", day))
+        elif (dated := dated_note(rel)) is not None:
+            if dated.slug is None:
+                daily.append(NoteEntry(rel, f"{dated.day:%Y-%m-%d} {dated.day:%a}", "daily", dated.day))
+            else:
+                notes.append(NoteEntry(rel, f"{dated.day:%Y-%m-%d} {dated.slug}", "session-note", dated.day))
         elif rel.startswith("memory/"):
             topics.append(NoteEntry(rel, rel.removeprefix("memory/"), "topic"))
         else:
@@ -246,10 +178,9 @@ def _extra_label(rel: str, workspace: Path) -> str:
     return rel
 
 
-def _session_label(info: Any) -> tuple[str, str]:
+def _session_entry(info: SessionInfo) -> SessionEntry:
     when = info.last_activity.astimezone()
     name = info.display_name or info.session_key or info.session_id[:8]
-    label = f"{when:%Y-%m-%d} {name}"
     bits = [info.session_id[:8]]
     if info.channel:
         bits.append(info.channel)
@@ -258,7 +189,8 @@ def _session_label(info: Any) -> tuple[str, str]:
         bits.append("archived")
     if info.skipped_lines:
         bits.append(f"{info.skipped_lines} bad lines")
-    return label, " · ".join(bits)
+    return SessionEntry(info.path, info.session_id, f"{when:%Y-%m-%d} {name}", " · ".join(bits), info.archived,
+                        info.error)
 
 
 class Bridge:
@@ -266,14 +198,17 @@ class Bridge:
 
     Methods block: call them from ``asyncio.to_thread`` or a thread worker, never from the event loop
     (except the few marked as instant). The engine itself is created by :meth:`open`, off the event loop,
-    so the first screen never waits for SQLite, sqlite-vec or the embedder modules.
+    so the first screen never waits for SQLite, sqlite-vec or the embedder modules. Until it is open, the
+    file operations run on the engine's index-free :class:`~engine.api.MemoryFiles`.
     """
 
     def __init__(self, config: Config) -> None:
         self.config = config
         self._engine: MemoryEngine | None = None
+        self._files: MemoryFiles | None = None
         self._flags = _Flags()
         self._open_lock = threading.Lock()
+        self._files_lock = threading.Lock()
 
     # -- the engine ---------------------------------------------------------------------------
     def open(self) -> None:
@@ -307,6 +242,18 @@ class Bridge:
         if self._engine is None:
             raise MemdeckError(self._flags.engine_error or "the index is still opening")
         return self._engine
+
+    @property
+    def memory(self) -> MemoryFiles:
+        """The engine's memory operations: the engine once open, else the same operations without the index."""
+        if self._engine is not None:
+            return self._engine
+        with self._files_lock:
+            if self._files is None:
+                from engine.api import MemoryFiles
+
+                self._files = MemoryFiles(self.config)
+            return self._files
 
     def close(self) -> None:
         """Close the index."""
@@ -343,7 +290,8 @@ class Bridge:
     # -- search -------------------------------------------------------------------------------
     def search(self, query: str, mode: str = "hybrid") -> SearchResponse:
         """Search as the user types: never syncs, never loads the model (keyword results meanwhile)."""
-        from engine.search.pipeline import SearchResponse
+        from engine.api import SearchResponse
+
         if not query.strip():
             return SearchResponse((), "none", None, mode)
         if self._engine is None:
@@ -366,10 +314,7 @@ class Bridge:
 
     def pending_embeddings(self) -> int:
         """Chunks that have no vector yet (0 when vectors are unavailable)."""
-        engine = self.engine
-        if not engine.can_embed:
-            return 0
-        return engine.store.counts()["pending"]
+        return self.engine.pending_embeddings()
 
     def status(self) -> Status:
         """The index status (scans the workspace)."""
@@ -379,22 +324,39 @@ class Bridge:
         """Per file: ``indexed``, ``changed``, ``new`` or ``not-embedded``."""
         return self.engine.file_states()
 
+    def reindex(self) -> tuple[str, ...]:
+        """Make saved text searchable now; returns warnings instead of raising."""
+        try:
+            self.engine.sync(embed=self.model_loaded, wait=10.0)
+        except (MemdeckError, OSError) as exc:
+            return (f"saved, but not yet searchable: {exc}",)
+        return ()
+
     # -- the tree -----------------------------------------------------------------------------
     def scan_tree(self) -> TreeModel:
         """List memory files and sessions for the tree (reads each transcript's summary)."""
-        from engine.workspace import scan_memory_files
-
-        report = scan_memory_files(self.config)
-        rels = [f.rel for f in report.files]
+        report = self.memory.list_notes()
         sessions, error = self._list_sessions()
-        return build_tree_model(rels, self.config.workspace, sessions, error, report.issues)
+        return build_tree_model([f.rel for f in report.files], self.config.workspace, sessions, error,
+                                report.issues)
 
     def scan_notes(self) -> TreeModel:
         """Memory files only (fast; no transcripts read): the tree's first paint."""
-        from engine.workspace import scan_memory_files
-
-        report = scan_memory_files(self.config)
+        report = self.memory.list_notes()
         return build_tree_model([f.rel for f in report.files], self.config.workspace, issues=report.issues)
+
+    def _list_sessions(self) -> tuple[tuple[SessionEntry, ...], str | None]:
+        from engine.api import SessionReadError
+
+        memory = self.memory
+        where = memory.describe_sessions()
+        if not where.available:
+            return (), where.detail
+        try:
+            infos = memory.list_sessions()
+        except SessionReadError as exc:
+            return (), str(exc)
+        return tuple(_session_entry(info) for info in infos), None
 
     @property
     def sessions_dir(self) -> Path:
@@ -404,30 +366,18 @@ class Bridge:
     @property
     def flush_state_path(self) -> Path:
         """memdeck's record of which sessions were flushed."""
-        return self.config.home / FLUSH_STATE_FILE
-
-    def _list_sessions(self) -> tuple[tuple[SessionEntry, ...], str | None]:
-        from engine.sessions.reader import SessionReadError, list_sessions
-
-        folder = self.sessions_dir
-        if not folder.exists():
-            return (), f"no sessions folder ({folder})"
-        try:
-            infos = list_sessions(folder, self.flush_state_path)
-        except SessionReadError as exc:
-            return (), str(exc)
-        entries = []
-        for info in infos:
-            label, detail = _session_label(info)
-            entries.append(SessionEntry(info.path, info.session_id, label, detail, info.archived, info.error))
-        return tuple(entries), None
+        return self.memory.flush_state_path
 
     # -- notes --------------------------------------------------------------------------------
     def resolve(self, rel: str) -> tuple[str, Path]:
         """A memory path the user or a result named → (rel, absolute); refuses anything else."""
-        from engine.workspace import resolve_memory_path
+        return self.memory.resolve(rel)
 
-        return resolve_memory_path(self.config, rel)
+    def daily_rel(self, day: date) -> str:
+        """The daily note of ``day`` (``memory/YYYY-MM-DD.md``), as the engine names it."""
+        from engine.api import daily_rel
+
+        return daily_rel(day)
 
     def read_note(self, rel: str) -> Note:
         """Read a memory file for the editor (any bytes; a missing file reads as empty).
@@ -436,21 +386,11 @@ class Bridge:
             PathRefused: not a memory file.
             OSError: the file exists but cannot be read.
         """
-        rel, path = self.resolve(rel)
-        try:
-            with open(path, "rb") as fh:
-                st = os.fstat(fh.fileno())
-                data = fh.read()
-        except FileNotFoundError:
-            return Note(rel, path, "", None)
-        from engine.textio import decode_bytes
-
-        decoded = decode_bytes(data)
-        return Note(rel, path, decoded.text, stamp_bytes(data, st), decoded.errors, decoded.binary)
+        return self.memory.read_note(rel)
 
     def disk_stamp(self, rel: str) -> DiskStamp | None:
         """The file's stamp now."""
-        return read_stamp(self.resolve(rel)[1])
+        return self.memory.disk_stamp(rel)
 
     def save_note(self, rel: str, text: str, expected: DiskStamp | None, reindex: bool = False) -> SaveResult:
         """Write the editor's text atomically, unless the file changed on disk since ``expected``.
@@ -463,85 +403,32 @@ class Bridge:
             PathRefused: not a memory file.
             OSError: the write failed (the old file is intact).
         """
-        from engine.textio import atomic_write_text, read_text_file
+        result = self.memory.save_note(rel, text, expected)
+        if not reindex:
+            return result
+        from dataclasses import replace
 
-        rel, path = self.resolve(rel)
-        current = read_stamp(path)
-        if not same_content(current, expected):
-            disk_text = read_text_file(path).text if current is not None else None
-            raise SaveConflict(rel, disk_text, current)
-        atomic_write_text(path, text)
-        stamp = read_stamp(path)
-        assert stamp is not None
-        warnings = self.reindex() if reindex else ()
-        return SaveResult(rel, stamp, warnings)
+        return replace(result, warnings=(*result.warnings, *self.reindex()))
 
     def write_copy(self, rel: str, text: str, now: datetime | None = None) -> str:
         """Keep the editor's text as a sibling copy (``name.mine-YYYYmmdd-HHMMSS.md``); returns its rel."""
-        from engine.textio import atomic_write_text
-
-        rel, path = self.resolve(rel)
-        when = now or datetime.now()
-        stem = path.name[:-3] if path.name.endswith(".md") else path.name
-        for n in range(1, 100):
-            suffix = "" if n == 1 else f"-{n}"
-            target = path.with_name(f"{stem}.mine-{when:%Y%m%d-%H%M%S}{suffix}.md")
-            if not target.exists():
-                break
-        else:
-            raise MemdeckError(f"no free name for a copy of {rel}")
-        atomic_write_text(target, text)
-        return self.resolve(str(target))[0]
-
-    def reindex(self) -> tuple[str, ...]:
-        """Make saved text searchable now; returns warnings instead of raising."""
-        try:
-            self.engine.sync(embed=self.model_loaded, wait=10.0)
-        except (MemdeckError, OSError) as exc:
-            return (f"saved, but not yet searchable: {exc}",)
-        return ()
+        return self.memory.write_copy(rel, text, now)
 
     def create_daily(self, day: date) -> tuple[str, bool]:
-        """Today's daily note: created with a heading when missing. Returns (rel, created)."""
-        rel, path = self.resolve(f"memory/{day:%Y-%m-%d}.md")
-        if path.exists():
-            return rel, False
-        self._create(path, daily_heading(day))
-        return rel, True
+        """The daily note of ``day``: created with the engine's daily heading when missing. Returns (rel, created)."""
+        return self.memory.create_daily(day)
 
     def create_topic(self, name: str) -> str:
         """A new topic file ``memory/<name>.md`` with a heading; refuses to overwrite."""
-        rel, path = self.resolve(topic_rel(name))
-        if path.exists() or path.is_symlink():
-            raise MemdeckError(f"{rel} already exists")
-        title = Path(rel).stem.replace("-", " ").replace("_", " ").strip().capitalize() or "Topic"
-        self._create(path, f"# {title}\n\n")
-        return rel
-
-    def _create(self, path: Path, text: str) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
+        return self.memory.create_topic(name)
 
     def rename_note(self, rel: str, new_name: str) -> str:
         """Rename a memory file (never over an existing one); returns the new rel."""
-        rel, path = self.resolve(rel)
-        wanted = new_name.strip()
-        new_rel, target = self.resolve(wanted if wanted in ("MEMORY.md", "memory.md") else topic_rel(wanted))
-        if target.exists() or target.is_symlink():
-            raise MemdeckError(f"{new_rel} already exists")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        os.link(path, target)  # fails if target appeared meanwhile: never overwrite
-        os.unlink(path)
-        return new_rel
+        return self.memory.rename_note(rel, new_name)
 
     def delete_note(self, rel: str) -> None:
-        """Delete a memory file and drop it from the index."""
-        _, path = self.resolve(rel)
-        path.unlink()
+        """Delete a memory file (the next sync drops it from the index)."""
+        self.memory.delete_note(rel)
 
     # -- sessions -----------------------------------------------------------------------------
     def read_transcript(self, path: Path) -> Transcript:
@@ -550,115 +437,54 @@ class Bridge:
         Raises:
             SessionReadError: the file cannot be read at all.
         """
-        from engine.sessions.reader import read_transcript
-
-        return read_transcript(path)
+        return self.memory.read_session(path)
 
     def read_transcript_head(self, path: Path, limit: int = 256 * 1024) -> Transcript | None:
         """The transcript's first ``limit`` bytes (whole lines) parsed, for a first screen of a big file.
 
-        None when the file is small enough to read whole at once. Local adaptation: engine.sessions has no
-        way to stop early, so the head is copied to a temp file of the same name (line numbers match).
+        None when the file is small enough to read whole at once, or cannot be read (the whole read then says why).
         """
-        import shutil
-        import tempfile
-        from dataclasses import replace
-
-        from engine.sessions.reader import read_transcript
+        from engine.api import SessionReadError
 
         try:
-            size = path.stat().st_size
-            if size <= limit:
-                return None
-            with open(path, "rb") as fh:
-                head = fh.read(limit)
-        except OSError:
+            return self.memory.read_session_head(path, limit)
+        except SessionReadError:
             return None
-        head = head[: head.rfind(b"\n") + 1]
-        folder = tempfile.mkdtemp(prefix="memdeck-head-")
-        try:
-            copy = Path(folder) / path.name
-            copy.write_bytes(head)
-            transcript = read_transcript(copy)
-        finally:
-            shutil.rmtree(folder, ignore_errors=True)
-        return replace(transcript, path=path, size=size)
 
     def session_key(self, path: Path) -> tuple[str, str]:
         """The transcript's ``sessions.json`` key and channel (``unknown`` when absent)."""
-        from engine.sessions.reader import store_entry_for
-
-        entry = store_entry_for(path)
+        entry = self.memory.session_entry(path)
         if entry is None:
             return "unknown", "unknown"
         return entry.session_key, entry.channel or "unknown"
 
     def draft_flush(self, transcript: Transcript) -> Draft:
-        """Draft memories from a session: the configured LLM, else (or when it fails) the extractive drafter."""
-        from engine.memory.flush import draft_extractive
+        """Draft memories from a session, as ``memdeck flush`` does: the configured LLM, else (or when it fails)
+        the extractive drafter; what memory already holds is skipped once the index is open."""
+        return self.memory.draft_flush(transcript)
 
-        llm = self.config.llm
-        if llm.base_url and llm.model:
-            from engine.memory.llm import LLMError, LLMSettings, draft_with_llm, read_memory_hint
+    def known(self, statement: str) -> bool:
+        """Whether memory already holds ``statement`` (the engine's rule; False while the index is not open)."""
+        engine = self._engine
+        return engine is not None and engine.knows(statement)
 
-            settings = LLMSettings(llm.base_url, llm.model, llm.api_key_env, llm.timeout)
-            try:
-                return draft_with_llm(transcript, settings.client(), read_memory_hint(self.config.workspace),
-                                      is_known=self.is_known)
-            except LLMError as exc:
-                draft = draft_extractive(transcript, is_known=self.is_known)
-                from dataclasses import replace
-
-                return replace(draft, warnings=(*draft.warnings, f"LLM draft failed ({exc}); extractive draft"))
-        return draft_extractive(transcript, is_known=self.is_known)
-
-    def is_known(self, statement: str) -> bool:
-        """Whether memory already holds ``statement`` (its words, in order, in an indexed chunk)."""
-        if self._engine is None:
-            return False
-        words = _words(statement)
-        if not words:
-            return False
-        try:
-            resp = self._engine.search(statement, mode="keyword", max_results=3, min_score=0.0,
-                                       ensure_fresh=False, allow_model_load=False)
-        except (MemdeckError, OSError):
-            return False
-        needle = " ".join(words)
-        for hit in resp.results:
-            try:
-                chunk = self._engine.get(hit.path, hit.start_line, hit.end_line - hit.start_line + 1).text
-            except (MemdeckError, OSError):
-                continue
-            if needle in " ".join(_words(chunk)):
-                return True
-        return False
+    is_known = known  # the name the TUI has always called
 
     def render_flush(self, draft: Draft, now: datetime) -> str:
         """The Markdown block a flush appends."""
-        from engine.memory.flush import render_flush_block
-
-        return render_flush_block(draft, now)
+        return self.memory.render_flush(draft, now)
 
     def append_flush(self, session_id: str, block: str, now: datetime) -> tuple[str, tuple[str, ...]]:
         """Append a reviewed flush block to today's daily note and record the flush; returns (rel, warnings)."""
-        from engine.memory.flush import append_flush, record_flush
+        written = self.memory.append_flush(session_id, block, now)
+        return written.rel, written.warnings
 
-        target = append_flush(self.config.workspace, block, now.date())
-        warnings: list[str] = []
-        try:
-            record_flush(self.flush_state_path, session_id, now)
-        except OSError as exc:
-            warnings.append(f"could not record the flush: {exc}")
-        return self.resolve(str(target))[0], tuple(warnings)
+    def write_session_note(self, transcript: Transcript, path: Path | None = None) -> str:
+        """Write OpenClaw's session note (``memory/YYYY-MM-DD-<slug>.md``) for a transcript; returns its rel.
 
-    def write_session_note(self, transcript: Transcript, path: Path) -> str:
-        """Write OpenClaw's session note (``memory/YYYY-MM-DD-<slug>.md``) for a transcript; returns its rel."""
-        from engine.memory.flush import write_session_note
-
-        key, channel = self.session_key(path)
-        target = write_session_note(self.config.workspace, transcript, key, channel)
-        return self.resolve(str(target))[0]
+        ``path`` is accepted for older callers; the engine looks the session up by the transcript's own path.
+        """
+        return self.memory.write_session_note(transcript).rel
 
     # -- settings -----------------------------------------------------------------------------
     def save_settings(self, updates: dict[str, Any]) -> None:
@@ -670,10 +496,3 @@ class Bridge:
     def user_themes_dir(self) -> Path:
         """Where user theme TOML files live: ``themes/`` next to the config file."""
         return self.config.config_path.parent / "themes"
-
-
-_WORD = re.compile(r"\w+", re.UNICODE)
-
-
-def _words(text: str) -> list[str]:
-    return [w.lower() for w in _WORD.findall(text)]

@@ -1,47 +1,30 @@
-"""Command palette entries: every action the app has, by name."""
+"""Command palette entries: the palette rows of the command table (tui/keys.py), each running its action."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable
-from typing import TYPE_CHECKING
+from typing import Any
 
-from textual.app import SystemCommand
+from textual.app import App, SystemCommand
+from textual.dom import DOMNode
 
-if TYPE_CHECKING:
-    from tui.app import MemdeckApp
-
-PALETTE = [
-    ("Search memory", "Focus the search box", "focus_search"),
-    ("Toggle search mode", "hybrid → keyword → vector", "toggle_mode"),
-    ("Copy citation", "Copy the selected result's citation (memory/x.md#L12-L30)", "copy_citation"),
-    ("Copy snippet", "Copy the selected result's snippet (or the editor's selection)", "copy_snippet"),
-    ("Save", "Save the open file (atomically; never over a change on disk)", "save"),
-    ("Close file", "Close the open file (asks about unsaved changes)", "close_file"),
-    ("New today's note", "Open or create memory/YYYY-MM-DD.md for today", "new_daily"),
-    ("New topic file", "Create memory/<name>.md", "new_topic"),
-    ("Rename file", "Rename the selected memory file (asks first)", "rename"),
-    ("Delete file", "Delete the selected memory file (asks first)", "delete"),
-    ("Reindex", "Bring the index up to date with the files", "reindex"),
-    ("Rebuild index", "Re-chunk every file into a fresh index (embeddings come from the cache)", "rebuild"),
-    ("Cancel indexing", "Stop the running index sync (the index stays consistent)", "cancel_index"),
-    ("Load model", "Load the embedding model now (vector search)", "load_model"),
-    ("Open session", "Pick an agent session transcript to read", "open_session"),
-    ("Flush session", "Draft memories from the open session, review, append to today's note", "flush"),
-    ("Write session note", "Write memory/YYYY-MM-DD-<slug>.md from the open session", "session_note"),
-    ("Switch theme", "Pick a theme (the choice is remembered)", "change_theme"),
-    ("Help", "Show every key binding", "help"),
-    ("Quit", "Quit memdeck (asks about unsaved changes)", "quit"),
-]
+from tui.keys import PALETTE, Command
 
 
-def palette_commands(app: MemdeckApp) -> Iterable[SystemCommand]:
-    """The palette entries, each running the app action of the same name."""
-    for title, help_text, action in PALETTE:
-        yield SystemCommand(title, help_text, _runner(app, action))
+def palette_commands(app: App[Any], main: DOMNode) -> Iterable[SystemCommand]:
+    """The palette entries: app commands run on ``app``, the others on the main screen ``main``.
+
+    The main screen is named rather than taken as "the current screen": a command runs as the palette closes,
+    and the workbench's actions belong to the main screen whatever is on top of it.
+    """
+    for command in PALETTE:
+        yield SystemCommand(command.title, command.help, _runner(app, main, command))
 
 
-def _runner(app: MemdeckApp, action: str) -> Callable[[], Awaitable[None]]:
+def _runner(app: App[Any], main: DOMNode, command: Command) -> Callable[[], Awaitable[None]]:
+    namespace = app if command.on_app else main
+
     async def run() -> None:
-        await app.run_action(action)
+        await app.run_action(command.action, namespace)
 
     return run

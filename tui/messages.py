@@ -1,4 +1,4 @@
-"""Cross-pane messages: past-tense facts the panes post up to the app."""
+"""Cross-pane messages: past-tense facts the panes post up to the main screen (and the app above it)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from textual.message import Message
 
 if TYPE_CHECKING:
-    from engine.search.pipeline import Hit, SearchResponse
+    from engine.api import Hit, SearchResponse
     from tui.bridge import TreeModel
 
 

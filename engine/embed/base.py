@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from urllib.parse import urlsplit, urlunsplit
 
 from engine.errors import MemdeckError
+from engine.http import public_url as public_url  # re-exported: providers and their tests import it from here
 
 
 class EmbeddingError(MemdeckError):
@@ -53,14 +53,3 @@ def token_batches(counts: Sequence[int], max_items: int, max_tokens: int) -> lis
     if start < len(counts):
         batches.append(range(start, len(counts)))
     return batches
-
-
-def public_url(url: str) -> str:
-    """A URL safe to show and fingerprint: no user/password, query or fragment, no trailing slash."""
-    parts = urlsplit(url.strip())
-    host = parts.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
-    return urlunsplit((parts.scheme, host, parts.path.rstrip("/"), "", ""))

@@ -1,25 +1,20 @@
-"""Embedding over HTTP (stdlib only): token-budget batches, retries with backoff and jitter, actionable errors."""
+"""Embedding over HTTP: token-budget batches, a pause after a failure, errors that say what to check."""
 
 from __future__ import annotations
 
-import errno
-import json
 import random
-import socket
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from engine.embed.base import EmbeddingError, estimate_tokens, normalize, public_url, token_batches
+from engine.http import HttpClient, HttpError, RetryPolicy, Transport
 
-RETRY_STATUSES = frozenset({408, 409, 425, 429})  # and every 5xx
-MAX_RETRY_AFTER = 30.0
 BACKOFF_START = 0.5
 BACKOFF_MAX = 8.0
 # After a failure, calls fail at once for this long: a dead server should not stall every keystroke's search.
 PAUSE_SECONDS = 30.0
-DETAIL_CHARS = 300
 
 
 @dataclass(frozen=True)
@@ -28,38 +23,6 @@ class KnownModel:
 
     dims: int
     max_tokens: int
-
-
-def _is_refused(reason: object) -> bool:
-    if isinstance(reason, ConnectionRefusedError):
-        return True
-    return isinstance(reason, OSError) and reason.errno == errno.ECONNREFUSED
-
-
-def _retry_after(value: str | None) -> float | None:
-    if not value:
-        return None
-    try:
-        seconds = float(value)
-    except ValueError:
-        return None
-    return min(max(seconds, 0.0), MAX_RETRY_AFTER)
-
-
-def _error_detail(raw: bytes) -> str:
-    text = raw.decode("utf-8", errors="replace").strip()
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return " ".join(text.split())[:DETAIL_CHARS]
-    if isinstance(data, dict):
-        err = data.get("error", data)
-        if isinstance(err, dict):
-            msg = err.get("message") or err.get("status") or ""
-            return " ".join(str(msg).split())[:DETAIL_CHARS]
-        if isinstance(err, str):
-            return " ".join(err.split())[:DETAIL_CHARS]
-    return ""
 
 
 class RemoteEmbedder:
@@ -92,6 +55,7 @@ class RemoteEmbedder:
         sleep: Callable[[float], None] = time.sleep,
         rng: random.Random | None = None,
         clock: Callable[[], float] = time.monotonic,
+        transport: Transport | None = None,
     ) -> None:
         self.model_id = model
         self.base_url = (base_url or self.default_base_url).strip().rstrip("/")
@@ -107,8 +71,9 @@ class RemoteEmbedder:
         self.batch_tokens = max(1, batch_tokens)
         self.timeout = timeout
         self.retries = max(0, retries)
-        self._sleep = sleep
-        self._rng = rng or random.Random()
+        # A refused connection fails at once: nothing listens there, and indexing should not stall on it.
+        self._http = HttpClient(RetryPolicy(self.retries, BACKOFF_START, BACKOFF_MAX, retry_refused=False),
+                                sleep=sleep, rng=rng, transport=transport)
         self._clock = clock
         self._paused_until = 0.0
         self._pause_reason = ""
@@ -223,12 +188,6 @@ class RemoteEmbedder:
             text = text.replace(self._api_key, "***")
         return text
 
-    def _delay(self, attempt: int, retry_after: float | None) -> float:
-        if retry_after is not None:
-            return retry_after
-        base = min(BACKOFF_START * float(1 << attempt), BACKOFF_MAX)
-        return base * (1.0 + self._rng.uniform(0.0, 0.2))
-
     def _key_hint(self) -> str:
         if self._api_key is None:
             return f"no API key was sent: set {self.key_source}"
@@ -240,65 +199,29 @@ class RemoteEmbedder:
             raise EmbeddingError(
                 self.provider,
                 f"{self._pause_reason} — not retrying for {self._paused_until - now:.0f} s after that failure")
-        import urllib.error  # deferred: urllib.request pulls in http.client, email and ssl
-        import urllib.request
+        headers = {**self._auth_headers(), **self._headers}
+        try:
+            data = self._http.post_json(url, payload, timeout=self.timeout, headers=headers, retries=retries,
+                                        label=self.url)
+        except HttpError as exc:
+            raise self._fail(self._explain(exc)) from None
+        self._paused_until = 0.0
+        return data
 
-        body = json.dumps(payload).encode("utf-8")
-        headers = {"Content-Type": "application/json", "Accept": "application/json", "User-Agent": "memdeck"}
-        headers.update(self._auth_headers())
-        headers.update(self._headers)
-        last_error = ""
-        for attempt in range(retries + 1):
-            request = urllib.request.Request(url, data=body, headers=headers, method="POST")
-            retry_after: float | None = None
-            try:
-                with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                    raw = response.read()
-            except urllib.error.HTTPError as exc:
-                try:
-                    detail = self._redact(_error_detail(exc.read()))
-                except (OSError, ValueError):
-                    detail = ""
-                status = exc.code
-                suffix = f" ({detail})" if detail else ""
-                if self._is_auth_failure(status, detail):
-                    raise self._fail(f"{status} {exc.reason} from {self.url}: {self._key_hint()}{suffix}") from None
-                if status == 404:
-                    raise self._fail(f"404 from {self.url}: {self._not_found_hint()}{suffix}") from None
-                if status == 413:
-                    raise self._fail(f"413 from {self.url}: the request is too large; lower embedding.batch_tokens "
-                                     f"or embedding.batch_size{suffix}") from None
-                if status not in RETRY_STATUSES and status < 500:
-                    raise self._fail(f"{status} {exc.reason} from {self.url}{suffix}") from None
-                retry_after = _retry_after(exc.headers.get("Retry-After") if exc.headers else None)
-                kind = "rate limited (429)" if status == 429 else f"{status} {exc.reason}"
-                last_error = f"{kind} from {self.url}{suffix}"
-            except urllib.error.URLError as exc:
-                if _is_refused(exc.reason):
-                    raise self._fail(f"connection refused: is the server running at {self.url}?") from None
-                if isinstance(exc.reason, socket.gaierror):
-                    raise self._fail(f"cannot resolve the host in {self.url}: check embedding.base_url") from None
-                if isinstance(exc.reason, TimeoutError):
-                    last_error = f"no answer from {self.url} within {self.timeout:g} s (embedding.timeout)"
-                else:
-                    last_error = f"cannot reach {self.url}: {exc.reason}"
-            except TimeoutError:
-                last_error = f"no answer from {self.url} within {self.timeout:g} s (embedding.timeout)"
-            except ConnectionError as exc:
-                if _is_refused(exc):
-                    raise self._fail(f"connection refused: is the server running at {self.url}?") from None
-                last_error = f"connection to {self.url} failed: {exc}"
-            except OSError as exc:
-                last_error = f"cannot reach {self.url}: {exc}"
-            else:
-                try:
-                    data = json.loads(raw)
-                except ValueError:
-                    raise self._fail(f"{self.url} did not answer with JSON: is embedding.base_url an embeddings "
-                                     "API (it usually ends in /v1)?") from None
-                self._paused_until = 0.0
-                return data
-            if attempt < retries:
-                self._sleep(self._delay(attempt, retry_after))
-        attempts = retries + 1
-        raise self._fail(f"{last_error} (gave up after {attempts} attempt{'s' if attempts != 1 else ''})")
+    def _explain(self, exc: HttpError) -> str:
+        """The transport's failure in this provider's terms: which setting or key to check."""
+        suffix = f" ({exc.detail})" if exc.detail else ""
+        status = exc.status or 0
+        if exc.kind == "status" and self._is_auth_failure(status, exc.detail):
+            return exc.explain(f"{status} {exc.reason} from {self.url}: {self._key_hint()}{suffix}")
+        if exc.kind == "status" and status == 404:
+            return exc.explain(f"404 from {self.url}: {self._not_found_hint()}{suffix}")
+        if exc.kind == "status" and status == 413:
+            return exc.explain(f"413 from {self.url}: the request is too large; lower embedding.batch_tokens "
+                               f"or embedding.batch_size{suffix}")
+        if exc.kind == "json":
+            return exc.explain(f"{self.url} did not answer with JSON: is embedding.base_url an embeddings API "
+                               "(it usually ends in /v1)?")
+        hint = {"dns": "check embedding.base_url", "timeout": "raise embedding.timeout if the server is slow",
+                "config": "check embedding.base_url and embedding.timeout"}.get(exc.kind, "")
+        return exc.explain(hint=hint)

@@ -1,1 +1,1 @@
-"""Health: index checks and repairs (doctor) and the secret scanner/redactor."""
+"""Health: index checks (checks), repairs (repairs), the doctor's entry and report (doctor), secrets (secrets)."""

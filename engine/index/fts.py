@@ -1,28 +1,19 @@
-"""Building safe FTS5 queries from any text, and the text transform that makes CJK searchable."""
+"""The FTS side of text: the transform that makes CJK searchable, and the safe MATCH expression of a query."""
 
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from engine.index.chunking import has_cjk
 
-MAX_TERMS = 48
+if TYPE_CHECKING:
+    from engine.search.query import ParsedQuery
 
-# English stop words: function words that match nearly every chunk and only add noise to BM25.
-STOP_WORDS = frozenset(
-    """a about above after again against all am an and any are aren't as at be because been before being below
-    between both but by can can't cannot could couldn't did didn't do does doesn't doing don't down during each
-    few for from further had hadn't has hasn't have haven't having he he'd he'll he's her here here's hers
-    herself him himself his how how's i i'd i'll i'm i've if in into is isn't it it's its itself let's me more
-    most mustn't my myself no nor not of off on once only or other ought our ours ourselves out over own same
-    shan't she she'd she'll she's should shouldn't so some such than that that's the their theirs them
-    themselves then there there's these they they'd they'll they're they've this those through to too under
-    until up very was wasn't we we'd we'll we're we've were weren't what what's when when's where where's which
-    while who who's whom why why's with won't would wouldn't you you'd you'll you're you've your yours yourself
-    yourselves did does s t d ll m o re ve y ever also just like get got yes""".split()
-)
+# At most this many words in a MATCH expression (the query's terms first, then its phrases): twice the
+# query's MAX_TERMS.
+MAX_PARTS = 96
 
-_WORD_RE = re.compile(r"[^\W_]+|_+", re.UNICODE)
 _CJK_RUN_RE = re.compile(
     "[\u2e80-\u9fff\ua000-\ua4ff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002fa1f\u3040-\u30ff\uff66-\uff9f]+"
 )
@@ -46,8 +37,8 @@ def fts_text(text: str) -> str:
     return _CJK_RUN_RE.sub(lambda m: " " + " ".join(cjk_bigrams(m.group(0))) + " ", text)
 
 
-def _split_cjk(token: str) -> list[str]:
-    """Split a token at CJK runs: Latin parts stay whole, CJK runs become bigrams."""
+def split_cjk(token: str) -> list[str]:
+    """Split a token at CJK runs: Latin parts stay whole, CJK runs become bigrams, as :func:`fts_text` stores them."""
     if not has_cjk(token):
         return [token]
     out: list[str] = []
@@ -62,52 +53,21 @@ def _split_cjk(token: str) -> list[str]:
     return out
 
 
-def _keep(term: str) -> bool:
-    if term in STOP_WORDS:
-        return False
-    if term.isascii() and len(term) == 1 and not term.isdigit():
-        return False
-    return term.strip("_") != ""
-
-
-def query_terms(text: str) -> list[str]:
-    """The distinct search terms of a query, lowercased, stop words dropped, CJK as bigrams.
-
-    Used both for the FTS query and for highlighting matches in snippets.
-    """
-    terms: list[str] = []
-    seen: set[str] = set()
-    for raw in _WORD_RE.findall(text.lower()):
-        for term in _split_cjk(raw):
-            if term and term not in seen and _keep(term):
-                seen.add(term)
-                terms.append(term)
-            if len(terms) >= MAX_TERMS:
-                return terms
-    return terms
-
-
-def build_fts_query(text: str, skip: frozenset[str] = frozenset()) -> str | None:
-    """Turn any user text into a valid FTS5 MATCH expression, or None when it has no searchable term.
+def build_fts_query(query: ParsedQuery | str, skip: frozenset[str] = frozenset()) -> str | None:
+    """The FTS5 MATCH expression of a query, or None when it has no searchable term.
 
     Terms are quoted (so ``NEAR(``, ``*``, ``-``, ``:`` and quotes are plain text) and OR-joined, so a natural
     question does not need every word to match; BM25 ranks chunks that match more and rarer terms higher.
     Words written with inner punctuation (``HERON-112``, ``20.04``) also add the exact phrase. Terms in
     ``skip`` are left out (a term in most chunks ranks nothing but costs the most to match).
     """
-    parts: list[str] = []
-    seen: set[str] = set()
-    for term in query_terms(text):
-        seen.add(term)
-        if term not in skip:
-            parts.append(f'"{term}"')
-    for word in text.lower().split():
-        pieces = [p for raw in _WORD_RE.findall(word) for p in _split_cjk(raw) if p.strip("_")]
-        if len(pieces) > 1 and not has_cjk(word):
-            phrase = " ".join(pieces)
-            if phrase not in seen and len(parts) < MAX_TERMS * 2:
-                seen.add(phrase)
-                parts.append(f'"{phrase}"')
+    if isinstance(query, str):
+        # Imported here, not at the top: the query parser builds on split_cjk above.
+        from engine.search.query import parse_query
+
+        query = parse_query(query)
+    from_terms = [f'"{term}"' for term in query.terms if term not in skip]
+    parts = from_terms + [f'"{p}"' for p in query.phrases[: max(0, MAX_PARTS - len(from_terms))]]
     if not parts:
         return None
     return " OR ".join(parts)

@@ -17,8 +17,10 @@ from typing import Any
 from engine.config import Config
 from engine.embed.choice import Embedder, ProviderChoice
 from engine.errors import IndexBusy
+from engine.index import queries
 from engine.index.chunking import Chunk, chunk_markdown, plan_lines, plan_windows
 from engine.index.fts import fts_text
+from engine.index.queries import bump_vec_generation as bump_vec_generation  # re-exported (bench, tests)
 from engine.index.store import Store, serialize_vector
 from engine.textio import MAX_FILE_BYTES, make_private_dir, read_text_file
 from engine.workspace import MemoryFile
@@ -141,7 +143,8 @@ def load_document(file: MemoryFile) -> Document:
         OSError: the file vanished (``FileNotFoundError``) or cannot be read.
     """
     if file.source == "sessions":
-        from engine.sessions.reader import SessionReadError, read_transcript, session_search_text
+        from engine.sessions.model import SessionReadError
+        from engine.sessions.reader import read_transcript, session_search_text
 
         try:
             transcript = read_transcript(file.path)
@@ -172,64 +175,18 @@ def _remap(chunk: Chunk, line_map: Sequence[int] | None) -> tuple[int, int, str 
     return lines[0], lines[-1], json.dumps(list(lines))
 
 
-def delete_file_rows(conn: Any, path: str, vec: bool) -> None:
-    """Remove a file's chunks with their FTS rows, windows and vectors."""
-    ids = [r[0] for r in conn.execute("SELECT id FROM chunks WHERE path = ?", (path,))]
-    for start in range(0, len(ids), 500):
-        part = ids[start : start + 500]
-        marks = ",".join("?" * len(part))
-        conn.execute(f"DELETE FROM chunks_fts WHERE rowid IN ({marks})", part)
-        if vec:
-            delete_vectors(conn, part)
-        conn.execute(f"DELETE FROM windows WHERE chunk_id IN ({marks})", part)
-        conn.execute(f"DELETE FROM line_vectors WHERE chunk_id IN ({marks})", part)
-    conn.execute("DELETE FROM chunks WHERE path = ?", (path,))
-    if vec and ids:
-        bump_vec_generation(conn)
-
-
-def delete_vectors(conn: Any, chunk_ids: Sequence[int]) -> None:
-    """Delete the vectors of these chunks' windows, by rowid.
-
-    ``DELETE FROM chunks_vec WHERE rowid IN (SELECT …)`` makes vec0 scan its whole table (63 ms per chunk at
-    14k vectors, quadratic over a build); looking the window ids up first and deleting each by rowid is cheap.
-    """
-    window_ids: list[int] = []
-    for start in range(0, len(chunk_ids), 500):
-        part = list(chunk_ids[start : start + 500])
-        marks = ",".join("?" * len(part))
-        window_ids.extend(r[0] for r in conn.execute(f"SELECT id FROM windows WHERE chunk_id IN ({marks})", part))
-    if window_ids:
-        conn.executemany("DELETE FROM chunks_vec WHERE rowid = ?", [(w,) for w in window_ids])
-
-
-def bump_vec_generation(conn: Any) -> None:
-    """Mark that vectors were added or removed (in-memory copies reload).
-
-    A random token rather than a counter, so an index rebuilt elsewhere can never repeat a value.
-    """
-    conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES('vec_generation', lower(hex(randomblob(8))))")
-
-
 def write_document(store: Store, config: Config, file: MemoryFile, doc: Document, digest: str, vec: bool) -> int:
     """Replace a file's chunks in one transaction; returns how many chunks were written."""
     chunks = chunk_markdown(doc.text, config.chunking.tokens, config.chunking.overlap)
     now = time.time()
     with store.transaction() as conn:
-        delete_file_rows(conn, file.rel, vec)
+        queries.delete_chunks_of(conn, file.rel, vec)
         for chunk in chunks:
             start, end, line_map = _remap(chunk, doc.line_map)
-            cur = conn.execute(
-                "INSERT INTO chunks(path, source, start_line, end_line, hash, text, line_map, embedded, updated_at)"
-                " VALUES (?,?,?,?,?,?,?,0,?)",
-                (file.rel, file.source, start, end, content_hash(chunk.text), chunk.text, line_map, now),
-            )
-            conn.execute("INSERT INTO chunks_fts(rowid, text) VALUES (?, ?)", (cur.lastrowid, fts_text(chunk.text)))
-        conn.execute(
-            "INSERT OR REPLACE INTO files(path, source, hash, mtime_ns, size, chunks, decode_errors, indexed_at)"
-            " VALUES (?,?,?,?,?,?,?,?)",
-            (file.rel, file.source, digest, file.mtime_ns, file.size, len(chunks), doc.decode_errors, now),
-        )
+            queries.insert_chunk(conn, file.rel, file.source, start, end, content_hash(chunk.text), chunk.text,
+                                 line_map, fts_text(chunk.text), now)
+        queries.put_file(conn, file.rel, file.source, digest, file.mtime_ns, file.size, len(chunks),
+                         doc.decode_errors, now)
     return len(chunks)
 
 
@@ -247,17 +204,13 @@ def sync_files(
 
     With ``prune`` (a full scan was given), indexed files missing from ``files`` leave the index.
     """
-    conn = store.conn
-    known = {
-        row[0]: (row[1], row[2], row[3])
-        for row in conn.execute("SELECT path, hash, mtime_ns, size FROM files")
-    }
+    known = queries.file_states(store.conn)
     vec = store.ensure_vec_table()
     present = {f.rel for f in files}
     for gone in sorted(set(known) - present) if prune else []:
         with store.transaction() as tx:
-            delete_file_rows(tx, gone, vec)
-            tx.execute("DELETE FROM files WHERE path = ?", (gone,))
+            queries.delete_chunks_of(tx, gone, vec)
+            queries.delete_file(tx, gone)
         report.files_removed += 1
     total = len(files)
     for i, file in enumerate(files):
@@ -274,8 +227,8 @@ def sync_files(
             # Removed between listing and reading: it leaves the index like any deleted file.
             if old is not None:
                 with store.transaction() as tx:
-                    delete_file_rows(tx, file.rel, vec)
-                    tx.execute("DELETE FROM files WHERE path = ?", (file.rel,))
+                    queries.delete_chunks_of(tx, file.rel, vec)
+                    queries.delete_file(tx, file.rel)
                 report.files_removed += 1
             report.issues.append(f"{file.rel}: removed while indexing; skipped")
             continue
@@ -287,8 +240,7 @@ def sync_files(
         digest = content_hash(doc.text + ("\n" + ",".join(map(str, doc.line_map)) if doc.line_map else ""))
         if not force and old is not None and old[0] == digest:
             with store.transaction() as tx:
-                tx.execute("UPDATE files SET mtime_ns = ?, size = ? WHERE path = ?",
-                           (file.mtime_ns, file.size, file.rel))
+                queries.touch_file(tx, file.rel, file.mtime_ns, file.size)
             report.files_unchanged += 1
             continue
         report.chunks_written += write_document(store, config, file, doc, digest, vec)
@@ -328,7 +280,7 @@ def embed_pending(
     if not store.ensure_vec_table():
         return
     conn = store.conn
-    pending = conn.execute("SELECT id, text FROM chunks WHERE embedded = 0 ORDER BY id").fetchall()
+    pending = queries.pending_chunks(conn)
     if not pending:
         return
     fingerprint = embedder.fingerprint()
@@ -353,14 +305,7 @@ def embed_pending(
         texts = {p[4]: p[3] for p in plans}
         texts.update((ln[3], ln[2]) for ln in lines)
         hashes = sorted(texts)
-        cached: dict[str, bytes] = {}
-        for i in range(0, len(hashes), 500):
-            part = hashes[i : i + 500]
-            marks = ",".join("?" * len(part))
-            for h, blob in conn.execute(
-                f"SELECT hash, embedding FROM embedding_cache WHERE provider = ? AND model = ? AND fingerprint = ?"
-                f" AND hash IN ({marks})", (embedder.provider, embedder.model_id, fingerprint, *part)):
-                cached[h] = blob
+        cached = queries.cache_get(conn, embedder.provider, embedder.model_id, fingerprint, hashes)
         missing = {h: t for h, t in texts.items() if h not in cached}
         fresh: dict[str, bytes] = {}
         if missing:
@@ -376,33 +321,25 @@ def embed_pending(
                 fresh.update(done_now)
                 # Cached at once: a run stopped mid-group (Ctrl-C, a closed TUI) resumes from here next time.
                 with store.transaction() as tx:
-                    tx.executemany(
-                        "INSERT OR REPLACE INTO embedding_cache VALUES (?,?,?,?,?,?,?)",
-                        [(embedder.provider, embedder.model_id, fingerprint, h, embedder.dims, blob, time.time())
-                         for h, blob in done_now.items()])
+                    queries.cache_put(tx, embedder.provider, embedder.model_id, fingerprint, embedder.dims, done_now)
                 if progress is not None and at + EMBED_SLICE < len(items):
                     progress(SyncProgress("embed", done + len(group) * (at + len(batch)) // len(items), total, None))
         with store.transaction() as tx:
             chunk_ids = sorted({p[0] for p in plans} | {cid for cid, _ in group})
             # A chunk might have been re-written since we read it; only embed rows that still exist.
-            delete_vectors(tx, chunk_ids)
-            tx.executemany("DELETE FROM windows WHERE chunk_id = ?", [(cid,) for cid in chunk_ids])
-            tx.executemany("DELETE FROM line_vectors WHERE chunk_id = ?", [(cid,) for cid in chunk_ids])
-            alive = {r[0] for r in tx.execute(
-                f"SELECT id FROM chunks WHERE id IN ({','.join('?' * len(chunk_ids))})", chunk_ids)}
+            queries.delete_vectors(tx, chunk_ids)
+            queries.delete_windows(tx, chunk_ids)
+            queries.delete_line_vectors(tx, chunk_ids)
+            alive = queries.existing_chunks(tx, chunk_ids)
             for chunk_id, first, last, _text, h in plans:
                 if chunk_id not in alive:
                     continue
-                cur = tx.execute("INSERT INTO windows(chunk_id, first_line, last_line, hash) VALUES (?,?,?,?)",
-                                 (chunk_id, first, last, h))
-                tx.execute("INSERT INTO chunks_vec(rowid, embedding) VALUES (?, ?)",
-                           (cur.lastrowid, fresh.get(h) or cached[h]))
-            tx.executemany(
-                "INSERT OR REPLACE INTO line_vectors(chunk_id, line, embedding) VALUES (?,?,?)",
-                [(cid, off, quantize(fresh.get(h) or cached[h])) for cid, off, _t, h in lines if cid in alive])
-            bump_vec_generation(tx)
-            tx.execute(f"UPDATE chunks SET embedded = 1 WHERE id IN ({','.join('?' * len(chunk_ids))})",
-                       [c for c in chunk_ids if c in alive])
+                window_id = queries.insert_window(tx, chunk_id, first, last, h)
+                queries.insert_vector(tx, window_id, fresh.get(h) or cached[h])
+            queries.put_line_vectors(
+                tx, [(cid, off, quantize(fresh.get(h) or cached[h])) for cid, off, _t, h in lines if cid in alive])
+            queries.bump_vec_generation(tx)
+            queries.mark_embedded(tx, [c for c in chunk_ids if c in alive])
         report.embedded += len(fresh)
         report.from_cache += sum(1 for h in texts if h in cached)
         done += len(group)

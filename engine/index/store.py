@@ -1,4 +1,4 @@
-"""The SQLite index file: driver choice, schema and migrations, sqlite-vec loading, one connection per thread."""
+"""The SQLite index file: driver choice, sqlite-vec loading, one connection per thread, transactions, damage."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from engine.errors import MemdeckError
+from engine.index import queries, schema
 from engine.textio import make_private_dir
 
-SCHEMA_VERSION = 1
 BUSY_TIMEOUT_MS = 5000
 
 try:  # sqlean-py: a sqlite3 drop-in that can load extensions on every platform
@@ -150,38 +150,6 @@ def deserialize_vector(blob: bytes) -> list[float]:
     return list(struct.unpack(f"<{len(blob) // 4}f", blob))
 
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS files(
-    path TEXT PRIMARY KEY, source TEXT NOT NULL, hash TEXT NOT NULL, mtime_ns INTEGER NOT NULL,
-    size INTEGER NOT NULL, chunks INTEGER NOT NULL DEFAULT 0, decode_errors INTEGER NOT NULL DEFAULT 0,
-    indexed_at REAL NOT NULL);
-CREATE TABLE IF NOT EXISTS chunks(
-    id INTEGER PRIMARY KEY, path TEXT NOT NULL, source TEXT NOT NULL, start_line INTEGER NOT NULL,
-    end_line INTEGER NOT NULL, hash TEXT NOT NULL, text TEXT NOT NULL, line_map TEXT,
-    embedded INTEGER NOT NULL DEFAULT 0, updated_at REAL NOT NULL);
-CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
-CREATE INDEX IF NOT EXISTS chunks_pending ON chunks(embedded) WHERE embedded = 0;
-CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(text, tokenize='porter unicode61 remove_diacritics 2');
-CREATE TABLE IF NOT EXISTS windows(
-    id INTEGER PRIMARY KEY, chunk_id INTEGER NOT NULL, first_line INTEGER NOT NULL, last_line INTEGER NOT NULL,
-    hash TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS windows_chunk ON windows(chunk_id);
-CREATE TABLE IF NOT EXISTS line_vectors(
-    chunk_id INTEGER NOT NULL, line INTEGER NOT NULL, embedding BLOB NOT NULL,
-    PRIMARY KEY(chunk_id, line)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS embedding_cache(
-    provider TEXT NOT NULL, model TEXT NOT NULL, fingerprint TEXT NOT NULL, hash TEXT NOT NULL,
-    dims INTEGER NOT NULL, embedding BLOB NOT NULL, created_at REAL NOT NULL,
-    PRIMARY KEY(provider, model, fingerprint, hash));
-"""
-
-REQUIRED_TABLES = frozenset({"meta", "files", "chunks", "chunks_fts", "windows", "line_vectors", "embedding_cache"})
-
-# Migrations from version N to N+1, applied in order inside one transaction each.
-MIGRATIONS: dict[int, str] = {}
-
-
 class Store:
     """One index file. Each thread gets its own connection; writes go through :meth:`transaction`."""
 
@@ -277,35 +245,11 @@ class Store:
     # -- schema ------------------------------------------------------------------------------
     def _init_schema(self) -> None:
         try:
-            conn = self.conn
-            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-            version = 0
-            if "meta" in tables:
-                row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-                try:
-                    version = int(row[0]) if row else 0
-                except ValueError:
-                    raise CorruptIndex(f"{self.path}: unreadable schema version {row[0]!r}") from None
-                if version > SCHEMA_VERSION:
-                    raise CorruptIndex(
-                        f"{self.path}: made by a newer memdeck (schema {version}, this one knows {SCHEMA_VERSION})")
-                while version < SCHEMA_VERSION and version in MIGRATIONS:
-                    with self.transaction() as tx:
-                        tx.executescript(MIGRATIONS[version])
-                        version += 1
-                        tx.execute("INSERT OR REPLACE INTO meta VALUES('schema_version', ?)", (str(version),))
-            # A current index needs no write at open: readers never queue behind a writer here.
-            if version != SCHEMA_VERSION or not tables >= REQUIRED_TABLES:
-                with self.transaction() as tx:
-                    for statement in SCHEMA.split(";"):
-                        if statement.strip():
-                            tx.execute(statement)
-                    tx.execute("INSERT OR IGNORE INTO meta VALUES('schema_version', ?)", (str(SCHEMA_VERSION),))
-            # Touch every table once so a damaged file is found now, not in the middle of a search.
-            for table in ("meta", "files", "chunks", "windows", "line_vectors", "embedding_cache"):
-                conn.execute(f"SELECT count(*) FROM (SELECT 1 FROM {table} LIMIT 1)").fetchone()
-            conn.execute("SELECT count(*) FROM chunks_fts WHERE rowid = 0").fetchone()
+            schema.prepare(self.conn, self.transaction)
             self.ensure_vec_table()
+        except schema.SchemaProblem as exc:
+            self.close()
+            raise CorruptIndex(f"{self.path}: {exc}") from None
         except CorruptIndex:
             self.close()
             raise
@@ -319,33 +263,24 @@ class Store:
         """Create ``chunks_vec`` for the configured dims when sqlite-vec is loaded; True when it exists."""
         if not self.vec_available or not self.dims:
             return False
-        conn = self.conn
-        row = conn.execute("SELECT sql FROM sqlite_master WHERE name='chunks_vec'").fetchone()
-        if row is not None and f"float[{self.dims}]" in str(row[0]):
+        if schema.vec_table_dims_match(self.conn, self.dims):
             return True
         # One transaction: a crash never leaves chunks marked embedded without their vectors. The check is
         # repeated inside it: another process may have created the table since we looked.
         with self.transaction() as tx:
-            row = tx.execute("SELECT sql FROM sqlite_master WHERE name='chunks_vec'").fetchone()
-            if row is not None and f"float[{self.dims}]" in str(row[0]):
-                return True
-            if row is not None:
-                tx.execute("DROP TABLE chunks_vec")
-                tx.execute("UPDATE chunks SET embedded = 0")
-                tx.execute("DELETE FROM windows")
-            tx.execute(
-                f"CREATE VIRTUAL TABLE chunks_vec USING vec0(embedding float[{int(self.dims)}] distance_metric=cosine)")
+            match = schema.vec_table_dims_match(tx, self.dims)
+            if not match:
+                schema.replace_vec_table(tx, self.dims, exists=match is not None)
         return True
 
     # -- meta --------------------------------------------------------------------------------
     def get_meta(self, key: str) -> str | None:
         """A value from ``meta``."""
-        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return None if row is None else str(row[0])
+        return queries.get_meta(self.conn, key)
 
     def set_meta(self, key: str, value: str, conn: Any = None) -> None:
         """Store a value in ``meta``."""
-        (conn or self.conn).execute("INSERT OR REPLACE INTO meta VALUES(?, ?)", (key, value))
+        queries.set_meta(conn or self.conn, key, value)
 
     def get_identity(self) -> dict[str, Any] | None:
         """The index identity recorded at the last full build."""
@@ -360,23 +295,15 @@ class Store:
 
     def has_pending(self) -> bool:
         """Whether any chunk still waits for its vectors (cheap: stops at the first)."""
-        return self.conn.execute("SELECT 1 FROM chunks WHERE embedded = 0 LIMIT 1").fetchone() is not None
+        return queries.has_pending(self.conn)
 
     def pending_count(self) -> int:
         """How many chunks wait for their vectors."""
-        return int(self.conn.execute("SELECT count(*) FROM chunks WHERE embedded = 0").fetchone()[0])
+        return queries.pending_count(self.conn)
 
     def counts(self) -> dict[str, int]:
         """Row counts for status."""
-        conn = self.conn
-        out = {
-            "files": conn.execute("SELECT count(*) FROM files").fetchone()[0],
-            "chunks": conn.execute("SELECT count(*) FROM chunks").fetchone()[0],
-            "pending": conn.execute("SELECT count(*) FROM chunks WHERE embedded = 0").fetchone()[0],
-            "windows": conn.execute("SELECT count(*) FROM windows").fetchone()[0],
-            "cache": conn.execute("SELECT count(*) FROM embedding_cache").fetchone()[0],
-        }
-        return {k: int(v) for k, v in out.items()}
+        return queries.counts(self.conn)
 
     def size_bytes(self) -> int:
         """The index file's size plus its WAL."""
@@ -480,7 +407,7 @@ def salvage_cache(source: Path, store: Store) -> int:
     except (CorruptIndex, IndexAccessError):
         return 0
     try:
-        cur = conn.execute("SELECT provider, model, fingerprint, hash, dims, embedding, created_at FROM embedding_cache")
+        cur = queries.cache_rows(conn)
         while True:
             try:
                 rows = cur.fetchmany(500)
@@ -489,7 +416,7 @@ def salvage_cache(source: Path, store: Store) -> int:
             if not rows:
                 break
             with store.transaction() as tx:
-                tx.executemany("INSERT OR IGNORE INTO embedding_cache VALUES (?,?,?,?,?,?,?)", rows)
+                queries.cache_add(tx, rows)
             copied += len(rows)
     except DB_ERRORS:
         pass

@@ -11,6 +11,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+from engine.index import queries
 from engine.index.store import Store
 
 # Below this many vectors sqlite-vec's own KNN (and its per-row scoring) is fast enough; above it, hybrid
@@ -44,7 +45,7 @@ class VectorIndex:
         """Whether the index is large enough for the in-memory copy to beat sqlite-vec (and numpy exists)."""
         key = (id(store), vec_generation(store))
         if key != self._count_key:
-            self._count = int(store.conn.execute("SELECT count(*) FROM windows").fetchone()[0])
+            self._count = queries.window_count(store.conn)
             self._count_key = key
         if self._count < self.threshold:
             return False
@@ -64,17 +65,12 @@ class VectorIndex:
             if key == self._key and self._matrix is not None:
                 return True
             conn = store.conn
-            meta = {
-                int(r[0]): (int(r[1]), int(r[2]), int(r[3]), str(r[4]))
-                for r in conn.execute(
-                    "SELECT w.id, w.chunk_id, w.first_line, w.last_line, c.source FROM windows w"
-                    " JOIN chunks c ON c.id = w.chunk_id")
-            }
+            meta = queries.window_sources(conn)
             ids: list[int] = []
             blobs: list[bytes] = []
-            for rowid, blob in conn.execute("SELECT rowid, embedding FROM chunks_vec"):
-                if int(rowid) in meta:
-                    ids.append(int(rowid))
+            for rowid, blob in queries.all_vectors(conn):
+                if rowid in meta:
+                    ids.append(rowid)
                     blobs.append(blob)
             if not ids:
                 self._matrix = np.zeros((0, store.dims or 1), dtype=np.float32)

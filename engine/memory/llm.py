@@ -2,61 +2,30 @@
 
 from __future__ import annotations
 
-import errno
-import json
 import os
 import random
 import re
-import socket
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from engine.config import LLMConfig
 from engine.errors import MemdeckError
 from engine.health.secrets import redact_secrets
-from engine.memory.flush import DRAFT_KINDS, MAX_ITEM_CHARS, Draft, DraftItem, clean_slug
-from engine.sessions.reader import Transcript, normalize_session_text
+from engine.http import HttpClient, HttpError, RetryPolicy, Transport, public_url, validate_timeout
+from engine.memory.drafting import DRAFT_KINDS, MAX_ITEM_CHARS, Draft, DraftItem
+from engine.memory.notes import clean_slug
+from engine.sessions.model import Transcript
+from engine.sessions.reader import normalize_session_text
 
 NOTHING_TO_STORE = "NOTHING_TO_STORE"
-RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
-MAX_RETRY_AFTER = 30.0
 MESSAGE_CHARS = 2000
 
 
 class LLMError(MemdeckError):
     """The chat endpoint could not be used; the message says what to check."""
-
-
-@dataclass(frozen=True)
-class LLMSettings:
-    """Where the chat endpoint is (mirrors the ``[llm]`` config section).
-
-    Attributes:
-        base_url: e.g. ``http://127.0.0.1:11434/v1`` or ``https://api.openai.com/v1``.
-        model: the model name.
-        api_key_env: the environment variable holding the API key (may be unset for local servers).
-        timeout: seconds per request.
-    """
-
-    base_url: str
-    model: str
-    api_key_env: str = "OPENAI_API_KEY"
-    timeout: float = 30.0
-
-    def client(self, environ: Mapping[str, str] | None = None, **kwargs: Any) -> ChatClient:
-        """Make a client, reading the key from ``api_key_env`` in ``environ`` (default: the process env)."""
-        env = os.environ if environ is None else environ
-        key = env.get(self.api_key_env) if self.api_key_env else None
-        return ChatClient(
-            self.base_url,
-            self.model,
-            api_key=key or None,
-            timeout=self.timeout,
-            api_key_env=self.api_key_env,
-            **kwargs,
-        )
 
 
 def _endpoint(base_url: str) -> str:
@@ -66,45 +35,11 @@ def _endpoint(base_url: str) -> str:
     return f"{base}/chat/completions"
 
 
-def _error_detail(body: bytes) -> str:
-    text = body[:4000].decode("utf-8", errors="replace").strip()
-    try:
-        data = json.loads(text)
-    except ValueError:
-        data = None
-    if isinstance(data, dict):
-        err = data.get("error")
-        if isinstance(err, dict) and isinstance(err.get("message"), str):
-            text = err["message"]
-        elif isinstance(err, str):
-            text = err
-        elif isinstance(data.get("message"), str):
-            text = data["message"]
-    text = " ".join(text.split())
-    return text[:200] + ("…" if len(text) > 200 else "")
-
-
-def _retry_after(value: str | None) -> float | None:
-    if not value:
-        return None
-    try:
-        seconds = float(value)
-    except ValueError:
-        return None
-    return min(max(seconds, 0.0), MAX_RETRY_AFTER)
-
-
-def _is_refused(reason: object) -> bool:
-    if isinstance(reason, ConnectionRefusedError):
-        return True
-    return isinstance(reason, OSError) and reason.errno == errno.ECONNREFUSED
-
-
 class ChatClient:
-    """Calls an OpenAI-compatible ``/chat/completions`` endpoint.
+    """Calls an OpenAI-compatible ``/chat/completions`` endpoint through :class:`engine.http.HttpClient`.
 
-    Retries 429, 408/409/425 and 5xx answers, timeouts and connection errors with exponential
-    backoff plus jitter (honouring ``Retry-After``); other failures raise :class:`LLMError` at once.
+    Retries 429 and 5xx answers, timeouts and connection errors (a local server may still be starting) with
+    exponential backoff plus jitter (or the wait the server asks for); other failures raise :class:`LLMError` at once.
     The API key is sent as a Bearer token and never appears in errors or ``repr``.
     """
 
@@ -122,6 +57,7 @@ class ChatClient:
         temperature: float = 0.2,
         sleep: Callable[[float], None] = time.sleep,
         rng: random.Random | None = None,
+        transport: Transport | None = None,
     ) -> None:
         """Configure the client.
 
@@ -129,45 +65,76 @@ class ChatClient:
             base_url: the API root (``…/v1``) or the full ``…/chat/completions`` URL.
             model: the model name sent with each request.
             api_key: sent as ``Authorization: Bearer``; None for servers that need none.
-            timeout: seconds per request.
+            timeout: seconds per request (positive).
             retries: retries after the first attempt.
             api_key_env: named in the 401/403 message ("check the API key in …").
-            backoff: first retry delay in seconds; doubles each retry, plus up to as much jitter.
+            backoff: first retry delay in seconds; doubles each retry, plus up to 20 % jitter.
             max_backoff: the longest delay between retries.
             temperature: sampling temperature.
             sleep: waits between retries (tests pass a recorder).
             rng: jitter source.
+            transport: sends one request (tests inject a fake); defaults to urllib.
+
+        Raises:
+            LLMError: no base_url or model, or a timeout that is not a positive number.
         """
         if not base_url.strip():
             raise LLMError("no LLM base_url configured (set [llm] base_url, e.g. http://127.0.0.1:11434/v1)")
         if not model.strip():
             raise LLMError("no LLM model configured (set [llm] model)")
+        try:
+            self.timeout = validate_timeout(timeout)
+        except HttpError as exc:
+            raise LLMError(f"[llm] timeout: {exc.problem}") from None
         self.base_url = base_url.strip()
         self.url = _endpoint(base_url)
         self.model = model
         self._api_key = api_key
-        self.timeout = timeout
         self.retries = max(0, retries)
         self.api_key_env = api_key_env
-        self.backoff = backoff
-        self.max_backoff = max_backoff
         self.temperature = temperature
-        self._sleep = sleep
-        self._rng = rng or random.Random()
+        self._http = HttpClient(RetryPolicy(self.retries, backoff, max_backoff), sleep=sleep, rng=rng,
+                                transport=transport)
+
+    @classmethod
+    def from_config(cls, config: LLMConfig, environ: Mapping[str, str] | None = None, **kwargs: Any) -> ChatClient:
+        """A client for the ``[llm]`` section, reading the key from ``api_key_env`` in ``environ`` (default: the
+        process environment); an unset variable sends no key (local servers need none).
+
+        Raises:
+            LLMError: the section lacks a base_url or model, or its timeout is not a positive number.
+        """
+        env = os.environ if environ is None else environ
+        key = env.get(config.api_key_env) if config.api_key_env else None
+        return cls(config.base_url, config.model, api_key=key or None, timeout=config.timeout,
+                   api_key_env=config.api_key_env, **kwargs)
 
     def __repr__(self) -> str:
         return f"ChatClient(url={self.url!r}, model={self.model!r}, api_key={'set' if self._api_key else 'unset'})"
-
-    def _delay(self, attempt: int, retry_after: float | None) -> float:
-        if retry_after is not None:
-            return retry_after
-        base = min(self.backoff * float(1 << attempt), self.max_backoff)
-        return base + self._rng.uniform(0, base)
 
     def _key_hint(self) -> str:
         if self.api_key_env:
             return f"check the API key in ${self.api_key_env}"
         return "check the API key ([llm] api_key_env)"
+
+    def _explain(self, exc: HttpError) -> str:
+        """The transport's failure in ``[llm]`` terms: which setting or key to check."""
+        shown = public_url(self.url)
+        suffix = f" ({exc.detail})" if exc.detail else ""
+        if exc.kind == "status" and exc.status in (401, 403):
+            return exc.explain(f"{exc.status} {exc.reason} from {shown}: {self._key_hint()}{suffix}")
+        if exc.kind == "status" and exc.status == 404:
+            return exc.explain(f"404 from {shown}: check [llm] base_url (it should end in /v1 for most servers) "
+                               f"and that model {self.model!r} exists{suffix}")
+        if exc.kind == "status" and (exc.status or 0) >= 500:
+            return exc.explain(f"server error {exc.problem}")
+        if exc.kind == "refused":
+            return exc.explain(f"connection refused: is the server running at {public_url(self.base_url)}?")
+        if exc.kind == "json":
+            return exc.explain(f"{shown} did not answer with JSON: is base_url an OpenAI-compatible API?")
+        hint = {"dns": "check [llm] base_url", "config": "check [llm] base_url",
+                "timeout": "raise [llm] timeout if the model is slow"}.get(exc.kind, "")
+        return exc.explain(hint=hint)
 
     def complete(self, messages: Sequence[Mapping[str, str]], *, max_tokens: int | None = None) -> str:
         """Send a chat and return the assistant's text.
@@ -182,9 +149,6 @@ class ChatClient:
         Raises:
             LLMError: with a message saying what to check.
         """
-        import urllib.error  # deferred: urllib.request pulls in http.client, email and ssl
-        import urllib.request
-
         payload: dict[str, Any] = {
             "model": self.model,
             "messages": [dict(message) for message in messages],
@@ -193,75 +157,19 @@ class ChatClient:
         }
         if max_tokens is not None:
             payload["max_tokens"] = max_tokens
-        body = json.dumps(payload).encode("utf-8")
-        headers = {"Content-Type": "application/json", "Accept": "application/json", "User-Agent": "memdeck"}
-        if self._api_key:
-            headers["Authorization"] = f"Bearer {self._api_key}"
-        last_error = ""
-        for attempt in range(self.retries + 1):
-            request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
-            retry_after: float | None = None
-            try:
-                with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                    raw = response.read()
-                return _answer_text(raw, self.url)
-            except urllib.error.HTTPError as exc:
-                try:
-                    detail = _error_detail(exc.read())
-                except (OSError, ValueError):
-                    detail = ""
-                status = exc.code
-                if status in (401, 403):
-                    raise LLMError(
-                        f"{status} {exc.reason} from {self.url}: {self._key_hint()}"
-                        + (f" ({detail})" if detail else "")
-                    ) from None
-                if status == 404:
-                    raise LLMError(
-                        f"404 from {self.url}: check [llm] base_url (it should end in /v1 for most servers) "
-                        f"and that model {self.model!r} exists" + (f" ({detail})" if detail else "")
-                    ) from None
-                if status not in RETRY_STATUSES:
-                    raise LLMError(
-                        f"{status} {exc.reason} from {self.url}" + (f": {detail}" if detail else "")
-                    ) from None
-                retry_after = _retry_after(exc.headers.get("Retry-After") if exc.headers else None)
-                kind = "rate limited (429)" if status == 429 else f"server error {status}"
-                last_error = f"{kind} from {self.url}" + (f": {detail}" if detail else "")
-            except urllib.error.URLError as exc:
-                if _is_refused(exc.reason):
-                    last_error = f"connection refused: is the server running at {self.base_url}?"
-                elif isinstance(exc.reason, socket.gaierror):
-                    raise LLMError(
-                        f"cannot resolve the host in {self.base_url}: check [llm] base_url"
-                    ) from None
-                elif isinstance(exc.reason, TimeoutError):
-                    last_error = f"no answer from {self.url} within {self.timeout:g} s"
-                else:
-                    last_error = f"cannot reach {self.url}: {exc.reason}"
-            except TimeoutError:
-                last_error = f"no answer from {self.url} within {self.timeout:g} s"
-            except ConnectionError as exc:
-                if _is_refused(exc):
-                    last_error = f"connection refused: is the server running at {self.base_url}?"
-                else:
-                    last_error = f"connection to {self.url} failed: {exc}"
-            except OSError as exc:
-                last_error = f"cannot reach {self.url}: {exc}"
-            if attempt < self.retries:
-                self._sleep(self._delay(attempt, retry_after))
-        attempts = self.retries + 1
-        raise LLMError(f"{last_error} (gave up after {attempts} attempt{'s' if attempts != 1 else ''})")
+        headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
+        try:
+            data = self._http.post_json(self.url, payload, timeout=self.timeout, headers=headers,
+                                        label=public_url(self.url))
+        except HttpError as exc:
+            raise LLMError(self._explain(exc)) from None
+        return _answer_text(data, public_url(self.url))
 
 
 _THINK = re.compile(r"<think>.*?(?:</think>|\Z)", re.S | re.I)
 
 
-def _answer_text(raw: bytes, url: str) -> str:
-    try:
-        data = json.loads(raw.decode("utf-8", errors="replace"))
-    except ValueError:
-        raise LLMError(f"{url} did not answer with JSON: is base_url an OpenAI-compatible API?") from None
+def _answer_text(data: Any, url: str) -> str:
     try:
         content = data["choices"][0]["message"]["content"]
     except (KeyError, IndexError, TypeError):

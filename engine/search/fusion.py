@@ -6,9 +6,10 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 
-_DATED_RE = re.compile(r"(?:^|/)memory/(?:.*/)?(\d{4})-(\d{2})-(\d{2})(?:-[^/]*)?\.md$")
+from engine.search.dates import file_date
+
 _TOKEN_RE = re.compile(r"[a-z0-9_]+")
 
 
@@ -69,17 +70,6 @@ def _clamp(x: float) -> float:
     return min(1.0, max(0.0, x))
 
 
-def file_date(path: str) -> date | None:
-    """The date of a dated daily file (``memory/2026-01-12.md``, ``memory/2026-01-12-slug.md``), else None."""
-    m = _DATED_RE.search(path)
-    if not m:
-        return None
-    try:
-        return date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
-    except ValueError:
-        return None
-
-
 def decay_factor(path: str, half_life_days: float, now: datetime | None = None) -> float:
     """Temporal decay multiplier: ``exp(-ln2/half_life · age_days)`` for dated daily files, 1 for the rest."""
     day = file_date(path)
@@ -126,56 +116,3 @@ def mmr_order(items: Sequence[tuple[int, float, str]], lam: float = 0.7) -> list
                 best_i, best_val = i, val
         chosen.append(remaining.pop(best_i)[0])
     return chosen
-
-
-_MONTHS = {m: i for i, m in enumerate(
-    ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-     "november", "december"], 1)}
-_MONTHS.update({name[:3]: num for name, num in list(_MONTHS.items())})
-_MONTHS["sept"] = 9
-_MONTH_RE = "(" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
-_ISO_DATE = re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b")
-_DAY_MONTH = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?(?:\s+of)?\s+" + _MONTH_RE + r"(?:,?\s+(\d{4}))?\b", re.I)
-_MONTH_DAY = re.compile(r"\b" + _MONTH_RE + r"\s+(\d{1,2})(?:st|nd|rd|th)?\b(?:,?\s+(\d{4}))?", re.I)
-
-
-def query_dates(query: str) -> set[tuple[int | None, int, int]]:
-    """Calendar days a query names: ``2026-11-10``, ``October 14``, ``14 Oct 2026`` → ``(year|None, month, day)``."""
-    found: set[tuple[int | None, int, int]] = set()
-    for y, m, d in _ISO_DATE.findall(query):
-        found.add((int(y), int(m), int(d)))
-    for d, mon, y in _DAY_MONTH.findall(query):
-        found.add((int(y) if y else None, _MONTHS[mon.lower()], int(d)))
-    for mon, d, y in _MONTH_DAY.findall(query):
-        found.add((int(y) if y else None, _MONTHS[mon.lower()], int(d)))
-    return {(y, m, d) for y, m, d in found if 1 <= m <= 12 and 1 <= d <= 31}
-
-
-def date_matches(path: str, dates: set[tuple[int | None, int, int]]) -> bool:
-    """Whether a dated daily file is one of the named days."""
-    day = file_date(path)
-    if day is None:
-        return False
-    return any((y is None or y == day.year) and m == day.month and d == day.day for y, m, d in dates)
-
-
-_MONTH_YEAR = re.compile(r"\b" + _MONTH_RE + r",?\s+(\d{4})\b", re.I)
-_ISO_MONTH = re.compile(r"\b(\d{4})-(\d{1,2})\b(?!-\d)")
-
-
-def query_months(query: str) -> set[tuple[int, int]]:
-    """Months a query names without a day: ``in July 2023``, ``2023-07`` → ``(year, month)``."""
-    found: set[tuple[int, int]] = set()
-    for mon, y in _MONTH_YEAR.findall(query):
-        found.add((int(y), _MONTHS[mon.lower()]))
-    for y, m in _ISO_MONTH.findall(query):
-        if 1 <= int(m) <= 12:
-            found.add((int(y), int(m)))
-    days = query_dates(query)
-    return {(y, m) for y, m in found if not any(dy == y and dm == m for dy, dm, _ in days)}
-
-
-def month_matches(path: str, months: set[tuple[int, int]]) -> bool:
-    """Whether a dated daily file falls in one of the named months."""
-    day = file_date(path)
-    return day is not None and (day.year, day.month) in months

@@ -8,21 +8,13 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from engine.config import SearchConfig
-from engine.index.chunking import has_cjk
-from engine.index.fts import build_fts_query, query_terms
+from engine.index import queries
+from engine.index.fts import build_fts_query
 from engine.index.store import DB_ERRORS, Store, is_corruption, serialize_vector
 from engine.index.vectors import VectorIndex
-from engine.search.fusion import (
-    Fused,
-    date_matches,
-    decay_factor,
-    fuse_scores,
-    mmr_order,
-    month_matches,
-    normalize_bm25,
-    query_dates,
-    query_months,
-)
+from engine.search.dates import date_matches, month_matches
+from engine.search.fusion import Fused, decay_factor, fuse_scores, mmr_order, normalize_bm25
+from engine.search.query import ParsedQuery, as_parsed
 from engine.search.snippets import best_line_bm25, extract_snippet, term_weights
 
 MIN_CANDIDATES = 50
@@ -113,39 +105,32 @@ def common_terms(store: Store, terms: Sequence[str]) -> frozenset[str]:
     """
     if len(terms) < 2:
         return frozenset()
-    total = int(store.conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
+    total = queries.chunk_count(store.conn)
     if total < 4:
         return frozenset()
     half = total // 2 + 1
     common = set()
     for term in terms:
-        n = store.conn.execute(
-            "SELECT count(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)",
-            ('"' + term.replace('"', '""') + '"', half)).fetchone()[0]
-        if int(n) >= half:
+        n = queries.fts_match_count(store.conn, '"' + term.replace('"', '""') + '"', half)
+        if n >= half:
             common.add(term)
     return frozenset(common) if len(common) < len(terms) else frozenset()
 
 
-def keyword_candidates(store: Store, query: str, limit: int, sources: Sequence[str]) -> dict[int, float]:
+def keyword_candidates(
+    store: Store, query: ParsedQuery | str, limit: int, sources: Sequence[str]
+) -> dict[int, float]:
     """Chunk id → raw FTS5 ``bm25()`` rank (negative; lower is better) for the top ``limit`` matches."""
-    marks = ",".join("?" * len(sources))
+    parsed = as_parsed(query)
     try:
-        fts = build_fts_query(query, common_terms(store, query_terms(query)))
+        fts = build_fts_query(parsed, common_terms(store, parsed.terms))
         if fts is None:
             return {}
-        others = store.conn.execute(
-            f"SELECT 1 FROM files WHERE source NOT IN ({marks}) LIMIT 1", tuple(sources)).fetchone()
-        if others is None:
+        if not queries.has_other_sources(store.conn, sources):
             # Every chunk is from a wanted source: skip the join, which doubles FTS5's cost.
-            rows = store.conn.execute(
-                "SELECT rowid, bm25(chunks_fts) AS r FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY r LIMIT ?",
-                (fts, limit)).fetchall()
+            rows = queries.fts_match(store.conn, fts, limit)
         else:
-            rows = store.conn.execute(
-                "SELECT f.rowid, bm25(chunks_fts) AS r FROM chunks_fts f JOIN chunks c ON c.id = f.rowid"
-                f" WHERE chunks_fts MATCH ? AND c.source IN ({marks}) ORDER BY r LIMIT ?",
-                (fts, *sources, limit)).fetchall()
+            rows = queries.fts_match_in_sources(store.conn, fts, sources, limit)
     except DB_ERRORS as exc:
         if is_corruption(exc):
             raise  # the engine moves a damaged index aside and rebuilds it
@@ -159,13 +144,7 @@ def vector_candidates(
     """Chunk id → best window cosine similarity, and that window's line offsets, for the nearest chunks."""
     blob = serialize_vector(qvec)
     k = min(4096, limit * 3)
-    marks = ",".join("?" * len(sources))
-    rows = store.conn.execute(
-        "SELECT w.chunk_id, v.distance, w.first_line, w.last_line FROM"
-        " (SELECT rowid, distance FROM chunks_vec WHERE embedding MATCH ? AND k = ?) v"
-        " JOIN windows w ON w.id = v.rowid JOIN chunks c ON c.id = w.chunk_id"
-        f" WHERE c.source IN ({marks}) ORDER BY v.distance",
-        (blob, k, *sources)).fetchall()
+    rows = queries.vec_knn(store.conn, blob, k, sources)
     scores: dict[int, float] = {}
     focus: dict[int, tuple[int, int]] = {}
     for chunk_id, distance, first, last in rows:
@@ -187,11 +166,7 @@ def vector_scores_for(
     if not ids:
         return {}, {}
     blob = serialize_vector(qvec)
-    marks = ",".join("?" * len(ids))
-    rows = store.conn.execute(
-        "SELECT w.chunk_id, vec_distance_cosine(v.embedding, ?), w.first_line, w.last_line"
-        f" FROM windows w JOIN chunks_vec v ON v.rowid = w.id WHERE w.chunk_id IN ({marks})",
-        (blob, *ids)).fetchall()
+    rows = queries.vec_distances_for(store.conn, blob, ids)
     scores: dict[int, float] = {}
     focus: dict[int, tuple[int, int]] = {}
     for chunk_id, distance, first, last in rows:
@@ -210,13 +185,7 @@ def line_scores_for(store: Store, qvec: list[float], ids: Sequence[int]) -> dict
         return {}
     import numpy as np  # deferred: a vector search has the model (and numpy) loaded already
 
-    rows: list[tuple[int, int, bytes]] = []
-    ids = list(ids)
-    for start in range(0, len(ids), 500):
-        part = ids[start : start + 500]
-        rows.extend(store.conn.execute(
-            f"SELECT chunk_id, line, embedding FROM line_vectors WHERE chunk_id IN ({','.join('?' * len(part))})",
-            part).fetchall())
+    rows = queries.line_vectors_for(store.conn, ids)
     q = np.asarray(qvec, dtype=np.float32)
     rows = [r for r in rows if len(r[2]) == q.size]
     if not rows:
@@ -235,41 +204,32 @@ DAY_BOOST = 0.5
 MONTH_BOOST = 0.3
 
 
-def dated_chunks(store: Store, query: str, sources: Sequence[str]) -> dict[int, float]:
+def dated_chunks(store: Store, query: ParsedQuery | str, sources: Sequence[str]) -> dict[int, float]:
     """Chunks of the dated daily notes whose day (or month) the query names, with their keyword boost."""
-    dates = query_dates(query)
-    months = query_months(query)
+    parsed = as_parsed(query)
+    dates, months = parsed.dates, parsed.months
     if not dates and not months:
         return {}
-    marks = ",".join("?" * len(sources))
     # Only the files whose names hold a named day or month (a superset the rules below then check exactly):
     # reading every path cost 13.6 ms per dated query at 10k chunks and 74 ms at 100k.
     patterns = [f"%{y:04d}-{m:02d}-{d:02d}%" if y is not None else f"%-{m:02d}-{d:02d}%" for y, m, d in dates]
     patterns += [f"%{y:04d}-{m:02d}-%" for y, m in months]
-    likes = " OR ".join("path LIKE ?" for _ in patterns)
-    paths = [r[0] for r in store.conn.execute(
-        f"SELECT path FROM files WHERE path LIKE 'memory/%' AND ({likes}) AND source IN ({marks})",
-        (*patterns, *sources))]
+    paths = queries.daily_paths_like(store.conn, patterns, sources)
     boosts = {p: DAY_BOOST for p in paths if dates and date_matches(p, dates)}
     for p in paths:
         if p not in boosts and months and month_matches(p, months):
             boosts[p] = MONTH_BOOST
     if not boosts:
         return {}
-    chosen = sorted(boosts)
-    pmarks = ",".join("?" * len(chosen))
-    return {int(r[0]): boosts[r[1]] for r in store.conn.execute(
-        f"SELECT id, path FROM chunks WHERE path IN ({pmarks})", chosen)}
+    return {chunk_id: boosts[path] for chunk_id, path in queries.chunk_ids_for_paths(store.conn, sorted(boosts))}
 
 
 def load_rows(store: Store, ids: Sequence[int]) -> dict[int, _Row]:
     """The chunks for the given ids."""
     if not ids:
         return {}
-    marks = ",".join("?" * len(ids))
     out: dict[int, _Row] = {}
-    for r in store.conn.execute(
-            f"SELECT id, path, source, start_line, end_line, text, line_map FROM chunks WHERE id IN ({marks})", ids):
+    for r in queries.chunk_rows(store.conn, ids):
         line_map = tuple(json.loads(r[6])) if r[6] else None
         out[int(r[0])] = _Row(int(r[0]), r[1], r[2], int(r[3]), int(r[4]), r[5], line_map)
     return out
@@ -306,7 +266,7 @@ def select_results(
 def run_search(
     store: Store,
     settings: SearchConfig,
-    query: str,
+    query: ParsedQuery | str,
     mode: str,
     qvec: list[float] | None,
     max_results: int,
@@ -318,7 +278,9 @@ def run_search(
     """Search an index. ``qvec`` is the query embedding (None: no vector leg).
 
     ``vindex`` holds an in-memory copy of the vectors, used instead of sqlite-vec's KNN on large indexes.
+    The query text is parsed once here (or by the caller); every step below reads that one parse.
     """
+    query = as_parsed(query)
     depth = max(max_results * settings.candidate_multiplier, MIN_CANDIDATES)
     use_kw = mode in ("hybrid", "keyword")
     use_vec = mode in ("hybrid", "vector") and qvec is not None
@@ -341,7 +303,7 @@ def run_search(
             focus.update(more_focus)
             ranks.update({i: deep[i] for i in vec if i not in ranks and i in deep})
     keyword = normalize_bm25(ranks)
-    terms = query_terms(query)
+    terms = query.terms
     loaded: dict[int, _Row] = {}
     if keyword and terms and settings.line_text_weight > 0:
         loaded = load_rows(store, list(keyword))
@@ -372,7 +334,7 @@ def run_search(
         fused = fuse_scores(vec or {}, {}, 1.0, 0.0)
     elif use_vec:
         wv, wt = settings.vector_weight, settings.text_weight
-        if english_only_vectors and has_cjk(query):
+        if english_only_vectors and query.has_cjk:
             # all-MiniLM-L6-v2 reads Chinese, Japanese and Korean poorly (XQuAD zh hybrid hit@1 .878 at
             # 0.7/0.3 vs .931 at 0.3/0.7): let the bigram keyword leg lead for such queries.
             wv, wt = min(wv, wt), max(wv, wt)
@@ -438,7 +400,7 @@ def spread_overlaps(fused: list[Fused], rows: dict[int, _Row], limit: float) -> 
     return kept + later
 
 
-def _mix_best_lines(rows: dict[int, _Row], keyword: dict[int, float], terms: list[str], share: float
+def _mix_best_lines(rows: dict[int, _Row], keyword: dict[int, float], terms: Sequence[str], share: float
                     ) -> dict[int, float]:
     """Blend each candidate's best-line BM25 (normalised by the best candidate's) into its keyword score."""
     texts = [r.text for r in rows.values()]
@@ -452,7 +414,7 @@ def _mix_best_lines(rows: dict[int, _Row], keyword: dict[int, float], terms: lis
     return {k: (1 - share) * v + share * best.get(k, 0.0) / top for k, v in keyword.items()}
 
 
-def _to_hit(row: _Row, f: Fused, terms: list[str], focus: tuple[int, int] | None,
+def _to_hit(row: _Row, f: Fused, terms: Sequence[str], focus: tuple[int, int] | None,
             weights: dict[str, float] | None = None, line_scores: dict[int, float] | None = None,
             shown: set[int] | None = None) -> Hit:
     skip = {i for i, n in enumerate(_file_lines(row)) if n in shown} if shown else None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import bisect
 import functools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from engine.index.chunking import has_cjk
@@ -91,14 +92,14 @@ def matcher_for(terms: tuple[str, ...]) -> TermMatcher:
     return TermMatcher(terms)
 
 
-def match_spans(text: str, terms: list[str]) -> list[tuple[int, int]]:
+def match_spans(text: str, terms: Sequence[str]) -> list[tuple[int, int]]:
     """Character spans in ``text`` of words matching any query term (case-insensitive, by stem)."""
     if not terms or not text:
         return []
     return matcher_for(tuple(terms)).spans(text)
 
 
-def _matched_terms(line: str, terms: list[str]) -> set[str]:
+def _matched_terms(line: str, terms: Sequence[str]) -> set[str]:
     return matcher_for(tuple(terms)).terms_in(line) if terms else set()
 
 
@@ -109,7 +110,7 @@ SNIPPET_MEANING_WEIGHT = 0.5
 def extract_snippet(
     chunk_text: str,
     start_line: int,
-    terms: list[str],
+    terms: Sequence[str],
     max_chars: int = SNIPPET_MAX_CHARS,
     focus: tuple[int, int] | None = None,
     term_weights: dict[str, float] | None = None,
@@ -121,7 +122,7 @@ def extract_snippet(
     Args:
         chunk_text: the chunk's text.
         start_line: the chunk's first line number (1-based) in its file.
-        terms: query terms (see :func:`engine.index.fts.query_terms`).
+        terms: query terms (see :attr:`engine.search.query.ParsedQuery.terms`).
         max_chars: the snippet's budget.
         focus: 0-based line offsets (first, last) in the chunk to prefer when no term matches — the
             embedding window that matched the query best.
@@ -153,7 +154,7 @@ def extract_snippet(
             covered |= line_terms[j]
             hits += len(line_terms[j])
             closest = max(closest, meaning[j])
-            score = sum(weights.get(t, 1.0) for t in covered) / all_weight + SNIPPET_MEANING_WEIGHT * closest
+            score = sum(weights.get(t, 1.0) for t in sorted(covered)) / all_weight + SNIPPET_MEANING_WEIGHT * closest
             in_focus = 0
             if focus is not None:
                 in_focus = max(0, min(j, focus[1]) - max(i, focus[0]) + 1)
@@ -196,7 +197,7 @@ def _fit(lengths: list[int], first: int, last: int, max_chars: int) -> tuple[int
     return first, max(first, j - 1)
 
 
-def _cut_line(text: str, terms: list[str], max_chars: int) -> str:
+def _cut_line(text: str, terms: Sequence[str], max_chars: int) -> str:
     """Cut an over-long single line to ``max_chars`` around its first match, at word boundaries."""
     spans = match_spans(text, terms)
     center = spans[0][0] if spans else 0
@@ -214,14 +215,14 @@ def _cut_line(text: str, terms: list[str], max_chars: int) -> str:
     return text[start:end]
 
 
-def best_line_coverage(text: str, terms: list[str]) -> float:
+def best_line_coverage(text: str, terms: Sequence[str]) -> float:
     """The largest share of ``terms`` that any single line of ``text`` contains (0 when no terms)."""
     if not terms:
         return 0.0
     return max((len(_matched_terms(line, terms)) / len(terms) for line in text.split("\n")), default=0.0)
 
 
-def term_weights(texts: list[str], terms: list[str]) -> dict[str, float]:
+def term_weights(texts: list[str], terms: Sequence[str]) -> dict[str, float]:
     """IDF-like weights of query terms over a set of candidate texts: rarer terms count more.
 
     The candidates stand in for the collection, so a speaker name that starts every line of a transcript
@@ -242,7 +243,7 @@ def term_weights(texts: list[str], terms: list[str]) -> dict[str, float]:
     return weights
 
 
-def best_line_bm25(text: str, terms: list[str], weights: dict[str, float], avg_len: float,
+def best_line_bm25(text: str, terms: Sequence[str], weights: dict[str, float], avg_len: float,
                    k1: float = 1.2, b: float = 0.75) -> float:
     """The BM25 score of the chunk's best line, each line a document (``weights`` stand for the IDF).
 

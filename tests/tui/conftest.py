@@ -46,14 +46,14 @@ async def settle(pilot: Pilot, rounds: int = 20) -> None:
         # A bound on the wait: a worker stuck behind a dialog must fail the test, not hang it.
         await asyncio.wait_for(app.workers.wait_for_complete(), timeout=60)
         await pilot.pause()
-        if not any(w.is_running for w in app.workers) and not getattr(app, "_sync_running", False):
+        if not any(w.is_running for w in app.workers) and not app.main.sync.running:
             return
     raise AssertionError("the app did not settle")
 
 
 async def type_query(pilot: Pilot, text: str) -> None:
     """Type into the search box and wait for the debounced search to land."""
-    pilot.app.search.query_input.focus()
+    pilot.app.main.search.query_input.focus()
     await pilot.pause()
     await pilot.press(*text)
     await settle(pilot)

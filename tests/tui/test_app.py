@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import json
 import os
 import stat
+import threading
 import tomllib
 from dataclasses import replace
 from datetime import date
@@ -34,7 +36,7 @@ async def test_typing_shows_results_with_line_ranges(config: Config) -> None:
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)
         await type_query(pilot, "pgbouncer")
-        options = [app.search.results.get_option_at_index(i) for i in range(app.search.results.option_count)]
+        options = [app.main.search.results.get_option_at_index(i) for i in range(app.main.search.results.option_count)]
         assert options, "no results"
         for option in options:
             assert isinstance(option, ResultItem)
@@ -42,7 +44,7 @@ async def test_typing_shows_results_with_line_ranges(config: Config) -> None:
             assert "pgbouncer" in _lines(config.workspace / hit.path, hit.start_line, hit.end_line).lower()
             assert line_range(hit) in str(option.prompt)
             assert hit.path in str(option.prompt)
-        expected = app.bridge.search("pgbouncer", app.search.mode).results
+        expected = app.bridge.search("pgbouncer", app.main.search.mode).results
         assert [o.hit.citation for o in options] == [h.citation for h in expected]
 
 
@@ -50,15 +52,15 @@ async def test_stale_results_are_dropped(config: Config) -> None:
     app = make_app(config)
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)
-        app.search.query_input.focus()
+        app.main.search.query_input.focus()
         await pilot.press(*"pgbouncer")
         await pilot.press(*["backspace"] * 9)
         await pilot.press(*"uv")
         await settle(pilot)
-        assert app.search.results_query == "uv"
+        assert app.main.search.results_query == "uv"
         assert all("pgbouncer" not in o.hit.snippet.lower() or "uv" in o.hit.snippet.lower()
-                   for o in (app.search.results.get_option_at_index(i)
-                             for i in range(app.search.results.option_count)))
+                   for o in (app.main.search.results.get_option_at_index(i)
+                             for i in range(app.main.search.results.option_count)))
 
 
 async def test_enter_opens_the_file_at_the_range(config: Config) -> None:
@@ -66,12 +68,12 @@ async def test_enter_opens_the_file_at_the_range(config: Config) -> None:
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)
         await type_query(pilot, "pgbouncer")
-        hit = app.search.selected_hit
+        hit = app.main.search.selected_hit
         assert hit is not None
         await pilot.press("enter")
         await settle(pilot)
-        editor = app.editor
-        assert app.centre.current == "editor"
+        editor = app.main.editor
+        assert app.main.centre.current == "editor"
         assert editor.rel == hit.path
         assert editor.selected_range == (hit.start_line, hit.end_line)
         selection = editor.area.selection
@@ -94,21 +96,21 @@ async def test_edit_save_is_atomic_and_searchable_at_once(config: Config) -> Non
     app = make_app(config)
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)
-        app.open_note("memory/2026-10-07.md")
+        app.main.open_note("memory/2026-10-07.md")
         await settle(pilot)
-        area = app.editor.area
+        area = app.main.editor.area
         area.move_cursor((area.document.line_count - 1, 0))
         area.insert("- Zanzibarquux rollout owner: Stefan\n")
-        assert app.editor.modified
+        assert app.main.editor.modified
         await pilot.press("ctrl+s")
         await settle(pilot)
-        assert not app.editor.modified
+        assert not app.main.editor.modified
         assert "Zanzibarquux rollout owner" in target.read_text(encoding="utf-8")
         assert target.stat().st_ino != inode, "written in place instead of temp file + rename"
         assert stat.S_IMODE(target.stat().st_mode) == 0o640
         assert not list(target.parent.glob(".*.tmp"))
         await type_query(pilot, "zanzibarquux")
-        hits = [app.search.results.get_option_at_index(i).hit for i in range(app.search.results.option_count)]
+        hits = [app.main.search.results.get_option_at_index(i).hit for i in range(app.main.search.results.option_count)]
         assert any(h.path == "memory/2026-10-07.md" for h in hits)
 
 
@@ -119,13 +121,13 @@ async def test_change_on_disk_while_editing_never_loses_text(config: Config, cho
     app = make_app(config)
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)
-        app.open_note(rel)
+        app.main.open_note(rel)
         await settle(pilot)
-        app.editor.area.insert("MY EDIT\n", (0, 0))
-        mine = app.editor.area.text
+        app.main.editor.area.insert("MY EDIT\n", (0, 0))
+        mine = app.main.editor.area.text
         theirs = target.read_text(encoding="utf-8") + "- appended by the agent\n"
         target.write_text(theirs, encoding="utf-8")
-        app.editor.save_in_background()
+        app.main.editor.save_in_background()
         await pilot.pause()
         for _ in range(50):
             if isinstance(app.screen, ChoiceScreen):
@@ -138,13 +140,13 @@ async def test_change_on_disk_while_editing_never_loses_text(config: Config, cho
         copies = list(target.parent.glob("2026-10-02.mine-*.md"))
         if choice == "copy":
             assert len(copies) == 1 and copies[0].read_text(encoding="utf-8") == mine
-            assert app.editor.rel == f"memory/{copies[0].name}"
+            assert app.main.editor.rel == f"memory/{copies[0].name}"
         elif choice == "reload":
             assert not copies
-            assert app.editor.area.text == theirs
+            assert app.main.editor.area.text == theirs
         else:
             assert not copies
-            assert app.editor.area.text == mine and app.editor.conflict
+            assert app.main.editor.area.text == mine and app.main.editor.conflict
 
 
 async def test_conflict_dialog_shows_the_diff(config: Config) -> None:
@@ -153,11 +155,11 @@ async def test_conflict_dialog_shows_the_diff(config: Config) -> None:
     app = make_app(config)
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)
-        app.open_note(rel)
+        app.main.open_note(rel)
         await settle(pilot)
-        app.editor.area.insert("MY EDIT\n", (0, 0))
+        app.main.editor.area.insert("MY EDIT\n", (0, 0))
         target.write_text("replaced by someone else\n", encoding="utf-8")
-        app.editor.save_in_background()
+        app.main.editor.save_in_background()
         for _ in range(50):
             if isinstance(app.screen, ChoiceScreen):
                 break
@@ -189,20 +191,20 @@ async def test_disk_change_reloads_clean_editor_and_flags_modified_one(config: C
     app = make_app(config)
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)
-        app.open_note(rel)
+        app.main.open_note(rel)
         await settle(pilot)
         target.write_text(target.read_text(encoding="utf-8") + "- agent: remember the dry run\n", encoding="utf-8")
-        app.post_message(FilesChanged(frozenset({target})))
+        app.main.post_message(FilesChanged(frozenset({target})))
         await settle(pilot)
-        assert "agent: remember the dry run" in app.editor.area.text
-        assert not app.editor.modified and not app.editor.conflict
-        assert app.memory_tree.states.get(rel) == "indexed"
-        app.editor.area.insert("mine\n", (0, 0))
+        assert "agent: remember the dry run" in app.main.editor.area.text
+        assert not app.main.editor.modified and not app.main.editor.conflict
+        assert app.main.memory_tree.states.get(rel) == "indexed"
+        app.main.editor.area.insert("mine\n", (0, 0))
         target.write_text(target.read_text(encoding="utf-8") + "- another agent line\n", encoding="utf-8")
-        app.post_message(FilesChanged(frozenset({target})))
+        app.main.post_message(FilesChanged(frozenset({target})))
         await settle(pilot)
-        assert app.editor.conflict and app.editor.modified
-        assert app.editor.area.text.startswith("mine\n")
+        assert app.main.editor.conflict and app.main.editor.modified
+        assert app.main.editor.area.text.startswith("mine\n")
 
 
 async def test_malformed_transcript_line_shows_a_placeholder(config: Config) -> None:
@@ -220,9 +222,9 @@ async def test_malformed_transcript_line_shows_a_placeholder(config: Config) -> 
     app = make_app(config)
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)
-        app.open_session(path)
+        app.main.open_session(path)
         await settle(pilot)
-        view = app.transcript
+        view = app.main.transcript
         kinds = [b.kind for b in view.lines.blocks]
         assert kinds == ["meta", "user", "skipped", "assistant"]
         assert view.lines.blocks[2].line == 3
@@ -235,14 +237,14 @@ async def test_copy_citation_and_snippet(config: Config) -> None:
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)
         await type_query(pilot, "pgbouncer")
-        hit = app.search.selected_hit
+        hit = app.main.search.selected_hit
         assert hit is not None
         await pilot.press("ctrl+l")
         await settle(pilot)
         assert app.clipboard == hit.citation == f"{hit.path}#L{hit.start_line}-L{hit.end_line}"
         await pilot.press("down", "y")
         await settle(pilot)
-        assert app.clipboard == app.search.selected_hit.snippet
+        assert app.clipboard == app.main.search.selected_hit.snippet
 
 
 async def test_theme_switch_persists(config: Config) -> None:
@@ -276,15 +278,15 @@ async def test_quit_with_unsaved_changes_asks_first(config: Config) -> None:
     app = make_app(config)
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)
-        app.open_note("MEMORY.md")
+        app.main.open_note("MEMORY.md")
         await settle(pilot)
-        app.editor.area.insert("unsaved\n", (0, 0))
+        app.main.editor.area.insert("unsaved\n", (0, 0))
         await pilot.press("ctrl+q")
         await pilot.pause()
         assert isinstance(app.screen, ChoiceScreen)
         await pilot.click("#choice-cancel")
         await settle(pilot)
-        assert app.is_running and app.editor.modified
+        assert app.is_running and app.main.editor.modified
 
 
 async def test_new_daily_note_and_remapped_save_key(demo_workspace: Path) -> None:
@@ -295,13 +297,13 @@ async def test_new_daily_note_and_remapped_save_key(demo_workspace: Path) -> Non
         await pilot.press("ctrl+n")
         await settle(pilot)
         rel = f"memory/{date.today():%Y-%m-%d}.md"
-        assert app.editor.rel == rel
+        assert app.main.editor.rel == rel
         assert (demo_workspace / rel).read_text(encoding="utf-8").startswith(f"# {date.today():%Y-%m-%d} — ")
-        app.editor.area.insert("- a fresh thought\n")
+        app.main.editor.area.insert("- a fresh thought\n")
         await pilot.press("f5")
         await settle(pilot)
         assert "a fresh thought" in (demo_workspace / rel).read_text(encoding="utf-8")
-        assert app.memory_tree.select_note(rel)
+        assert app.main.memory_tree.select_note(rel)
 
 
 async def test_help_lists_bindings_with_ids(config: Config) -> None:
@@ -320,11 +322,11 @@ async def test_flush_appends_the_reviewed_draft(config: Config) -> None:
     app = make_app(config)
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)
-        app.open_session(path)
+        app.main.open_session(path)
         await settle(pilot)
         from tui.screens.flush import FlushScreen
 
-        app.run_worker(app.run_action("flush"))
+        app.run_worker(app.main.run_action("flush"))
         for _ in range(100):
             if isinstance(app.screen, FlushScreen):
                 break
@@ -345,7 +347,7 @@ async def test_status_shows_vector_unavailable_without_a_provider(demo_workspace
         text = str(app.query_one("#status-engine").render())
         assert "vector: unavailable" in text and "FTS: ready" in text
         await type_query(pilot, "pgbouncer")
-        assert app.search.results.option_count > 0
+        assert app.main.search.results.option_count > 0
 
 
 async def test_same_hits_keep_the_result_list_and_new_ones_replace_it(config: Config) -> None:
@@ -353,7 +355,7 @@ async def test_same_hits_keep_the_result_list_and_new_ones_replace_it(config: Co
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)
         await type_query(pilot, "pgbouncer")
-        pane = app.search
+        pane = app.main.search
         response = pane.response
         assert response is not None and len(response.results) > 1
         before = [pane.results.get_option_at_index(i) for i in range(pane.results.option_count)]
@@ -385,7 +387,7 @@ async def test_tree_label_widths_are_what_is_drawn(config: Config, sessions: tup
     app = make_app(config)
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)
-        tree = app.memory_tree
+        tree = app.main.memory_tree
         tree.set_model(build_tree_model(rels, config.workspace, sessions))
         tree.set_states(states)
         await pilot.pause()
@@ -405,11 +407,11 @@ async def test_panes_mount_after_the_first_screen_once(config: Config) -> None:
     app = make_app(config)
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)
-        editor, transcript = app.loaded_editor, app.loaded_transcript
+        editor, transcript = app.main.loaded_editor, app.main.loaded_transcript
         assert editor is not None and transcript is not None
-        assert await app.ensure_editor() is editor and await app.ensure_transcript() is transcript
+        assert await app.main.ensure_editor() is editor and await app.main.ensure_transcript() is transcript
         assert len(app.query("#editor")) == 1 and len(app.query("#transcript")) == 1
-        assert app.centre.current == "welcome" and not editor.display and not transcript.display
+        assert app.main.centre.current == "welcome" and not editor.display and not transcript.display
 
 
 async def test_gc_is_back_on_once_the_first_screen_is_up(config: Config) -> None:
@@ -435,7 +437,7 @@ async def test_tree_fills_big_groups_and_patches_small_changes(config: Config) -
     app = make_app(config)
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)
-        tree = app.memory_tree
+        tree = app.main.memory_tree
 
         def daily() -> list[NoteRef]:
             group = next(n for n in tree.nodes() if isinstance(n.data, GroupRef) and n.data.key == "daily")
@@ -458,15 +460,133 @@ async def test_progress_takes_the_index_line_and_the_status_pane_keeps_its_heigh
     app = make_app(config)
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)
-        status = app.status_pane
-        height, tree_height = status.size.height, app.memory_tree.size.height
+        status = app.main.status_pane
+        height, tree_height = status.size.height, app.main.memory_tree.size.height
         status.show_progress("embed", 3, 56, None)
         await pilot.pause()
         label = app.query_one("#progress-label")
         assert "embedding chunks 3/56" in str(label.render())
         assert not app.query_one("#status-index").display and app.query_one("#status-progress").display
-        assert (status.size.height, app.memory_tree.size.height) == (height, tree_height)
+        assert (status.size.height, app.main.memory_tree.size.height) == (height, tree_height)
         status.hide_progress()
         await pilot.pause()
         assert app.query_one("#status-index").display and not app.query_one("#status-progress").display
         assert status.size.height == height and not status.indexing
+
+
+async def test_fold_while_a_relayout_is_in_flight_keeps_rows_and_blocks_consistent(
+        config: Config, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tui.widgets import transcript_view
+    from tui.widgets.transcript_layout import Block, measure_blocks
+
+    armed, measured, release = threading.Event(), threading.Event(), threading.Event()
+    held: list[int] = []
+
+    def held_measure(blocks: list[Block], width: int) -> object:
+        layout = measure_blocks(blocks, width)
+        if armed.is_set() and threading.current_thread() is not threading.main_thread() and not held:
+            held.append(width)  # the re-wrap for the resize below: measured, then held until the fold is done
+            measured.set()
+            release.wait(timeout=60)
+        return layout
+
+    monkeypatch.setattr(transcript_view, "measure_blocks", held_measure)
+    app = make_app(config)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        view = await app.main.ensure_transcript()
+        app.main.centre.current = "transcript"
+        lines = view.lines
+        blocks = [Block("tool", f"call {i}", "word " * 60, line=i + 1, folded=True)
+                  for i in range(transcript_view.BIG + 10)]
+        lines.set_blocks(blocks)
+        lines.focus()
+        await settle(pilot)  # laid out at its first width (re-wrapped in a thread, not held)
+        assert lines._layout.width == lines.text_width
+        armed.set()
+        await pilot.resize_terminal(100, 36)  # a big transcript: re-wrapped for the new width in a thread
+        assert await asyncio.to_thread(measured.wait, 60)
+        await pilot.press("enter")  # unfold the first block while the thread's layout is not in yet
+        release.set()
+        await settle(pilot)
+        assert held and not lines.blocks[0].folded
+        fresh = measure_blocks(lines.blocks, lines.text_width)
+        assert lines._layout.width == lines.text_width
+        assert lines._layout.heights == fresh.heights
+        assert lines.virtual_size.height == sum(fresh.heights)
+
+
+async def test_an_older_widths_relayout_finishing_last_is_dropped(
+        config: Config, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tui.widgets import transcript_view
+    from tui.widgets.transcript_layout import Block, measure_blocks
+
+    armed, measured, release = threading.Event(), threading.Event(), threading.Event()
+    held: list[int] = []
+
+    def held_measure(blocks: list[Block], width: int) -> object:
+        layout = measure_blocks(blocks, width)
+        if armed.is_set() and threading.current_thread() is not threading.main_thread() and not held:
+            held.append(width)  # the first resize's re-wrap: held until the second resize's one is in
+            measured.set()
+            release.wait(timeout=60)
+        return layout
+
+    monkeypatch.setattr(transcript_view, "measure_blocks", held_measure)
+    app = make_app(config)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        view = await app.main.ensure_transcript()
+        app.main.centre.current = "transcript"
+        lines = view.lines
+        lines.set_blocks([Block("result", f"out {i}", "word " * 60, line=i + 1) for i in range(transcript_view.BIG + 10)])
+        await settle(pilot)
+        armed.set()
+        await pilot.resize_terminal(100, 36)
+        assert await asyncio.to_thread(measured.wait, 60)
+        await pilot.resize_terminal(140, 36)
+        for _ in range(100):  # the second re-wrap lands (no clock: each pause is one trip round the loop)
+            await pilot.pause()
+            if lines._layout.width == lines.text_width:
+                break
+        assert lines._layout.width == lines.text_width != held[0]
+        release.set()
+        await settle(pilot)
+        assert lines._layout.width == lines.text_width
+        assert lines._layout.heights == measure_blocks(lines.blocks, lines.text_width).heights
+
+
+async def test_palette_commands_run_on_the_main_screen(config: Config) -> None:
+    app = make_app(config)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        before = app.main.search.mode
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"Toggle search mode")
+        for _ in range(50):
+            await pilot.pause()
+            if app.screen.query(".option-list--option-highlighted") or app.screen.query("CommandList"):
+                break
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.screen is app.main
+        assert app.main.search.mode != before
+
+
+async def test_new_topic_prompt_takes_the_name_at_once(config: Config) -> None:
+    from tui.screens.dialogs import PromptScreen
+
+    app = make_app(config)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        app.main.action_new_topic()
+        for _ in range(50):
+            await pilot.pause()
+            if isinstance(app.screen, PromptScreen):
+                break
+        assert isinstance(app.screen, PromptScreen)
+        await pilot.press(*"ideas/tmux", "enter")
+        await settle(pilot)
+        assert (config.workspace / "memory" / "ideas" / "tmux.md").is_file()
+        assert app.main.editor.rel == "memory/ideas/tmux.md"

@@ -50,7 +50,7 @@ def _prepared(then: Callable[[Pilot], Awaitable[None]] | None = None) -> Callabl
 
 
 async def _search(pilot: Pilot) -> None:
-    pilot.app.search.query_input.focus()
+    pilot.app.main.search.query_input.focus()
     await pilot.press(*"pgbouncer pool")
     await settle(pilot)
 
@@ -64,7 +64,7 @@ async def _open_first_result(pilot: Pilot) -> None:
 async def _transcript(pilot: Pilot) -> None:
     app = pilot.app
     path = next(app.bridge.sessions_dir.glob("3f6c2a9e*.jsonl"))
-    app.open_session(path)
+    app.main.open_session(path)
     await settle(pilot)
     await pilot.press(*["down"] * 5, "enter")
 

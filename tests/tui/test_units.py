@@ -18,7 +18,7 @@ from tui.themes import ThemeError, editor_theme, load_theme_text, load_themes
 from tui.watch import is_relevant
 from tui.widgets.markdown_area import highlight_document, highlight_line
 from tui.widgets.search_pane import SNIPPET_LINES, render_hit, snippet_lines
-from tui.widgets.transcript_view import build_blocks, wrap_text
+from tui.widgets.transcript_layout import build_blocks, wrap_text
 
 
 @pytest.mark.parametrize(
@@ -225,7 +225,8 @@ HEAVY_OR_LATER = (
     "torch", "sentence_transformers", "numpy", "sqlite3", "sqlean", "sqlite_vec", "mistune", "pyperclip",
     "engine.api", "engine.search.pipeline",
     # not on the first screen: mounted or imported once it is painted
-    "tui.widgets.note_editor", "tui.widgets.transcript_view", "tui.screens.dialogs", "textual.widgets._text_area",
+    "tui.widgets.note_editor", "tui.widgets.transcript_view", "tui.widgets.transcript_layout", "tui.screens.dialogs",
+    "textual.widgets._text_area",
 )
 
 
@@ -234,3 +235,52 @@ def test_importing_the_app_loads_no_heavy_modules() -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+def test_every_command_names_an_action_that_exists() -> None:
+    from tui.app import MemdeckApp
+    from tui.keys import COMMANDS, PALETTE
+    from tui.screens.main import MainScreen
+
+    for command in COMMANDS:
+        owner = MemdeckApp if command.on_app else MainScreen
+        assert callable(getattr(owner, f"action_{command.action}", None)), command
+    assert [b.id for b in APP_BINDINGS] == [c.id for c in COMMANDS if c.key]
+    assert all(c.id for c in COMMANDS if c.key) and len({b.id for b in APP_BINDINGS}) == len(APP_BINDINGS)
+    assert {c.action for c in PALETTE} >= {"rebuild", "new_topic", "rename", "delete", "change_theme",
+                                           "open_session", "flush", "session_note", "save", "quit"}
+    # Main-screen keys act on the current screen: over a dialog they fall through to the dialog's own keys.
+    assert next(b for b in APP_BINDINGS if b.id == "memdeck.save").action == "screen.save"
+    assert next(b for b in APP_BINDINGS if b.id == "memdeck.quit").action == "quit"
+
+
+class _FakeBridge:
+    is_open = True
+
+
+class _FakeHost:
+    def __init__(self) -> None:
+        self.started: list[tuple[bool, bool | None]] = []
+
+    def run_worker(self, work: object, **_: object) -> None:
+        args = work.args  # type: ignore[attr-defined]  # a functools.partial of SyncQueue._run
+        self.started.append((args[0], args[1]))
+
+
+def test_sync_queue_runs_one_sync_and_merges_what_is_asked_meanwhile() -> None:
+    from tui.screens.sync_queue import SyncQueue
+
+    host = _FakeHost()
+    queue = SyncQueue(_FakeBridge(), host)  # type: ignore[arg-type]
+    queue.request(embed=False)
+    first_cancel = queue._cancel
+    queue.request()
+    queue.request(force=True, embed=True)
+    assert host.started == [(False, False)] and queue.running
+    assert first_cancel.is_set()  # a plain sync is asked to stop early for the queued one
+    assert queue.finished() == (False, True)
+    assert host.started == [(False, False), (True, True)] and queue.running
+    queue.request()
+    queue.cancel()
+    assert queue.finished() == (True, False)  # the user's cancel drops what was queued
+    assert host.started == [(False, False), (True, True)] and not queue.running

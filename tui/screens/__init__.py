@@ -1,1 +1,1 @@
-"""Modal screens: dialogs, help, flush review."""
+"""Screens: the main workbench screen, and the modal ones over it (dialogs, help, flush review)."""

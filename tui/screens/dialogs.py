@@ -50,6 +50,7 @@ class ChoiceScreen(ModalScreen[str]):
 class PromptScreen(ModalScreen[str | None]):
     """Ask for a line of text (a file name); escape cancels."""
 
+    AUTO_FOCUS = "#prompt-input"  # type at once (the app focuses nothing on a screen by itself)
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel", show=False)]
 
     def __init__(self, title: str, message: str, value: str = "", placeholder: str = "") -> None:

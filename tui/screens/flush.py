@@ -51,6 +51,10 @@ class FlushScreen(ModalScreen[str | None]):
         text = self.query_one(MarkdownArea).text
         self.dismiss(text if text.strip() else None)
 
+    def action_save(self) -> None:
+        """The app's save key (``memdeck.save``, remappable) appends here, as ctrl+s does."""
+        self.action_append()
+
     @on(Button.Pressed, "#flush-cancel")
     def action_cancel(self) -> None:
         self.dismiss(None)

@@ -81,9 +81,9 @@ class MemoryTree(Tree[TreeData]):
     """The workspace as the agent sees it, with each file's index state."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("r", "app.rename", "Rename", id="tree.rename"),
-        Binding("delete,d", "app.delete", "Delete", id="tree.delete"),
-        Binding("a", "app.new_topic", "New topic", id="tree.new_topic"),
+        Binding("r", "screen.rename", "Rename", id="tree.rename"),
+        Binding("delete,d", "screen.delete", "Delete", id="tree.delete"),
+        Binding("a", "screen.new_topic", "New topic", id="tree.new_topic"),
     ]
 
     COMPONENT_CLASSES: ClassVar[set[str]] = Tree.COMPONENT_CLASSES | {

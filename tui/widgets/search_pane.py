@@ -23,7 +23,7 @@ from tui.messages import ResultChosen, ResultsReady
 from tui.widgets.text_line import TextLine
 
 if TYPE_CHECKING:
-    from engine.search.pipeline import Hit, SearchResponse
+    from engine.api import Hit, SearchResponse
 
 DEBOUNCE_SECONDS = 0.1
 SNIPPET_LINES = 3
@@ -118,13 +118,21 @@ class ResultList(OptionList):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("up", "cursor_up_or_input", "Up", show=False),
-        Binding("c", "app.copy_citation", "Copy cite", id="results.copy_citation"),
-        Binding("y", "app.copy_snippet", "Copy snippet", id="results.copy_snippet"),
+        Binding("c", "copy_citation", "Copy cite", id="results.copy_citation"),
+        Binding("y", "copy_snippet", "Copy snippet", id="results.copy_snippet"),
     ]
+
+    # Local actions that hand over to the screen's, rather than "screen.copy_citation" here: the footer lists
+    # one key per action string, and the app's ctrl+l for the same action must stay listed beside c.
+    async def action_copy_citation(self) -> None:
+        await self.screen.run_action("copy_citation")
+
+    async def action_copy_snippet(self) -> None:
+        await self.screen.run_action("copy_snippet")
 
     def action_cursor_up_or_input(self) -> None:
         if self.highlighted in (None, 0):
-            self.app.query_one("#search-input", Input).focus()
+            self.screen.query_one("#search-input", Input).focus()
         else:
             self.action_cursor_up()
 

@@ -1,20 +1,14 @@
-"""TranscriptView: a session JSONL as readable turns, folded tool traffic, rendered lazily line by line."""
+"""TranscriptView: a session as readable turns, drawn lazily line by line from transcript_layout's rows."""
 
 from __future__ import annotations
 
 import asyncio
-import re
 import time
 from bisect import bisect_right
-from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import UTC, datetime
-from functools import lru_cache
 from itertools import accumulate
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, NamedTuple
+from typing import TYPE_CHECKING, ClassVar
 
-from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from textual import events, work
@@ -30,264 +24,26 @@ from textual.strip import Strip
 from tui.bridge import Bridge, MemdeckError
 from tui.quiet_gc import quiet_gc
 from tui.widgets.text_line import TextLine
+from tui.widgets.transcript_layout import (
+    Block,
+    Layout,
+    TranscriptSummary,
+    block_height,
+    build_blocks,
+    has_gap,
+    measure_blocks,
+    plural,
+    shows_body,
+    summary_counts,
+    title_row,
+    wrap_text,
+)
 
 if TYPE_CHECKING:
-    from engine.sessions.reader import Entry, Transcript
+    from engine.api import Transcript
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-
-
-class Block(NamedTuple):
-    """One visible item of a transcript (a NamedTuple: tens of thousands are made per transcript).
-
-    Attributes:
-        kind: ``user``, ``assistant``, ``thinking``, ``tool``, ``result``, ``compaction``, ``meta`` or ``skipped``.
-        title: the one-line summary (always shown).
-        body: the full text (shown unless folded).
-        line: the JSONL line it came from.
-        stamp: the entry's ISO timestamp (shown as local ``HH:MM:SS``) or empty.
-        folded: whether the body is hidden.
-        error: a failed tool call or result, an assistant error.
-    """
-
-    kind: str
-    title: str
-    body: str = ""
-    line: int = 0
-    stamp: str = ""
-    folded: bool = False
-    error: bool = False
-
-    @property
-    def foldable(self) -> bool:
-        """Whether Enter shows or hides a body."""
-        return bool(self.body) and self.kind not in ("user", "assistant")
-
-
-@dataclass(frozen=True)
-class TranscriptSummary:
-    """Counts for the header."""
-
-    messages: int
-    tool_calls: int
-    compactions: int
-    skipped: int
-    tokens: int | None
-
-
-def _clean(text: str) -> str:
-    """Tabs to spaces, other control characters to U+FFFD (they would move the terminal's cursor)."""
-    if "\t" in text:
-        text = text.replace("\t", "    ")
-    return _CONTROL.sub("\ufffd", text) if _CONTROL.search(text) else text
-
-
-def _one_line(text: str, limit: int = 160) -> str:
-    flat = " ".join(_clean(text).split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
-@lru_cache(maxsize=8192)
-def format_stamp(timestamp: str | None) -> str:
-    """``HH:MM:SS`` in local time for an entry's ISO timestamp (formatted only when shown)."""
-    if not timestamp:
-        return ""
-    try:
-        when = datetime.fromisoformat(timestamp)
-    except ValueError:
-        return ""
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return when.astimezone().strftime("%H:%M:%S")
-
-
-def _stamp(entry: Entry) -> str:
-    return entry.timestamp or ""
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n:,} {word}{'' if n == 1 else 's'}"
-
-
-def build_blocks(transcript: Transcript) -> tuple[list[Block], TranscriptSummary]:
-    """Turn a parsed transcript into blocks, in file order, with skipped lines as marked placeholders."""
-    results: dict[str, bool] = {}
-    for entry in transcript.entries:
-        message = entry.message
-        if message is not None and message.tool_result is not None and message.tool_result.tool_call_id:
-            results[message.tool_result.tool_call_id] = message.tool_result.is_error
-    skipped = sorted(transcript.skipped, key=lambda s: s.line)
-    blocks: list[Block] = []
-    si = 0
-    tool_calls = 0
-    tokens: int | None = None
-    messages = 0
-
-    def flush_skipped(before: int) -> None:
-        nonlocal si
-        while si < len(skipped) and skipped[si].line < before:
-            item = skipped[si]
-            blocks.append(Block("skipped", f"line {item.line} skipped: {item.reason}", line=item.line))
-            si += 1
-
-    for entry in transcript.entries:
-        flush_skipped(entry.line)
-        stamp = _stamp(entry)
-        kind = entry.kind
-        message = entry.message
-        if kind == "session":
-            header = transcript.header
-            cwd = f" · {header.cwd}" if header is not None and header.cwd else ""
-            blocks.append(Block("meta", f"session {transcript.session_id}{cwd}", line=entry.line, stamp=stamp))
-        elif message is not None:
-            messages += 1
-            role = message.role
-            if role == "user":
-                extra = f"\n[{_plural(message.images, 'image')}]" if message.images else ""
-                title = "user" + (" · forwarded" if message.provenance_kind == "inter_session" else "")
-                blocks.append(Block("user", title, _clean(message.text) + extra, entry.line, stamp))
-            elif role == "assistant":
-                usage = message.usage
-                bits = ["assistant"]
-                if message.model:
-                    bits.append(message.model)
-                if usage is not None and usage.total_tokens:
-                    bits.append(f"{usage.total_tokens:,} tokens")
-                    tokens = usage.total_tokens
-                if message.stop_reason in ("error", "aborted", "length"):
-                    bits.append(f"stopped: {message.stop_reason}")
-                if message.thinking:
-                    words = len(message.thinking.split())
-                    blocks.append(Block("thinking", f"thinking · {_plural(words, 'word')}", _clean(message.thinking),
-                                        entry.line, stamp, folded=True))
-                text = message.text
-                if message.error_message:
-                    text = (text + "\n" if text else "") + f"error: {message.error_message}"
-                if text or not message.tool_calls:
-                    blocks.append(Block("assistant", " · ".join(bits), _clean(text), entry.line, stamp,
-                                        error=bool(message.error_message)))
-                for call in message.tool_calls:
-                    tool_calls += 1
-                    failed = results.get(call.id or "")
-                    status = "no result" if failed is None else ("error" if failed else "ok")
-                    blocks.append(Block("tool", f"{call.name} · {status} · {_one_line(call.arguments, 120)}",
-                                        call.arguments, entry.line, stamp, folded=True, error=bool(failed)))
-            elif role == "toolResult" and message.tool_result is not None:
-                res = message.tool_result
-                status = "error" if res.is_error else "ok"
-                count = res.text.count("\n") + 1 if res.text else 0
-                blocks.append(Block("result", f"{res.tool_name or 'tool'} result · {status} · "
-                                    f"{_plural(count, 'line')}", _clean(res.text), entry.line, stamp,
-                                    folded=True, error=res.is_error))
-            else:
-                blocks.append(Block("meta", f"{message.raw_role or 'message'} · {_one_line(message.text, 100)}",
-                                    _clean(message.text), entry.line, stamp, folded=True))
-        elif kind == "compaction":
-            before = f" · {entry.tokens_before:,} tokens before" if entry.tokens_before else ""
-            blocks.append(Block("compaction", f"compaction{before}", _clean(entry.summary or ""), entry.line,
-                                stamp, folded=True))
-        elif kind == "branch_summary":
-            blocks.append(Block("compaction", "branch summary", _clean(entry.summary or ""), entry.line, stamp,
-                                folded=True))
-        elif kind == "model_change":
-            blocks.append(Block("meta", f"model → {entry.detail or '?'}", line=entry.line, stamp=stamp))
-        elif kind == "thinking_level_change":
-            blocks.append(Block("meta", f"thinking level → {entry.detail or '?'}", line=entry.line, stamp=stamp))
-        elif kind == "custom_message":
-            blocks.append(Block("meta", f"{entry.custom_type or 'custom message'} · {_one_line(entry.detail or '', 100)}",
-                                _clean(entry.detail or ""), entry.line, stamp, folded=True))
-        elif kind == "custom":
-            blocks.append(Block("meta", f"custom · {entry.custom_type or '?'}", line=entry.line, stamp=stamp))
-        elif kind in ("label", "session_info"):
-            blocks.append(Block("meta", f"{kind.replace('_', ' ')} · {entry.detail or ''}", line=entry.line,
-                                stamp=stamp))
-        else:
-            blocks.append(Block("meta", f"unknown entry type {entry.raw_type!r}", line=entry.line, stamp=stamp))
-    flush_skipped(1 << 62)
-    summary = TranscriptSummary(messages, tool_calls, transcript.compactions, len(transcript.skipped), tokens)
-    return blocks, summary
-
-
-def wrap_text(text: str, width: int) -> list[str]:
-    """Greedy word wrap to ``width`` cells (long words are cut); blank lines are kept."""
-    width = max(8, width)
-    out: list[str] = []
-    for para in text.split("\n"):
-        measure: Callable[[str], int]
-        if para.isascii():
-            if len(para) <= width:
-                out.append(para)
-                continue
-            measure = len
-        else:
-            if cell_len(para) <= width:
-                out.append(para)
-                continue
-            measure = cell_len
-        line = ""
-        used = 0
-        for word in para.split(" "):
-            size = measure(word)
-            if used and used + 1 + size > width:
-                out.append(line)
-                line, used = "", 0
-            while size > width:
-                if used:
-                    out.append(line)
-                    line, used = "", 0
-                cut = width if measure is len else _cut_cells(word, width)
-                out.append(word[:cut])
-                word = word[cut:]
-                size = measure(word)
-            line = f"{line} {word}" if used else word
-            used = used + 1 + size if used else size
-        out.append(line)
-    return out
-
-
-def _cut_cells(word: str, width: int) -> int:
-    total = 0
-    for i, ch in enumerate(word):
-        total += cell_len(ch)
-        if total > width:
-            return max(1, i)
-    return len(word)
-
-
-@dataclass
-class Layout:
-    """Wrapped bodies and row heights of every block for one text width."""
-
-    width: int
-    wrapped: dict[int, list[str]]
-    heights: list[int]
-
-
-def measure_blocks(blocks: list[Block], width: int) -> Layout:
-    """Wrap the unfolded bodies and count each block's rows (pure: safe to run in a thread)."""
-    wrapped: dict[int, list[str]] = {}
-    heights: list[int] = []
-    for index, block in enumerate(blocks):
-        gap = 1 if index and block.kind in ("user", "assistant") else 0
-        if block.folded or not block.body:
-            heights.append(1 + gap)
-            continue
-        lines = wrap_text(block.body, width)
-        wrapped[index] = lines
-        heights.append(1 + gap + len(lines))
-    return Layout(width, wrapped, heights)
-
-
-GLYPHS = {
-    "user": "▌",
-    "assistant": "▌",
-    "thinking": "✻",
-    "tool": "⚙",
-    "result": "↳",
-    "compaction": "⟲",
-    "meta": "·",
-    "skipped": "⚠",
-}
+BIG = 2000
+"""Blocks past which a re-wrap for a new width runs in a thread (the old rows stay up meanwhile)."""
 
 
 class TranscriptLines(ScrollView, can_focus=True):
@@ -325,17 +81,20 @@ class TranscriptLines(ScrollView, can_focus=True):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.blocks: list[Block] = []
+        """What is shown; changed only on the event loop, each change counted in ``_generation``."""
         self.cursor = 0
+        self._generation = 0
         self._layout = Layout(0, {}, [])
         self._starts: list[int] = [0]
 
     def set_blocks(self, blocks: list[Block], layout: Layout | None = None) -> None:
         """Show a new transcript from its first block (``layout`` measured off the event loop, if given)."""
         self.blocks = blocks
+        self._generation += 1
         self.cursor = 0
         width = self.text_width
         if layout is None or layout.width != width:
-            if layout is not None and len(blocks) > 2000:
+            if layout is not None and len(blocks) > BIG:
                 self.relayout(width)  # big: keep the old measurements until the thread has new ones
             else:
                 layout = measure_blocks(blocks, width)
@@ -382,25 +141,34 @@ class TranscriptLines(ScrollView, can_focus=True):
 
     def _remeasure(self, index: int) -> None:
         block = self.blocks[index]
-        gap = 1 if block.kind in ("user", "assistant") and index else 0
-        body = 0 if block.folded or not block.body else len(self._body(index))
-        self._layout.heights[index] = 1 + gap + body
+        self._layout.heights[index] = block_height(block, index, len(self._body(index)) if shows_body(block) else 0)
         self._restart()
 
-    @work(thread=True, exclusive=True, group="transcript-layout")
     def relayout(self, width: int) -> None:
-        """Re-wrap every body for a new width in a thread (a big transcript takes a moment)."""
-        blocks = self.blocks
-        layout = measure_blocks(blocks, width)
-        self.app.call_from_thread(self._adopt, blocks, layout)
+        """Re-wrap every body for a new width in a thread (a big transcript takes a moment).
 
-    def _adopt(self, blocks: list[Block], layout: Layout) -> None:
-        if blocks is self.blocks and len(layout.heights) == len(blocks):
+        The thread gets a snapshot taken here, on the event loop: a tuple of the blocks and their generation.
+        A fold meanwhile changes ``blocks`` (on the loop) but never what the thread reads, and the thread's
+        layout is only adopted if the generation is still the same; otherwise it is measured again.
+        """
+        self._measure(tuple(self.blocks), self._generation, width)
+
+    @work(thread=True, exclusive=True, group="transcript-layout")
+    def _measure(self, blocks: tuple[Block, ...], generation: int, width: int) -> None:
+        layout = measure_blocks(blocks, width)
+        self.app.call_from_thread(self._adopt, generation, layout)
+
+    def _adopt(self, generation: int, layout: Layout) -> None:
+        if layout.width != self.text_width:
+            return  # an older width's: the relayout for the current one is on its way
+        if generation == self._generation:
             self._apply(layout)
+        elif self._layout.width != layout.width:
+            self.relayout(layout.width)  # the blocks changed while it measured: measure what is shown now
 
     def on_resize(self, event: events.Resize) -> None:
         if self.blocks and self.text_width != self._layout.width:
-            if len(self.blocks) > 2000:
+            if len(self.blocks) > BIG:
                 self.relayout(self.text_width)
             else:
                 self._apply(measure_blocks(self.blocks, self.text_width))
@@ -415,7 +183,7 @@ class TranscriptLines(ScrollView, can_focus=True):
         index = bisect_right(self._starts, row) - 1
         block = self.blocks[index]
         offset = row - self._starts[index]
-        if block.kind in ("user", "assistant") and index:
+        if has_gap(block, index):
             if offset == 0:
                 return Strip.blank(width, base)
             offset -= 1
@@ -438,27 +206,14 @@ class TranscriptLines(ScrollView, can_focus=True):
         return self._fg(f"transcript--{block.kind}")
 
     def _title_segments(self, block: Block, width: int, style: Style) -> list[Segment]:
-        glyph = GLYPHS.get(block.kind, "·")
-        if block.foldable:
-            glyph = ("▸" if block.folded else "▾") if block.kind in ("thinking", "result", "compaction", "meta",
-                                                                    "tool") else glyph
+        row = title_row(block, width)
         kind_style = style + self._kind_style(block)
-        stamp = format_stamp(block.stamp)
-        time_text = f"  {stamp} L{block.line}" if stamp else f"  L{block.line}"
-        room = width - 2 - cell_len(time_text)
-        title = block.title
-        if block.kind in ("user", "assistant") and not block.body:
-            title = f"{title} · (no text)"
-        if cell_len(title) > room:
-            title = title[: max(0, room - 1)] + "…"
-        pad = max(0, room - cell_len(title))
-        time_style = style + self._fg("transcript--time")
         emphasis = Style(bold=True) if block.kind in ("user", "assistant") else Style()
         return [
-            Segment(f"{glyph} ", kind_style),
-            Segment(title, kind_style + emphasis),
-            Segment(" " * pad, style),
-            Segment(time_text, time_style),
+            Segment(f"{row.glyph} ", kind_style),
+            Segment(row.title, kind_style + emphasis),
+            Segment(" " * row.pad, style),
+            Segment(row.time_text, style + self._fg("transcript--time")),
         ]
 
     def _body_segments(self, block: Block, index: int, line: int, style: Style) -> list[Segment]:
@@ -511,6 +266,7 @@ class TranscriptLines(ScrollView, can_focus=True):
         block = self.blocks[self.cursor]
         if block.foldable:
             self.blocks[self.cursor] = block._replace(folded=not block.folded)
+            self._generation += 1
             self._remeasure(self.cursor)
             self._show_cursor()
             self.post_message(self.BlockToggled())
@@ -521,6 +277,7 @@ class TranscriptLines(ScrollView, can_focus=True):
         fold = not all(self.blocks[i].folded for i in foldable)
         for i in foldable:
             self.blocks[i] = self.blocks[i]._replace(folded=fold)
+        self._generation += 1
         self._apply(measure_blocks(self.blocks, self.text_width))
         self._show_cursor()
 
@@ -546,8 +303,8 @@ class TranscriptView(Vertical):
     """A session transcript: summary header, then the turns."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("f", "app.flush", "Flush", id="transcript.flush"),
-        Binding("n", "app.session_note", "Session note", id="transcript.note"),
+        Binding("f", "screen.flush", "Flush", id="transcript.flush"),
+        Binding("n", "screen.session_note", "Session note", id="transcript.note"),
     ]
 
     class Loaded(Message):
@@ -651,20 +408,15 @@ class TranscriptView(Vertical):
             return
         first = next((entry.time for entry in transcript.entries if entry.time is not None), None)
         when = first.astimezone().strftime("%Y-%m-%d %H:%M") if first is not None else ""
-        bits = [_plural(summary.messages, "message"), _plural(summary.tool_calls, "tool call")]
-        if summary.compactions:
-            bits.append(_plural(summary.compactions, "compaction"))
-        if summary.tokens:
-            bits.append(f"{summary.tokens:,} tokens")
         parts: list[Content | str | tuple[str, str]] = [
             (self.label or transcript.session_id[:8], "bold"),
             (f"  {transcript.session_id[:8]}", "$text-muted"),
         ]
         if when:
             parts.append((f"  {when}", "$text-muted"))
-        parts.append(("\n" + " · ".join(bits), "$text-muted"))
+        parts.append(("\n" + summary_counts(summary), "$text-muted"))
         if summary.skipped:
-            parts.append((f" · ⚠ {_plural(summary.skipped, 'line')} skipped", "$text-warning"))
+            parts.append((f" · ⚠ {plural(summary.skipped, 'line')} skipped", "$text-warning"))
         if self.partial:
             parts.append(("  · reading the rest…", "$text-accent"))
         self.query_one("#transcript-header", TextLine).update(Content.assemble(*parts))

@@ -1,31 +1,24 @@
-"""Turning a session into memory: session notes, the extractive flush drafter, and atomic appends."""
+"""Drafting memories from a session: the extractive drafter, the LLM drafter's entry point, and the one rule
+for "memory already holds this"."""
 
 from __future__ import annotations
 
-import contextlib
-import json
-import os
 import re
-from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Protocol
 
-from engine.errors import MemdeckError
+from engine.config import LLMConfig
 from engine.health.secrets import redact_secrets
-from engine.sessions.reader import Entry, Transcript
-from engine.textio import WriteRefused, atomic_append, atomic_write_bytes, create_new_file
+from engine.memory.notes import FUNCTION_WORDS, WORD
+from engine.sessions.model import Entry, Transcript
 
 MAX_ITEM_CHARS = 200
-NOTE_MESSAGE_CHARS = 4000
-SLUG_MAX_CHARS = 30
-
 DRAFT_KINDS = ("preference", "identity", "decision", "instruction", "plan", "fact", "confirmed")
-
-
-class FlushError(MemdeckError):
-    """A flush or session note could not be written (nothing was changed)."""
+DRAFT_METHODS = ("auto", "llm", "extractive")
+KNOWN_LINE_COVERAGE = 0.55
+"""How much of a statement's words one line of a memory hit must hold for the statement to count as known."""
 
 
 @dataclass(frozen=True)
@@ -73,227 +66,6 @@ class Draft:
     def is_empty(self) -> bool:
         """True when there is nothing to store."""
         return not self.items
-
-
-# ---------------------------------------------------------------------------------------------
-# Session notes (§9, but never overwriting)
-
-_STOP_WORDS_TEXT = """
-    a about above after again against all also am an and any are aren't as at be because been before
-    being below between both but by can can't cannot could couldn't did didn't do does doesn't doing
-    don't down during each few for from further had hadn't has hasn't have haven't having he he'd he'll
-    he's her here here's hers herself him himself his how how's i i'd i'll i'm i've if in into is isn't
-    it it's its itself let's me more most mustn't my myself no nor not of off on once only or other
-    ought our ours ourselves out over own same shan't she she'd she'll she's should shouldn't so some
-    such than that that's the their theirs them themselves then there there's these they they'd
-    they'll they're they've this those through to too under until up very was wasn't we we'd we'll
-    we're we've were weren't what what's when when's where where's which while who who's whom why
-    why's will with won't would wouldn't you you'd you'll you're you've your yours yourself yourselves
-"""
-_SLUG_EXTRA_TEXT = """
-    just like get got want need know think make sure yes yeah yep nope okay ok thanks thank please hi
-    hello hey bye cool great nice good well really actually maybe also one two lol haha sorry right
-    user assistant can could would should shall may might must let lets gonna wanna tell say said see
-    use used using go going went come back now today tomorrow yesterday thing things something
-    anything everything way lot bit much many still even already yet again here there done help
-    talk talked talking ask asked asking says told wanted needed prefer prefers preferred love hate
-"""
-_FUNCTION_WORDS = frozenset(_STOP_WORDS_TEXT.split())
-_STOP_WORDS = _FUNCTION_WORDS | frozenset(_SLUG_EXTRA_TEXT.split())
-
-_WORD = re.compile(r"[a-z0-9][a-z0-9'-]*[a-z0-9]|[a-z0-9]")
-
-
-def clean_slug(text: str) -> str:
-    """Clean text into a file-name slug as OpenClaw does.
-
-    Lower-case, ``[^a-z0-9-]`` → ``-``, runs of ``-`` collapsed, leading/trailing ``-`` removed,
-    cut to 30 characters (at a ``-`` when possible).
-    """
-    slug = re.sub(r"[^a-z0-9-]", "-", text.strip().lower())
-    slug = re.sub(r"-{2,}", "-", slug).strip("-")
-    if len(slug) > SLUG_MAX_CHARS:
-        cut = slug[:SLUG_MAX_CHARS]
-        slug = cut.rsplit("-", 1)[0] if "-" in cut and slug[SLUG_MAX_CHARS] != "-" else cut
-        slug = slug.strip("-")
-    return slug
-
-
-def keyword_slug(text: str, words: int = 3) -> str:
-    """A slug from the most frequent distinct non-stop-words of ``text`` (ties: first seen first)."""
-    counts: Counter[str] = Counter()
-    first_seen: dict[str, int] = {}
-    for index, match in enumerate(_WORD.finditer(text.lower())):
-        word = match.group(0).strip("'-")
-        if len(word) < 3 or word in _STOP_WORDS or word.isdigit() or "'" in word:
-            continue
-        counts[word] += 1
-        first_seen.setdefault(word, index)
-    ranked = sorted(counts, key=lambda word: (-counts[word], first_seen[word]))
-    return clean_slug("-".join(ranked[:words]))
-
-
-def _note_messages(transcript: Transcript, messages: int) -> list[tuple[str, str]]:
-    kept: list[tuple[str, str]] = []
-    for entry in transcript.messages():
-        message = entry.message
-        if message is None or message.role not in ("user", "assistant"):
-            continue
-        if message.role == "user" and message.provenance_kind == "inter_session":
-            continue
-        text = message.text.strip()
-        if not text or text.startswith("/"):
-            continue
-        kept.append((message.role, text))
-    return kept[-messages:] if messages > 0 else []
-
-
-def _note_line(role: str, text: str) -> str:
-    if len(text) > NOTE_MESSAGE_CHARS:
-        text = text[:NOTE_MESSAGE_CHARS].rstrip() + " …"
-    lines = [line.rstrip() for line in text.splitlines() if line.strip()]
-    # Continuation lines are indented so a message's "# ..." never becomes a heading of the note.
-    return "\n".join([f"{role}: {lines[0]}", *(f"    {line}" for line in lines[1:])])
-
-
-def build_session_note(
-    transcript: Transcript,
-    session_key: str = "unknown",
-    source: str = "unknown",
-    messages: int = 15,
-    now: datetime | None = None,
-    *,
-    redact: bool = True,
-) -> str:
-    """Render a session note like OpenClaw's session-memory hook.
-
-    Keeps user/assistant messages with text, drops forwarded (``inter_session``) user messages and
-    ``/commands``, then takes the last ``messages``. Secrets are masked unless ``redact`` is False.
-
-    Args:
-        transcript: the session.
-        session_key: e.g. ``agent:main:main``.
-        source: where the session came from (e.g. ``telegram``).
-        messages: how many messages to keep (after filtering).
-        now: the event time (UTC is used); defaults to now.
-        redact: mask secrets in message text.
-
-    Returns:
-        The Markdown note, ending with a newline.
-    """
-    when = (now or datetime.now(UTC)).astimezone(UTC)
-    lines = [
-        f"# Session: {when:%Y-%m-%d %H:%M:%S} UTC",
-        "",
-        f"- **Session Key**: {session_key or 'unknown'}",
-        f"- **Session ID**: {transcript.session_id or 'unknown'}",
-        f"- **Source**: {source or 'unknown'}",
-        "",
-    ]
-    kept = _note_messages(transcript, messages)
-    if kept:
-        lines += ["## Conversation Summary", ""]
-        for role, text in kept:
-            lines.append(_note_line(role, redact_secrets(text) if redact else text))
-        lines.append("")
-    return "\n".join(lines) + "\n"
-
-
-def note_slug(
-    transcript: Transcript,
-    messages: int = 15,
-    now: datetime | None = None,
-    *,
-    slug: str | None = None,
-    slugger: Callable[[str], str] | None = None,
-) -> str:
-    """Choose a session note's slug.
-
-    ``slug`` if given (cleaned), else ``slugger(conversation)`` (e.g. an LLM; an exception or an
-    empty answer falls through), else the conversation's top keywords, else the UTC ``HHMM``.
-
-    Args:
-        transcript: the session.
-        messages: how many messages the note keeps (the slug looks at the same ones).
-        now: the event time; defaults to now.
-        slug: an explicit slug.
-        slugger: makes a slug from the conversation text (secrets already masked).
-    """
-    when = (now or datetime.now(UTC)).astimezone(UTC)
-    conversation = "\n".join(f"{role}: {text}" for role, text in _note_messages(transcript, messages))
-    chosen = clean_slug(slug) if slug else ""
-    if not chosen and slugger is not None and conversation:
-        try:
-            chosen = clean_slug(slugger(redact_secrets(conversation)))
-        except Exception:  # an LLM failure must not lose the note; keywords stand in
-            chosen = ""
-    if not chosen:
-        chosen = keyword_slug(conversation)
-    return chosen or f"{when:%H%M}"
-
-
-def _note_candidates(folder: Path, stem: str) -> Iterable[Path]:
-    for counter in range(1, 1000):
-        yield folder / (f"{stem}.md" if counter == 1 else f"{stem}-{counter}.md")
-
-
-def session_note_path(workspace: Path, slug: str, now: datetime | None = None) -> Path:
-    """The path a session note with ``slug`` would get now (the first name not taken)."""
-    when = (now or datetime.now(UTC)).astimezone(UTC)
-    folder = Path(workspace) / "memory"
-    stem = f"{when:%Y-%m-%d}-{slug}"
-    for candidate in _note_candidates(folder, stem):
-        if not candidate.exists() and not candidate.is_symlink():
-            return candidate
-    raise FlushError(f"no free file name for {stem}.md in {folder}")
-
-
-def write_session_note(
-    workspace: Path,
-    transcript: Transcript,
-    session_key: str = "unknown",
-    source: str = "unknown",
-    messages: int = 15,
-    now: datetime | None = None,
-    *,
-    slug: str | None = None,
-    slugger: Callable[[str], str] | None = None,
-    redact: bool = True,
-) -> Path:
-    """Write a session note to ``memory/YYYY-MM-DD-<slug>.md`` (UTC date), never overwriting.
-
-    The slug comes from :func:`note_slug`. When the name is taken, ``-2``, ``-3``, … is appended;
-    the file is created atomically and only if it does not exist.
-
-    Args:
-        workspace: the workspace root (``memory/`` is created if missing).
-        transcript: the session.
-        session_key: e.g. ``agent:main:main``.
-        source: where the session came from.
-        messages: how many messages to keep.
-        now: the event time; defaults to now.
-        slug: an explicit slug (cleaned).
-        slugger: makes a slug from the conversation text (e.g. :func:`engine.memory.llm.slug_with_llm`).
-        redact: mask secrets in the note.
-
-    Returns:
-        The path written.
-
-    Raises:
-        FlushError: no free file name could be found.
-        OSError: the memory folder cannot be written.
-    """
-    when = (now or datetime.now(UTC)).astimezone(UTC)
-    note = build_session_note(transcript, session_key, source, messages, when, redact=redact)
-    chosen = note_slug(transcript, messages, when, slug=slug, slugger=slugger)
-    folder = Path(workspace) / "memory"
-    folder.mkdir(parents=True, exist_ok=True)
-    data = note.encode("utf-8")
-    stem = f"{when:%Y-%m-%d}-{chosen}"
-    for target in _note_candidates(folder, stem):
-        if create_new_file(target, data):
-            return target
-    raise FlushError(f"no free file name for {stem}.md in {folder}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -496,7 +268,7 @@ def clean_statement(text: str) -> str:
 
 
 def _content_words(text: str) -> int:
-    return sum(1 for match in _WORD.finditer(text.lower()) if match.group(0) not in _FUNCTION_WORDS)
+    return sum(1 for match in WORD.finditer(text.lower()) if match.group(0) not in FUNCTION_WORDS)
 
 
 def _is_noise(text: str) -> bool:
@@ -565,7 +337,7 @@ def _classify_assistant(sentence: str) -> tuple[str, str] | None:
 
 
 def _dedupe_key(text: str) -> str:
-    return " ".join(_WORD.findall(text.lower()))
+    return " ".join(WORD.findall(text.lower()))
 
 
 def _in_range(entry: Entry, turn_range: tuple[int, int] | None) -> bool:
@@ -632,86 +404,79 @@ def draft_extractive(
 
 
 # ---------------------------------------------------------------------------------------------
-# Rendering and appending
+# What memory already holds
 
 
-def render_flush_block(draft: Draft, now: datetime) -> str:
-    """Render a draft as a timestamped section for a daily file.
+class _Snippeted(Protocol):
+    @property
+    def snippet(self) -> str: ...
+
+
+def is_known(statement: str, search: Callable[[str], Iterable[_Snippeted]],
+             threshold: float = KNOWN_LINE_COVERAGE) -> bool:
+    """Whether memory already holds ``statement``: one line of a top keyword hit has most of its words.
+
+    The one rule every door's flush uses to skip what memory already says. Deterministic and model-free.
 
     Args:
-        draft: the reviewed draft.
-        now: the time shown in the heading (as given; pass local time for the user's clock).
-
-    Returns:
-        ``## HH:MM — Memory flush from session <id8>``, a blank line and one bullet per item,
-        ending with a newline; an empty string when the draft has no items.
+        statement: a drafted memory.
+        search: the top keyword hits for a text (``MemoryEngine`` passes its index); only called when the
+            statement has at least two search terms.
+        threshold: the share of the statement's terms one line must cover.
     """
-    if draft.is_empty:
-        return ""
-    lines = [f"## {now:%H:%M} — Memory flush from session {draft.session_id[:8]}", ""]
-    for item in draft.items:
-        single = DraftItem(" ".join(item.text.split()), item.kind, item.session_id, item.line)
-        lines.append(single.bullet())
-    return "\n".join(lines) + "\n"
+    from engine.search.query import query_terms  # deferred: drafting without an index needs neither
+    from engine.search.snippets import best_line_coverage
+
+    terms = query_terms(statement)
+    if len(terms) < 2:
+        return False
+    return any(best_line_coverage(hit.snippet, terms) >= threshold for hit in search(statement))
 
 
-def daily_file(workspace: Path, day: date) -> Path:
-    """The daily log for ``day``: ``<workspace>/memory/YYYY-MM-DD.md``."""
-    return Path(workspace) / "memory" / f"{day:%Y-%m-%d}.md"
+# ---------------------------------------------------------------------------------------------
+# Choosing the drafter
 
 
-def append_flush(workspace: Path, block: str, day: date) -> Path:
-    """Append a flush block to ``memory/YYYY-MM-DD.md`` atomically, never changing what is there.
+def llm_configured(llm: LLMConfig | None) -> bool:
+    """Whether an ``[llm]`` section names an endpoint and a model."""
+    return llm is not None and bool(llm.base_url.strip() and llm.model.strip())
+
+
+def draft_flush(
+    transcript: Transcript,
+    *,
+    method: str = "auto",
+    llm: LLMConfig | None = None,
+    workspace: Path | None = None,
+    is_known: Callable[[str], bool] | None = None,
+) -> Draft:
+    """Draft memories from a session with the method asked for.
 
     Args:
-        workspace: the workspace root (``memory/`` is created if missing).
-        block: the text to append (see :func:`render_flush_block`).
-        day: which daily file.
-
-    Returns:
-        The daily file.
+        transcript: the session.
+        method: ``auto`` (the LLM when one is configured; if it fails, the extractive drafter with a
+            warning), ``llm`` (only the LLM) or ``extractive``.
+        llm: the ``[llm]`` section.
+        workspace: its ``MEMORY.md`` is shown to the LLM as what not to repeat.
+        is_known: True for a statement memory already holds (those are dropped and counted).
 
     Raises:
-        FlushError: the block is empty, or the daily file is a symlink or not a regular file.
-        OSError: the folder cannot be written.
+        LLMError: ``method`` is ``llm`` and no LLM is configured or it failed.
+        ValueError: an unknown ``method``.
     """
-    if not block.strip():
-        raise FlushError("nothing to append: the flush block is empty")
-    target = daily_file(workspace, day)
-    try:
-        atomic_append(target, block)
-    except WriteRefused as exc:
-        raise FlushError(str(exc)) from exc
-    return target
+    if method not in DRAFT_METHODS:
+        raise ValueError(f"unknown draft method {method!r} (one of {', '.join(DRAFT_METHODS)})")
+    if method == "llm" or (method == "auto" and llm_configured(llm)):
+        from engine.memory.llm import ChatClient, LLMError, draft_with_llm, read_memory_hint
 
-
-def record_flush(state_path: Path, session_id: str, when: datetime) -> None:
-    """Record that a session was flushed, in memdeck's flush record (``{session_id: iso time}``).
-
-    A record that cannot be parsed is kept aside as ``<name>.corrupt`` rather than lost.
-
-    Args:
-        state_path: the JSON file (e.g. ``<home>/flush-state.json``); its folder is created.
-        session_id: the session.
-        when: the flush time (stored in UTC).
-    """
-    path = Path(state_path)
-    state: dict[str, str] = {}
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raw = b""
-    if raw.strip():
+        if llm is None or not llm_configured(llm):
+            raise LLMError("no LLM configured (set [llm] base_url and model)")
         try:
-            loaded = json.loads(raw.decode("utf-8", errors="replace"))
-        except (ValueError, RecursionError):
-            loaded = None
-        if isinstance(loaded, dict):
-            state = {key: value for key, value in loaded.items() if isinstance(value, str)}
-        else:
-            with contextlib.suppress(OSError):
-                os.replace(path, path.with_name(path.name + ".corrupt"))
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    state[session_id] = when.astimezone(UTC).isoformat().replace("+00:00", "Z")
-    atomic_write_bytes(path, (json.dumps(state, indent=2, sort_keys=True) + "\n").encode("utf-8"))
+            hint = read_memory_hint(workspace) if workspace is not None else ""
+            return draft_with_llm(transcript, ChatClient.from_config(llm), hint, is_known=is_known)
+        except LLMError as exc:
+            if method == "llm":
+                raise
+            draft = draft_extractive(transcript, is_known=is_known)
+            return replace(draft, warnings=(*draft.warnings, f"LLM draft failed ({exc}); used the extractive drafter"))
+    return draft_extractive(transcript, is_known=is_known)

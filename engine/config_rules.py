@@ -1,0 +1,449 @@
+"""Every config key's type, range and allowed values in one table, checked before the config is built."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import reprlib
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, fields
+from datetime import date, datetime, time
+from typing import Any, Literal
+
+from engine.config import (
+    EMBEDDING_ENV_PREFIX,
+    FALLBACKS,
+    PROVIDERS,
+    SEARCH_MODES,
+    SOURCES,
+    ChunkingConfig,
+    EmbeddingConfig,
+    LLMConfig,
+    SearchConfig,
+)
+from engine.display import has_control_chars, safe_name
+from engine.errors import ConfigError
+
+Kind = Literal["int", "float", "bool", "str", "enum", "list", "path", "dict"]
+
+VECTOR_NORMS = ("raw", "minmax")
+ENV_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+HEADER_NAME = r"[!#$%&'*+.^_`|~0-9A-Za-z-]+"  # RFC 9110 token
+BINDING_ID = r"[A-Za-z0-9_][A-Za-z0-9_.-]*"
+AGENT_ID = r"[A-Za-z0-9_][A-Za-z0-9_.-]*"  # no "/", no leading ".": it becomes a folder name
+
+
+@dataclass(frozen=True)
+class Rule:
+    """What one config key accepts; :meth:`check` says what is wrong with a value, in words."""
+
+    kind: Kind
+    meaning: str = ""
+    lo: float | None = None
+    hi: float | None = None
+    above: bool = False  # lo itself is not allowed (> lo rather than ≥ lo)
+    unit: str = ""
+    choices: tuple[str, ...] = ()
+    noun: str = ""  # an enum inside a list reports "unknown <noun> 'x'"
+    empty: bool = False  # "" is allowed (str and path: "" = the default)
+    max_len: int = 256
+    pattern: str = ""
+    like: str = ""  # what ``pattern`` means, for the message
+    prefixes: tuple[str, ...] = ()
+    item: Rule | None = None  # list entries and table values
+    key_pattern: str = ""  # table keys
+    key_like: str = ""
+    max_items: int = 100
+    hidden: bool = False  # never echo the value (headers, a key pasted where its variable's name belongs)
+
+    def describe(self) -> str:
+        """The allowed values in words: ``an integer from 1 to 1000``, ``one of raw, minmax``."""
+        unit = f" {self.unit}" if self.unit else ""
+        if self.kind == "int":
+            return f"an integer from {_num(self.lo)} to {_num(self.hi)}{unit}"
+        if self.kind == "float":
+            return f"a number {self._range()}"
+        if self.kind == "bool":
+            return "true or false"
+        if self.kind == "enum":
+            return f"one of {', '.join(self.choices)}"
+        if self.kind == "list":
+            if self.item is not None and self.item.kind == "enum":
+                return f"a list of strings, each {self.item.describe()}"
+            return "a list of strings (paths)" if self.item is not None and self.item.kind == "path" else "a list of strings"
+        if self.kind == "dict":
+            return f"a table of {self.key_like or 'names'} to strings"
+        what = "a path" if self.kind == "path" else "a string"
+        if self.like:
+            what = self.like
+        return what + (' ("" = the default)' if self.empty else "")
+
+    def _range(self) -> str:
+        unit = f" {self.unit}" if self.unit else ""
+        lo, hi = _num(self.lo), _num(self.hi)
+        if self.kind == "int":
+            return f"at least {lo} and at most {hi}{unit}"
+        if self.above:
+            return f"greater than {lo} and at most {hi}{unit}"
+        return f"between {lo} and {hi}{unit}"
+
+    def _in_range(self, value: float) -> bool:
+        low_ok = self.lo is None or (value > self.lo if self.above else value >= self.lo)
+        return low_ok and (self.hi is None or value <= self.hi)
+
+    def check(self, value: Any) -> str | None:
+        """None when ``value`` is allowed, else the problem in one line (it names the allowed values)."""
+        shown = _show(value, self.hidden)
+        if self.kind == "int":
+            if isinstance(value, bool) or not isinstance(value, int):
+                return f"expected an integer ({self._range()}), got {shown}"
+            return None if self._in_range(value) else f"must be {self._range()}, got {shown}"
+        if self.kind == "float":
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                return f"expected a number ({self._range()}), got {shown}"
+            if not math.isfinite(value):
+                return f"must be a finite number ({self._range()}), got {shown}"
+            return None if self._in_range(value) else f"must be {self._range()}, got {shown}"
+        if self.kind == "bool":
+            return None if isinstance(value, bool) else f"expected true or false, got {shown}"
+        if self.kind == "enum":
+            if not isinstance(value, str):
+                return f"expected {self.describe()}, got {shown}"
+            if value in self.choices:
+                return None
+            if self.noun:
+                return f"unknown {self.noun} {shown} (known: {', '.join(self.choices)})"
+            return f"must be {self.describe()}, got {shown}"
+        if self.kind in ("str", "path"):
+            return self._check_text(value, shown)
+        if self.kind == "list":
+            return self._check_list(value, shown)
+        return self._check_table(value, shown)
+
+    def _check_text(self, value: Any, shown: str) -> str | None:
+        if self.kind == "path" and isinstance(value, os.PathLike):
+            value = os.fspath(value)
+        if not isinstance(value, str):
+            return f"expected {self.describe()}, got {shown}"
+        if value == "":
+            return None if self.empty else "must not be empty"
+        if len(value) > self.max_len:
+            return f"must be at most {self.max_len} characters, got {len(value)}"
+        if has_control_chars(value):
+            return f"must not contain control or line-break characters, got {shown}"
+        if self.prefixes and not value.startswith(self.prefixes):
+            return f"must start with {' or '.join(self.prefixes)}, got {shown}"
+        if self.pattern and re.fullmatch(self.pattern, value) is None:
+            return f"must be {self.like}, got {shown}"
+        return None
+
+    def _check_list(self, value: Any, shown: str) -> str | None:
+        if not isinstance(value, (list, tuple)) or not all(isinstance(v, (str, os.PathLike)) for v in value):
+            return f"expected {self.describe()}, got {shown}"
+        if len(value) > self.max_items:
+            return f"must have at most {self.max_items} entries, got {len(value)}"
+        for n, entry in enumerate(value, 1):
+            problem = self.item.check(entry) if self.item is not None else None
+            if problem is not None:
+                return problem if self.item is not None and self.item.noun else f"entry {n}: {problem}"
+        return None
+
+    def _check_table(self, value: Any, shown: str) -> str | None:
+        if not isinstance(value, Mapping):
+            return f"expected {self.describe()}, got {shown}"
+        if len(value) > self.max_items:
+            return f"must have at most {self.max_items} entries, got {len(value)}"
+        for key, entry in value.items():
+            name = _show(key)
+            if not isinstance(key, str) or len(key) > 100 or re.fullmatch(self.key_pattern or ".+", key) is None:
+                return f"{name}: must be {self.key_like or 'a name'} (at most 100 characters)"
+            problem = self.item.check(entry) if self.item is not None else None
+            if problem is not None:
+                return f"{name}: {problem}"
+        return None
+
+
+def _seconds(meaning: str) -> Rule:
+    return Rule("float", meaning, lo=0, hi=600, above=True, unit="seconds")
+
+
+def _share(meaning: str) -> Rule:
+    return Rule("float", meaning, lo=0, hi=1)
+
+
+def _url(meaning: str) -> Rule:
+    return Rule("str", meaning, empty=True, max_len=2048, prefixes=("http://", "https://"),
+                pattern=r"\S+", like="a URL without spaces")
+
+
+def _key_env(meaning: str) -> Rule:
+    return Rule("str", meaning, empty=True, max_len=128, pattern=ENV_NAME, hidden=True,
+                like="the NAME of the environment variable that holds the key (like OPENAI_API_KEY), "
+                     "not the key itself")
+
+
+TOP_LEVEL: dict[str, Rule] = {
+    "workspace": Rule("path", "the workspace folder", empty=True, max_len=4096),
+    "extra_paths": Rule("list", "more Markdown files or folders to index", max_items=1000,
+                        item=Rule("path", max_len=4096)),
+    "sources": Rule("list", "what search covers", max_items=16,
+                    item=Rule("enum", choices=SOURCES, noun="source")),
+    "sessions_dir": Rule("path", "the agent's sessions folder", empty=True, max_len=4096),
+    "agent": Rule("str", "the OpenClaw agent id", max_len=64, pattern=AGENT_ID,
+                  like="an agent id like main (letters, digits, _ . -; not starting with .)"),
+}
+"""Top-level keys that hold values (tables are in SECTIONS and TABLES)."""
+
+SECTIONS: dict[str, dict[str, Rule]] = {
+    "embedding": {
+        "provider": Rule("enum", "the embedding provider", choices=PROVIDERS),
+        "model": Rule("str", "the model; \"\" = the provider's default", empty=True),
+        "base_url": _url("the remote endpoint; \"\" = the provider's public API"),
+        "api_key_env": _key_env("the variable holding the key; \"\" = the provider's usual ones"),
+        "headers": Rule("dict", "extra HTTP headers", key_pattern=HEADER_NAME, key_like="an HTTP header name",
+                        max_items=64, item=Rule("str", empty=True, max_len=8192, hidden=True,
+                                                like="a string")),
+        "dimensions": Rule("int", "vector size asked of the model; 0 = native", lo=0, hi=65536),
+        "fallback": Rule("enum", "the provider when the chosen one cannot work", choices=FALLBACKS),
+        "batch_size": Rule("int", "texts per request", lo=1, hi=2048),
+        "batch_tokens": Rule("int", "estimated tokens per request", lo=1, hi=1_000_000),
+        "max_input_tokens": Rule("int", "tokens per embedded window; 0 = the model's limit", lo=0, hi=131072),
+        "timeout": _seconds("seconds per remote request"),
+        "max_retries": Rule("int", "retries on 429/5xx/timeouts", lo=0, hi=10),
+    },
+    "chunking": {
+        "tokens": Rule("int", "chunk size in tokens", lo=16, hi=8192),
+        "overlap": Rule("int", "chunk overlap in tokens (less than tokens)", lo=0, hi=8191),
+        "window_tokens": Rule("int", "embedding window in tokens; 0 = the model's limit", lo=0, hi=131072),
+        "line_vectors": Rule("bool", "also embed each line"),
+    },
+    "search": {
+        "max_results": Rule("int", "results returned", lo=1, hi=1000),
+        "min_score": _share("the soft score threshold"),
+        "vector_weight": _share("fusion weight of the vector score"),
+        "text_weight": _share("fusion weight of the keyword score"),
+        "candidate_multiplier": Rule("int", "candidates per leg = max_results × this", lo=1, hi=100),
+        "mmr": Rule("bool", "MMR re-ranking"),
+        "mmr_lambda": _share("MMR relevance/diversity balance"),
+        "decay": Rule("bool", "temporal decay of dated notes"),
+        "half_life_days": Rule("float", "decay half-life", lo=0, hi=36500, above=True, unit="days"),
+        "vector_norm": Rule("enum", "vector score normalisation", choices=VECTOR_NORMS),
+        "line_weight": _share("share of the vector score from the chunk's best line"),
+        "line_text_weight": _share("share of the keyword score from the chunk's best line"),
+    },
+    "llm": {
+        "base_url": _url("OpenAI-compatible chat endpoint for flush drafts; \"\" = none"),
+        "model": Rule("str", "the chat model", empty=True),
+        "api_key_env": _key_env("the variable holding the key"),
+        "timeout": _seconds("seconds per request"),
+    },
+    "tui": {
+        "theme": Rule("str", "the TUI theme", max_len=100, like="a theme name like memdeck-dark"),
+        "search_mode": Rule("enum", "the search mode the TUI starts in", choices=SEARCH_MODES),
+    },
+}
+"""Tables whose keys are fixed: each key's rule."""
+
+TABLES: dict[str, Rule] = {
+    "keys": Rule("dict", "key binding overrides", key_pattern=BINDING_ID, key_like="a binding id like memdeck.save",
+                 max_items=500, item=Rule("str", max_len=200, like='a string of keys like "ctrl+s,f2"')),
+}
+"""Tables whose keys are free (binding ids): one rule for the whole table."""
+
+SECTION_CLASSES: dict[str, type] = {
+    "embedding": EmbeddingConfig, "chunking": ChunkingConfig, "search": SearchConfig, "llm": LLMConfig,
+}
+"""The dataclass each section builds (a test keeps the rules and the fields identical)."""
+
+ENV_PREFIXES: dict[str, str] = {"embedding": EMBEDDING_ENV_PREFIX}
+"""Sections whose keys can be set as ``<PREFIX><KEY>`` environment variables."""
+
+KNOWN_TOP = frozenset({*TOP_LEVEL, *SECTIONS, *TABLES})
+
+
+def rule_for(dotted: str) -> Rule:
+    """The rule of ``"search.max_results"`` or ``"workspace"``.
+
+    Raises:
+        KeyError: no such key.
+    """
+    section, _, key = dotted.rpartition(".")
+    if not section:
+        return TOP_LEVEL[key]
+    return SECTIONS[section][key]
+
+
+def check_value(dotted: str, value: Any) -> str | None:
+    """None when ``value`` is allowed for the key ``dotted`` (``"tui.theme"``), else the problem."""
+    return rule_for(dotted).check(value)
+
+
+def validate(raw: Mapping[str, Any], *, path: str = "config.toml",
+             environ: Mapping[str, str] | None = None) -> None:
+    """Check the config file's values (and ``MEMDECK_EMBEDDING_*`` in ``environ``) against the rules.
+
+    Args:
+        raw: the parsed TOML (with any overrides merged in).
+        path: the file, for the message.
+        environ: the environment whose overrides to check too (None: none).
+
+    Raises:
+        ConfigError: one line naming the file (or variable), the key, the allowed values and what was given.
+    """
+    for key, value in raw.items():
+        if key not in KNOWN_TOP:
+            raise _error(path, _key(key), f"unknown key (known: {', '.join(sorted(KNOWN_TOP))})")
+        if key in TOP_LEVEL:
+            _raise_if(path, key, TOP_LEVEL[key].check(value))
+        elif key in TABLES:
+            _raise_if(path, key, _table_problem(value) or TABLES[key].check(value))
+        else:
+            _raise_if(path, key, _table_problem(value))
+            for name, entry in value.items():
+                rule = SECTIONS[key].get(name) if isinstance(name, str) else None
+                if rule is None:
+                    known = ", ".join(sorted(SECTIONS[key]))
+                    raise _error(path, f"{key}.{_key(name)}", f"unknown key (known: {known})")
+                _raise_if(path, f"{key}.{name}", rule.check(entry))
+    origins: dict[str, str] = {}
+    effective = {s: dict(raw.get(s) or {}) for s in SECTIONS}
+    for var, section, name, value in _environment(environ or {}):
+        _raise_if(f"environment variable {var}", f"{section}.{name}", SECTIONS[section][name].check(value))
+        effective[section][name] = value
+        origins[f"{section}.{name}"] = f"environment variable {var}"
+    for dotted, check in CROSS_RULES:
+        problem = check(effective)
+        if problem is not None:
+            raise _error(origins.get(dotted, path), dotted, problem)
+
+
+def _environment(environ: Mapping[str, str]) -> Iterator[tuple[str, str, str, Any]]:
+    """``(variable, section, key, value)`` for each set override, the text parsed as the key's type."""
+    for section, prefix in ENV_PREFIXES.items():
+        for name, rule in SECTIONS[section].items():
+            var = prefix + name.upper()
+            text = environ.get(var)
+            if text is None or text.strip() == "":
+                continue
+            where = f"environment variable {var}"
+            value, problem = _parse_env(rule, text)
+            _raise_if(where, f"{section}.{name}", problem)
+            yield var, section, name, value
+
+
+def _parse_env(rule: Rule, text: str) -> tuple[Any, str | None]:
+    shown = _show(text, rule.hidden or rule.kind == "dict")
+    stripped = text.strip()
+    if rule.kind == "int":
+        try:
+            return int(stripped), None
+        except ValueError:
+            return None, f"expected an integer ({rule._range()}), got {shown}"
+    if rule.kind == "float":
+        try:
+            return float(stripped), None
+        except ValueError:
+            return None, f"expected a number ({rule._range()}), got {shown}"
+    if rule.kind == "bool":
+        words = {"true": True, "1": True, "yes": True, "on": True, "false": False, "0": False, "no": False,
+                 "off": False}
+        if stripped.lower() in words:
+            return words[stripped.lower()], None
+        return None, f"expected true or false, got {shown}"
+    if rule.kind in ("dict", "list"):
+        want: type = dict if rule.kind == "dict" else list
+        example = '{"X-Org": "a"}' if rule.kind == "dict" else '["a", "b"]'
+        try:
+            value = json.loads(text)
+        except (ValueError, RecursionError):
+            value = None
+        if not isinstance(value, want):
+            noun = "object" if rule.kind == "dict" else "array"
+            return None, f"expected a JSON {noun} like {example}, got {shown}"
+        return value, None
+    return stripped, None
+
+
+def _overlap_below_tokens(sections: Mapping[str, Mapping[str, Any]]) -> str | None:
+    chunking = sections["chunking"]
+    tokens = chunking.get("tokens", ChunkingConfig.tokens)
+    overlap = chunking.get("overlap", ChunkingConfig.overlap)
+    if overlap < tokens:
+        return None
+    default = "" if "overlap" in chunking else " (the default; set a smaller overlap)"
+    return f"must be between 0 and chunking.tokens - 1 ({tokens - 1}), got {overlap}{default}"
+
+
+def _weights_not_both_zero(sections: Mapping[str, Mapping[str, Any]]) -> str | None:
+    search = sections["search"]
+    vector = search.get("vector_weight", SearchConfig.vector_weight)
+    text = search.get("text_weight", SearchConfig.text_weight)
+    if vector + text > 0:
+        return None
+    return "weights must be ≥ 0 and not both 0 (vector_weight and text_weight are both 0)"
+
+
+CROSS_RULES: tuple[tuple[str, Callable[[Mapping[str, Mapping[str, Any]]], str | None]], ...] = (
+    ("chunking.overlap", _overlap_below_tokens),
+    ("search.vector_weight", _weights_not_both_zero),
+)
+"""Rules across keys, run once every key is valid on its own: (the key named, the check)."""
+
+
+def _table_problem(value: Any) -> str | None:
+    return None if isinstance(value, Mapping) else f"expected a table, got {_show(value)}"
+
+
+def _raise_if(path: str, key: str, problem: str | None) -> None:
+    if problem is not None:
+        raise _error(path, key, problem)
+
+
+def _error(path: str, key: str, problem: str) -> ConfigError:
+    exc = ConfigError(path, key, problem)
+    exc.args = (safe_name(str(exc)),)  # one line on any terminal, whatever the file's name or value held
+    return exc
+
+
+def _key(key: object) -> str:
+    return safe_name(key) if isinstance(key, str) else _show(key)
+
+
+_REPR = reprlib.Repr()
+_REPR.maxstring = 60
+_REPR.maxother = 60
+_REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = 4
+_REPR.maxlevel = 2
+
+
+def _show(value: Any, hidden: bool = False) -> str:
+    """A value as the message shows it: TOML-like, short, never a secret and never a control character."""
+    if hidden and isinstance(value, str) and value:
+        return f"a value of {len(value)} characters (not shown)"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        try:
+            digits = str(value)
+        except ValueError:  # more digits than int→str allows
+            return f"an integer of {value.bit_length()} bits"
+        return digits if len(digits) <= 30 else f"{digits[:12]}… ({len(digits)} digits)"
+    if isinstance(value, (datetime, date, time)):
+        return f"the date/time {value.isoformat()}"
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    try:
+        return _REPR.repr(value)
+    except ValueError:
+        return f"a {type(value).__name__}"
+
+
+def _num(value: float | None) -> str:
+    return "?" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def section_fields() -> dict[str, set[str]]:
+    """Each dataclass section's field names (what the rules must cover exactly)."""
+    return {name: {f.name for f in fields(cls)} for name, cls in SECTION_CLASSES.items()}

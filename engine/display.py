@@ -1,0 +1,69 @@
+"""Display-safe text: control, bidi and surrogate characters shown as visible escapes, never sent to a terminal."""
+
+from __future__ import annotations
+
+import functools
+import re
+
+# THE rule, in one place: C0 controls except tab and newline, DEL, C1 controls (U+0080–U+009F: 8-bit CSI,
+# OSC, DCS, ST, NEL) and the bidi embeddings/overrides/isolates that reorder what a terminal shows ("Trojan
+# Source"). Lone surrogates (U+D800–U+DFFF) join them: they are what ``os.fsdecode`` makes of a file name's
+# undecodable bytes, printing one raises UnicodeEncodeError, and under ``surrogateescape`` U+DC9B would go
+# out as the raw byte 0x9B, an 8-bit CSI.
+_TEXT_RANGES = "\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff"
+_NAME_RANGES = _TEXT_RANGES + "\t\n\u2028\u2029"  # names also: one name, one line, for any line splitter
+
+_NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}  # the escapes people read at a glance
+
+
+def _escape(match: re.Match[str]) -> str:
+    ch = match.group()
+    cp = ord(ch)
+    return _NAMED.get(ch) or (f"\\x{cp:02x}" if cp < 0x100 else f"\\u{cp:04x}")
+
+
+@functools.cache
+def _unsafe(names: bool) -> re.Pattern[str]:
+    # Compiled on first need (~1 ms): most strings are printable and never get here.
+    return re.compile(f"[{_NAME_RANGES if names else _TEXT_RANGES}]")
+
+
+def safe_text(s: str, keep_newlines: bool = True) -> str:
+    """``s`` made safe to show on a terminal or in a TUI: every unsafe character becomes a visible escape.
+
+    Unsafe: C0 controls except newline and tab, DEL, C1 controls U+0080–U+009F, the bidi overrides and
+    isolates U+202A–U+202E and U+2066–U+2069, and lone surrogates. ``ESC`` becomes ``\\x1b``, U+202E
+    ``\\u202e``. Every introducer and terminator of an escape sequence (ESC, 8-bit CSI/OSC/DCS, BEL, ST) is
+    itself escaped and nothing is dropped, so an escape sequence (``ESC]52;…BEL`` clipboard writes, ``ESC[2J``
+    screen clears) shows whole as inert text and no fragment of one can reach the terminal. The result
+    contains no unsafe character, so ``safe_text`` is idempotent. Memory files are data: they are shown,
+    never executed.
+
+    Args:
+        s: any text.
+        keep_newlines: keep ``\\n`` and ``\\t`` as they are (text); False escapes them too (see
+            :func:`safe_name`).
+    """
+    if s.isprintable():  # every unsafe character is Cc, Cf, Cs, Zl or Zp: none is printable
+        return s
+    unsafe = _unsafe(not keep_newlines)
+    if unsafe.search(s) is None:  # text with newlines: nothing to escape, no copy
+        return s
+    return unsafe.sub(_escape, s)
+
+
+def safe_name(s: str) -> str:
+    """A file name, title or key made safe to show on one line: :func:`safe_text` that also escapes
+    ``\\n``, ``\\t`` and the Unicode line/paragraph separators U+2028/U+2029.
+
+    ``memory/new⏎line.md`` (a real newline) shows as ``memory/new\\nline.md``: one name, one output line.
+    """
+    return safe_text(s, keep_newlines=False)
+
+
+def has_control_chars(name: str) -> bool:
+    """True when :func:`safe_name` would change ``name`` (a control, bidi, surrogate or line-break character).
+
+    For skipping and reporting file names that cannot be shown or cited as they are.
+    """
+    return not name.isprintable() and _unsafe(True).search(name) is not None

@@ -1,0 +1,552 @@
+"""Index health checks (``memdeck doctor`` without ``--fix``): what they find, and the report they make."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import stat
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engine.config import Config
+from engine.health.secrets import find_secrets
+from engine.index import queries, schema
+from engine.index.indexer import pid_alive
+from engine.index.scan import scan_sources
+from engine.textio import read_text_file
+from engine.workspace import scan_memory_files
+
+SEVERITIES = ("ok", "info", "warn", "error")
+WORKSPACE_TEMP_AGE = 600.0
+"""A workspace temp file older than this (seconds) is a crashed save, not one in progress."""
+
+
+@dataclass(frozen=True)
+class SecretFound:
+    """A likely secret in a memory file; ``preview`` masks the secret itself."""
+
+    path: str
+    line: int
+    kind: str
+    preview: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """A plain dict for JSON."""
+        return {"path": self.path, "line": self.line, "kind": self.kind, "preview": self.preview}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One health check's result.
+
+    Attributes:
+        check: a stable id (``index``, ``fts``, ``vectors``, ``orphans``, ``files``, ``identity``, ``stale``,
+            ``temp-files``, ``workspace-temp``, ``corrupt-copies``, ``lock``, ``sqlite-vec``, ``model``,
+            ``permissions``, ``unreadable``, ``secrets``).
+        severity: ``ok``, ``info``, ``warn`` or ``error``.
+        message: one line for a person.
+        count: how many things the check found (rows, files, ...).
+        details: more lines (paths, row counts), shown under the message.
+        fix: what ``--fix`` does about it; None when it cannot be fixed automatically.
+    """
+
+    check: str
+    severity: str
+    message: str
+    count: int = 0
+    details: tuple[str, ...] = ()
+    fix: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A plain dict for JSON."""
+        return {"check": self.check, "severity": self.severity, "message": self.message, "count": self.count,
+                "details": list(self.details), "fix": self.fix}
+
+
+@dataclass(frozen=True)
+class DoctorReport:
+    """What ``memdeck doctor`` found (after repairs when ``--fix`` ran) and what it did."""
+
+    workspace: str
+    index_path: str
+    findings: tuple[Finding, ...]
+    secrets: tuple[SecretFound, ...] = ()
+    actions: tuple[str, ...] = ()
+    fixed: bool = False
+
+    @property
+    def problems(self) -> tuple[Finding, ...]:
+        """Findings that need attention (``warn`` and ``error``)."""
+        return tuple(f for f in self.findings if f.severity in ("warn", "error"))
+
+    @property
+    def ok(self) -> bool:
+        """True when nothing needs attention."""
+        return not self.problems
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``doctor --json`` payload."""
+        return {
+            "ok": self.ok,
+            "workspace": self.workspace,
+            "indexPath": self.index_path,
+            "fixed": self.fixed,
+            "findings": [f.to_dict() for f in self.findings],
+            "secrets": [s.to_dict() for s in self.secrets],
+            "actions": list(self.actions),
+        }
+
+
+# -- the secret scanner ----------------------------------------------------------------------------
+
+
+def scan_secrets(config: Config) -> list[SecretFound]:
+    """Find API keys, tokens, passwords and private keys in the memory files (never in sessions).
+
+    Memory files are plain text that agents paste into prompts and people sync and share; a secret in
+    one is a leak waiting to happen. Previews are masked (see :func:`engine.health.secrets.find_secrets`).
+
+    Args:
+        config: the configuration (workspace and extra paths).
+
+    Returns:
+        Findings in file order, then line order. Unreadable files are skipped.
+    """
+    found: list[SecretFound] = []
+    for file in scan_memory_files(config).files:
+        try:
+            text = read_text_file(file.path).text
+        except OSError:
+            continue
+        for hit in find_secrets(text):
+            found.append(SecretFound(file.rel, hit.line, hit.kind, hit.preview))
+    return found
+
+
+# -- helpers ------------------------------------------------------------------------------------------
+
+
+def _size(n: int) -> str:
+    value = float(n)
+    for unit in ("B", "KB", "MB", "GB"):
+        if value < 1024 or unit == "GB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{n} B"
+
+
+def _n(count: int, singular: str, plural: str | None = None) -> str:
+    return f"{count} {singular if count == 1 else plural or singular + 's'}"
+
+
+def _file_size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _rebuild_owner(name: str) -> int | None:
+    """The pid in ``<index>.rebuild-<pid>-<time>[-wal|-shm]``."""
+    tail = name.split(".rebuild-", 1)[1] if ".rebuild-" in name else ""
+    pid = tail.split(".")[0].split("-")[0]
+    return int(pid) if pid.isdigit() else None
+
+
+def _lock_holder(index_path: Path) -> int | None:
+    """The pid holding the writer lock, 0 when held by an unknown process, None when free."""
+    lock_path = index_path.with_name(index_path.name + ".lock")
+    try:
+        fd = os.open(lock_path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raw = os.read(fd, 32).decode("ascii", "replace").strip()
+            return int(raw) if raw.isdigit() else 0
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
+
+
+def workspace_temp_files(config: Config, now: float) -> list[Path]:
+    """Temp files a crashed save left in the workspace (``.<name>.<random>.tmp``, older than 10 minutes)."""
+    roots = [config.workspace, config.workspace / "memory", *(p for p in config.extra_paths if p.is_dir())]
+    found: list[Path] = []
+    seen: set[Path] = set()
+    for root in roots:
+        if not root.is_dir() or root.is_symlink():
+            continue
+        walker: Iterable[tuple[str, list[str], list[str]]]
+        if root == config.workspace:
+            walker = [(str(root), [], [e.name for e in root.iterdir() if e.is_file()])]
+        else:
+            walker = os.walk(root, followlinks=False)
+        for dirpath, _dirs, names in walker:
+            for name in names:
+                if not (name.startswith(".") and name.endswith(".tmp") and ".md." in name):
+                    continue
+                path = Path(dirpath) / name
+                try:
+                    st = path.lstat()
+                except OSError:
+                    continue
+                if stat.S_ISREG(st.st_mode) and now - st.st_mtime > WORKSPACE_TEMP_AGE and path not in seen:
+                    seen.add(path)
+                    found.append(path)
+    return sorted(found)
+
+
+def _expected_identity(config: Config, vec_loaded: bool) -> dict[str, Any]:
+    from engine.embed.choice import choose_provider, make_embedder
+    from engine.index.indexer import identity_for
+
+    choice = choose_provider(config)
+    embedder = make_embedder(choice, config)
+    return identity_for(config, choice, embedder if vec_loaded and embedder is not None else None)
+
+
+# -- checks ---------------------------------------------------------------------------------------
+
+
+def _check_sqlite_vec() -> Finding:
+    from engine.index.store import CorruptIndex, IndexAccessError, connect_raw
+
+    try:
+        conn, driver = connect_raw(Path(":memory:"))
+    except (CorruptIndex, IndexAccessError) as exc:
+        return Finding("sqlite-vec", "error", f"SQLite cannot start: {exc}")
+    conn.close()
+    if driver.vec_version is None:
+        return Finding("sqlite-vec", "warn", f"sqlite-vec is not available ({driver.vec_error}): vector search is off, "
+                       "keyword search works")
+    return Finding("sqlite-vec", "ok", f"sqlite-vec {driver.vec_version} loads ({driver.name} {driver.sqlite_version})")
+
+
+def _check_model(config: Config) -> Finding:
+    from engine.embed.choice import choose_provider
+
+    choice = choose_provider(config)  # decides without loading anything
+    if choice.provider == "none":
+        if choice.requested == "none":
+            return Finding("model", "ok", "keyword-only by configuration (embedding.provider = none)")
+        return Finding("model", "warn", f"no embedding model, search is keyword-only: {choice.reason}")
+    if choice.provider != choice.requested and choice.requested not in ("auto", choice.provider):
+        return Finding("model", "warn", f"using the fallback {choice.provider}: {choice.reason}")
+    loaded = " (loaded on first vector search)" if choice.provider == "local" else ""
+    return Finding("model", "ok", f"{choice.provider}: {choice.model}{loaded}")
+
+
+def _check_files_on_disk(config: Config, now: float) -> list[Finding]:
+    folder = config.index_path.parent
+    out: list[Finding] = []
+    leftovers: list[Path] = []
+    copies: list[Path] = []
+    if folder.is_dir():
+        for entry in sorted(folder.iterdir()):
+            if ".rebuild-" in entry.name:
+                owner = _rebuild_owner(entry.name)
+                base = folder / entry.name.split(".rebuild-", 1)[0]
+                # Nobody holds that index's writer lock, or its owner is dead: nobody is rebuilding into it.
+                if _lock_holder(base) is None or owner is None or not pid_alive(owner):
+                    leftovers.append(entry)
+            elif ".corrupt-" in entry.name:
+                copies.append(entry)
+    if leftovers:
+        size = sum(_file_size(p) for p in leftovers)
+        out.append(Finding("temp-files", "warn", f"{_n(len(leftovers), 'temp file')} from interrupted rebuilds ({_size(size)})",
+                           len(leftovers), tuple(p.name for p in leftovers), "delete them"))
+    else:
+        out.append(Finding("temp-files", "ok", "no temp files left by interrupted rebuilds"))
+    if copies:
+        size = sum(_file_size(p) for p in copies)
+        out.append(Finding("corrupt-copies", "info",
+                           f"{_n(len(copies), 'damaged index copy', 'damaged index copies')} kept for inspection ({_size(size)})",
+                           len(copies), tuple(p.name for p in copies), "delete them"))
+    temps = workspace_temp_files(config, now)
+    if temps:
+        rels = tuple(rel_to(p, config.workspace) for p in temps)
+        out.append(Finding("workspace-temp", "warn",
+                           f"{_n(len(temps), 'unfinished save')} in the workspace (temp files a crash left behind)",
+                           len(temps), rels, f"move them to {config.home / 'recovered'}"))
+    else:
+        out.append(Finding("workspace-temp", "ok", "no unfinished saves in the workspace"))
+    holder = _lock_holder(config.index_path)
+    if holder is not None:
+        who = f"pid {holder}" if holder else "another process"
+        out.append(Finding("lock", "info", f"the index is being written by {who}; repairs wait for it", 1))
+    else:
+        out.append(Finding("lock", "ok", "no process holds the writer lock"))
+    return out
+
+
+def rel_to(path: Path, workspace: Path) -> str:
+    """``path`` relative to the workspace (POSIX), or as it is when it lies outside."""
+    try:
+        return path.relative_to(workspace).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def private_paths(config: Config) -> tuple[tuple[Path, ...], tuple[Path, ...]]:
+    """The folders (want 700) and files (want 600) memdeck keeps private."""
+    index = config.index_path
+    folders = (config.home, index.parent)
+    files = (index, Path(str(index) + "-wal"), Path(str(index) + "-shm"), index.with_name(index.name + ".lock"),
+             config.config_path, config.home / "memdeck.log")
+    return folders, files
+
+
+def loose_folders(config: Config) -> list[Path]:
+    """Private folders others can read or enter."""
+    out: list[Path] = []
+    for folder in private_paths(config)[0]:
+        with contextlib.suppress(OSError):
+            if folder.is_dir() and stat.S_IMODE(folder.stat().st_mode) & 0o077:
+                out.append(folder)
+    return out
+
+
+def loose_files(config: Config) -> list[Path]:
+    """Private files (not symlinks) others can read or write."""
+    out: list[Path] = []
+    for path in private_paths(config)[1]:
+        with contextlib.suppress(OSError):
+            if path.is_file() and not path.is_symlink() and stat.S_IMODE(path.stat().st_mode) & 0o077:
+                out.append(path)
+    return out
+
+
+def _mode(path: Path) -> str:
+    try:
+        return f"{stat.S_IMODE(path.stat().st_mode):o}"
+    except OSError:
+        return "?"
+
+
+def _check_permissions(config: Config) -> Finding:
+    loose = [f"{folder} is {_mode(folder)} (want 700)" for folder in loose_folders(config)]
+    loose += [f"{path} is {_mode(path)} (want 600)" for path in loose_files(config)]
+    if loose:
+        return Finding("permissions", "warn", f"{_n(len(loose), 'memdeck file or folder', 'memdeck files or folders')} readable by others",
+                       len(loose), tuple(loose), "chmod folders 700 and files 600")
+    return Finding("permissions", "ok", "index, config and folders are private (600/700)")
+
+
+@dataclass
+class _IndexFacts:
+    exists: bool = False
+    damaged: str | None = None
+    vec_loaded: bool = False
+    findings: list[Finding] = field(default_factory=list)
+
+
+def _check_index(config: Config) -> _IndexFacts:
+    from engine.index.store import DB_ERRORS, CorruptIndex, IndexAccessError, check_header, connect_raw
+
+    facts = _IndexFacts()
+    path = config.index_path
+    if not path.exists():
+        facts.findings.append(Finding("index", "info", "no index yet: `memdeck index` builds it", fix="build it"))
+        return facts
+    facts.exists = True
+    rebuild = "move it aside and rebuild it from the Markdown"
+    try:
+        check_header(path)
+        conn, driver = connect_raw(path)
+    except CorruptIndex as exc:
+        facts.damaged = str(exc)
+        facts.findings.append(Finding("index", "error", f"the index is damaged: {exc}", fix=rebuild))
+        return facts
+    except IndexAccessError as exc:
+        facts.findings.append(Finding("index", "error", str(exc)))
+        return facts
+    facts.vec_loaded = driver.vec_version is not None
+    try:
+        tables = schema.table_names(conn, views=True)
+        missing = [t for t in schema.CORE_TABLES if t not in tables]
+        if missing:
+            facts.damaged = f"tables missing: {', '.join(missing)}"
+            facts.findings.append(Finding("index", "error", f"not a memdeck index ({facts.damaged})", fix=rebuild))
+            return facts
+        try:
+            version = schema.stored_version(conn)
+        except schema.SchemaProblem:
+            version = 0
+        if version > schema.SCHEMA_VERSION:
+            facts.damaged = f"made by a newer memdeck (schema {version}, this one knows {schema.SCHEMA_VERSION})"
+            facts.findings.append(Finding("index", "error", f"the index was {facts.damaged}", fix=rebuild))
+            return facts
+        problems = queries.quick_check(conn, 20)
+        if problems != ["ok"]:
+            facts.damaged = problems[0]
+            facts.findings.append(Finding("index", "error", f"the index is damaged: {problems[0]}", len(problems),
+                                          tuple(problems), rebuild))
+            return facts
+        size = sum(os.path.getsize(str(path) + s) for s in ("", "-wal") if os.path.exists(str(path) + s))
+        facts.findings.append(Finding("index", "ok", f"index file is sound ({_size(size)}, schema {version})"))
+        recovered = queries.get_meta(conn, schema.RECOVERED_META)
+        with contextlib.suppress(ValueError, TypeError, AttributeError, KeyError):
+            last: dict[str, Any] = json.loads(recovered) if recovered else {}
+            if last:
+                when = time.strftime("%Y-%m-%d %H:%M", time.localtime(float(last["at"])))
+                facts.findings.append(Finding("recovered", "info", f"rebuilt after damage on {when}: {last['note']}",
+                                              1, fix="forget it"))
+        facts.findings.extend(_check_rows(conn, facts.vec_loaded, schema.VEC_TABLE in tables))
+        facts.findings.extend(_check_identity_and_freshness(config, conn, facts.vec_loaded))
+    except DB_ERRORS as exc:
+        facts.damaged = str(exc)
+        facts.findings.append(Finding("index", "error", f"the index is damaged: {exc}", fix=rebuild))
+    finally:
+        conn.close()
+    return facts
+
+
+def _check_rows(conn: Any, vec_loaded: bool, has_vec_table: bool) -> list[Finding]:
+    """Every chunk has its FTS row and (once embedded) its windows and vectors; nothing points nowhere."""
+    out: list[Finding] = []
+    chunk_ids = queries.chunk_ids(conn)
+    fts_ids = queries.fts_rowids(conn)
+    windows = queries.windows(conn)
+    window_ids = {w for w, _ in windows}
+    with_windows = {c for _, c in windows}
+    embedded = queries.embedded_chunk_ids(conn)
+    files_indexed = queries.file_count(conn)
+
+    no_fts = chunk_ids - fts_ids
+    if no_fts:
+        out.append(Finding("fts", "error", f"{_n(len(no_fts), 'chunk')} without a keyword (FTS) row: keyword search misses them",
+                           len(no_fts), fix="re-add their FTS rows"))
+    else:
+        out.append(Finding("fts", "ok", f"every chunk ({len(chunk_ids)}) has its FTS row"))
+
+    orphan_lines: list[str] = []
+    fts_orphans = fts_ids - chunk_ids
+    if fts_orphans:
+        orphan_lines.append(f"{_n(len(fts_orphans), 'FTS row')} without a chunk")
+    window_orphans = {w for w, c in windows if c not in chunk_ids}
+    if window_orphans:
+        orphan_lines.append(f"{_n(len(window_orphans), 'embedding window')} without a chunk")
+    chunk_orphans = queries.unlisted_chunk_ids(conn)
+    if chunk_orphans:
+        orphan_lines.append(f"{_n(len(chunk_orphans), 'chunk')} of files the index does not list")
+    vec_ids: set[int] | None = None
+    if has_vec_table and vec_loaded:
+        vec_ids = queries.vector_rowids(conn)
+        vec_orphans = vec_ids - window_ids
+        if vec_orphans:
+            orphan_lines.append(f"{_n(len(vec_orphans), 'vector')} without a window")
+    if orphan_lines:
+        total = sum(int(line.split()[0]) for line in orphan_lines)
+        out.append(Finding("orphans", "error", f"{_n(total, 'orphaned row')}", total, tuple(orphan_lines),
+                           "delete them"))
+    else:
+        out.append(Finding("orphans", "ok", "no orphaned rows"))
+
+    missing_vec: set[int] = embedded - with_windows
+    if vec_ids is not None:
+        missing_vec |= {c for w, c in windows if w not in vec_ids and c in chunk_ids}
+    if missing_vec:
+        out.append(Finding("vectors", "error", f"{_n(len(missing_vec), 'embedded chunk')} without vectors: vector "
+                           "search misses them", len(missing_vec), fix="embed them again"))
+    elif has_vec_table and not vec_loaded:
+        out.append(Finding("vectors", "info", "vectors not checked: sqlite-vec is not available"))
+    else:
+        out.append(Finding("vectors", "ok", f"every embedded chunk ({len(embedded)}) has its vectors"))
+
+    mismatched = queries.mismatched_files(conn)
+    if mismatched:
+        out.append(Finding("files", "error", f"{_n(len(mismatched), 'file row')} not matching the chunks",
+                           len(mismatched), tuple(mismatched[:20]), "index them again"))
+    else:
+        out.append(Finding("files", "ok", f"every file row ({files_indexed}) matches its chunks"))
+    pending = len(chunk_ids - embedded)
+    if pending and has_vec_table:
+        out.append(Finding("pending", "info", f"{_n(pending, 'chunk')} not embedded yet", pending, fix="embed them"))
+    return out
+
+
+def _check_identity_and_freshness(config: Config, conn: Any, vec_loaded: bool) -> list[Finding]:
+    out: list[Finding] = []
+    identity = queries.get_meta(conn, "identity")
+    stored: Any = None
+    if identity is not None:
+        with contextlib.suppress(ValueError):
+            stored = json.loads(identity)
+    files_indexed = queries.file_count(conn)
+    expected = _expected_identity(config, vec_loaded)
+    if not isinstance(stored, dict):
+        if files_indexed:
+            out.append(Finding("identity", "warn", "the index does not record what it was built with",
+                               fix="rebuild it"))
+        else:
+            out.append(Finding("identity", "ok", "empty index"))
+    elif stored != expected:
+        keys = sorted(k for k in set(stored) | set(expected) if stored.get(k) != expected.get(k))
+        details = tuple(f"{k}: {stored.get(k)!r} → {expected.get(k)!r}" for k in keys)
+        out.append(Finding("identity", "warn", f"the index was built with other settings ({', '.join(keys)}); "
+                           "the next index rebuilds it", len(keys), details, "rebuild it"))
+    else:
+        out.append(Finding("identity", "ok", "index identity matches the settings (provider, model, chunking)"))
+    scan = scan_sources(config)
+    known = queries.file_stats(conn)
+    present = {f.rel for f in scan.files}
+    changed = [f.rel for f in scan.files if f.rel in known and known[f.rel] != (f.mtime_ns, f.size)]
+    new = [f.rel for f in scan.files if f.rel not in known]
+    gone = sorted(p for p in known if p not in present)
+    stale = len(changed) + len(new) + len(gone)
+    if stale:
+        details = tuple([f"changed: {p}" for p in changed[:10]] + [f"new: {p}" for p in new[:10]]
+                        + [f"deleted: {p}" for p in gone[:10]])
+        out.append(Finding("stale", "info", f"{_n(stale, 'file')} changed since the last index "
+                           f"({len(changed)} changed, {len(new)} new, {len(gone)} deleted)", stale, details,
+                           "index them"))
+    else:
+        out.append(Finding("stale", "ok", f"the index is up to date ({len(present)} files)"))
+    undecodable = [f"{path}: {n} bytes not UTF-8" for path, n in queries.undecodable_files(conn)]
+    unreadable = list(scan.issues) + undecodable
+    if unreadable:
+        out.append(Finding("unreadable", "info", f"{_n(len(unreadable), 'file')} skipped or only partly readable",
+                           len(unreadable), tuple(unreadable[:30])))
+    return out
+
+
+def _check_secrets(config: Config) -> tuple[Finding, list[SecretFound]]:
+    secrets = scan_secrets(config)
+    if not secrets:
+        return Finding("secrets", "ok", "no API keys, tokens, passwords or private keys in the memory files"), secrets
+    files = sorted({s.path for s in secrets})
+    details = tuple(f"{s.path}:{s.line} {s.kind}: {s.preview}" for s in secrets[:50])
+    return Finding("secrets", "warn",
+                   f"{_n(len(secrets), 'possible secret')} in {_n(len(files), 'memory file')} (plain text: anyone with the files "
+                   "can copy them); move them to a password manager or an environment variable",
+                   len(secrets), details), secrets
+
+
+def diagnose(config: Config, now: float | None = None) -> DoctorReport:
+    """Check the index and its surroundings without changing anything.
+
+    Args:
+        config: the configuration.
+        now: the current time (tests).
+
+    Returns:
+        The report; ``report.ok`` is True when nothing needs attention.
+    """
+    now = time.time() if now is None else now
+    findings: list[Finding] = [_check_sqlite_vec(), _check_model(config)]
+    facts = _check_index(config)
+    findings.extend(facts.findings)
+    findings.extend(_check_files_on_disk(config, now))
+    findings.append(_check_permissions(config))
+    secret_finding, secrets = _check_secrets(config)
+    findings.append(secret_finding)
+    return DoctorReport(str(config.workspace), str(config.index_path), tuple(findings), tuple(secrets))

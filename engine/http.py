@@ -1,0 +1,377 @@
+"""JSON over HTTP POST (stdlib only): one retry rule, backoff with jitter, ``Retry-After``, errors that say what failed."""
+
+from __future__ import annotations
+
+import errno
+import json
+import math
+import random
+import socket
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
+
+from engine.errors import MemdeckError
+
+MAX_RETRY_AFTER = 30.0
+"""The longest ``Retry-After`` we wait (seconds): a server asking for minutes gets a clear failure sooner."""
+DETAIL_CHARS = 300
+_BODY_BYTES = 8000
+_PLAIN_HEADERS = frozenset({"content-type", "accept", "user-agent", "content-length"})
+
+FailureKind = Literal["status", "refused", "dns", "tls", "timeout", "network", "json", "config"]
+
+
+def public_url(url: str) -> str:
+    """A URL safe to show and fingerprint: no user/password, query or fragment, no trailing slash."""
+    parts = urlsplit(url.strip())
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path.rstrip("/"), "", ""))
+
+
+class HttpError(MemdeckError):
+    """A request failed for good (after retries when the failure was worth retrying).
+
+    Attributes:
+        kind: ``status`` (an HTTP error answer), ``refused``, ``dns``, ``tls``, ``timeout``, ``network``,
+            ``json`` (a 2xx answer that is not JSON) or ``config`` (a bad URL or timeout; nothing was sent).
+        endpoint: the address as shown (no credentials, query or fragment).
+        problem: one line saying what went wrong, without the attempt count.
+        status: the HTTP status for ``status``, else None.
+        reason: the status's reason phrase (``Bad Request``).
+        detail: an excerpt of the error body (the server's own message), secrets masked.
+        attempts: requests made; ``retried`` says whether the failure was one that is retried.
+    """
+
+    def __init__(self, kind: FailureKind, endpoint: str, problem: str, *, status: int | None = None,
+                 reason: str = "", detail: str = "", attempts: int = 1, retried: bool = False) -> None:
+        self.kind: FailureKind = kind
+        self.endpoint = endpoint
+        self.problem = problem
+        self.status = status
+        self.reason = reason
+        self.detail = detail
+        self.attempts = attempts
+        self.retried = retried
+        super().__init__(self.explain())
+
+    @property
+    def message(self) -> str:
+        """The whole line: the problem and, for a retried failure, how many attempts were made."""
+        return self.explain()
+
+    def explain(self, problem: str | None = None, hint: str = "") -> str:
+        """The message with ``problem`` in place of the default one and ``hint`` after it (before the count)."""
+        text = self.problem if problem is None else problem
+        if hint:
+            text = f"{text}: {hint}"
+        if self.retried:
+            text += f" (gave up after {self.attempts} attempt{'s' if self.attempts != 1 else ''})"
+        return text
+
+
+@dataclass(frozen=True)
+class Response:
+    """What a transport returns for any answer, error statuses included; ``headers`` keys are lower-case."""
+
+    status: int
+    reason: str
+    headers: Mapping[str, str]
+    body: bytes
+
+
+Transport = Callable[[str, bytes, Mapping[str, str], float], Response]
+"""``(url, body, headers, timeout) → Response``; raises ``OSError`` (or ``http.client.HTTPException``) when no
+answer arrives. Tests inject one; the default is :func:`urllib_transport`."""
+
+
+def urllib_transport(url: str, body: bytes, headers: Mapping[str, str], timeout: float) -> Response:
+    """POST with ``urllib.request``; HTTP error statuses are returned as responses, not raised."""
+    import urllib.error  # deferred: urllib.request pulls in http.client, email and ssl
+    import urllib.request
+
+    request = urllib.request.Request(url, data=body, headers=dict(headers), method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as answer:
+            raw = answer.read()
+            return Response(int(answer.status), str(answer.reason or ""),
+                            {k.lower(): v for k, v in answer.headers.items()}, raw)
+    except urllib.error.HTTPError as exc:
+        try:
+            raw = exc.read(_BODY_BYTES)
+        except (OSError, ValueError):
+            raw = b""
+        finally:
+            exc.close()
+        found = {k.lower(): v for k, v in exc.headers.items()} if exc.headers else {}
+        return Response(int(exc.code), str(exc.reason or ""), found, raw)
+
+
+def is_retryable_status(status: int) -> bool:
+    """The one rule: rate limiting (429) and every server error (5xx) are worth another try."""
+    return status == 429 or 500 <= status <= 599
+
+
+def parse_retry_after(value: str | None, *, now: float | None = None, cap: float = MAX_RETRY_AFTER) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header: a number of seconds or an HTTP date, between 0 and ``cap``.
+
+    Returns None when the header is missing or unreadable (the caller then backs off as usual).
+    """
+    if value is None or not value.strip():
+        return None
+    text = value.strip()
+    try:
+        seconds = float(text)
+    except ValueError:
+        from email.utils import parsedate_to_datetime  # deferred: only for a date-valued header
+
+        try:
+            when = parsedate_to_datetime(text)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when.tzinfo is None:  # RFC 9110 dates are GMT; a zone-less one is read as such
+            from datetime import UTC
+
+            when = when.replace(tzinfo=UTC)
+        seconds = when.timestamp() - (time.time() if now is None else now)
+    if not math.isfinite(seconds):
+        return None
+    return min(max(seconds, 0.0), cap)
+
+
+def validate_timeout(timeout: object) -> float:
+    """The timeout as a float; a clear :class:`HttpError` (``config``) for anything but a positive finite number.
+
+    ``socket`` would otherwise fail mid-request with ``ValueError: Timeout value out of range`` (negative),
+    never time out (infinite) or switch to non-blocking mode (zero).
+    """
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not math.isfinite(timeout) \
+            or timeout <= 0:
+        raise HttpError("config", "", f"the timeout must be a positive number of seconds, got {timeout!r}")
+    return float(timeout)
+
+
+def error_detail(raw: bytes) -> str:
+    """The server's own error message from an error body (JSON ``error.message`` and the like, else the text)."""
+    text = raw[:_BODY_BYTES].decode("utf-8", errors="replace").strip()
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    if isinstance(data, dict):
+        err = data.get("error", data)
+        if isinstance(err, dict):
+            text = str(err.get("message") or err.get("status") or "")
+        elif isinstance(err, str):
+            text = err
+        elif isinstance(data.get("message"), str):
+            text = data["message"]
+        else:
+            text = ""
+    elif data is not None:
+        text = ""
+    text = " ".join(text.split())
+    return text[:DETAIL_CHARS] + ("…" if len(text) > DETAIL_CHARS else "")
+
+
+def _secrets_of(url: str, headers: Mapping[str, str]) -> list[str]:
+    """What a request carries that may be secret (header values, a URL's password and query values), longest first."""
+    found: set[str] = set()
+    parts = urlsplit(url)
+    if parts.password:
+        found.add(parts.password)
+    found.update(value for _key, value in parse_qsl(parts.query))
+    for name, value in headers.items():
+        if name.lower() in _PLAIN_HEADERS or not value:
+            continue
+        found.add(value)
+        scheme, _, token = value.partition(" ")
+        if token and scheme.lower() in ("bearer", "basic", "token"):
+            found.add(token)
+    return sorted((s for s in found if len(s) >= 6), key=len, reverse=True)
+
+
+def redact(text: str, secrets: Iterable[str]) -> str:
+    """``text`` with every secret replaced by ``***``."""
+    for secret in secrets:
+        if secret and secret in text:
+            text = text.replace(secret, "***")
+    return text
+
+
+def _is_refused(reason: object) -> bool:
+    if isinstance(reason, ConnectionRefusedError):
+        return True
+    return isinstance(reason, OSError) and reason.errno == errno.ECONNREFUSED
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How often and how long to retry a failure worth retrying (429, 5xx, timeouts, broken connections).
+
+    Attributes:
+        retries: retries after the first attempt.
+        backoff: the first delay in seconds; it doubles each retry up to ``max_backoff``.
+        max_backoff: the longest delay between retries.
+        jitter: each delay grows by a random share up to this (0.2 = up to 20 %), so clients spread out.
+        max_retry_after: the longest ``Retry-After`` honoured.
+        retry_refused: whether a refused connection is retried (a local server that is starting up) or fails
+            at once (nothing listens there; waiting would only stall the caller).
+    """
+
+    retries: int = 3
+    backoff: float = 0.5
+    max_backoff: float = 8.0
+    jitter: float = 0.2
+    max_retry_after: float = MAX_RETRY_AFTER
+    retry_refused: bool = True
+
+
+class HttpClient:
+    """Posts JSON and decodes the JSON answer, retrying what is worth retrying.
+
+    Holds no URL or credentials: each call passes its endpoint and headers, so one client serves any caller.
+    """
+
+    def __init__(
+        self,
+        policy: RetryPolicy | None = None,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+        rng: random.Random | None = None,
+        transport: Transport | None = None,
+        wall_clock: Callable[[], float] = time.time,
+    ) -> None:
+        """Configure the client.
+
+        Args:
+            policy: retries and backoff (defaults: 3 retries from 0.5 s, doubling to 8 s, 20 % jitter).
+            sleep: waits between retries (tests pass a recorder).
+            rng: jitter source.
+            transport: sends one request (tests inject a fake); defaults to :func:`urllib_transport`.
+            wall_clock: the current time, for ``Retry-After`` dates.
+        """
+        self.policy = policy or RetryPolicy()
+        self._sleep = sleep
+        self._rng = rng or random.Random()
+        self._transport = transport or urllib_transport
+        self._wall_clock = wall_clock
+
+    def delay(self, attempt: int, retry_after: float | None = None) -> float:
+        """Seconds before retry number ``attempt + 1``: the server's ``Retry-After``, else backoff plus jitter."""
+        if retry_after is not None:
+            return retry_after
+        base = min(self.policy.backoff * float(1 << min(attempt, 30)), self.policy.max_backoff)
+        return base * (1.0 + self._rng.uniform(0.0, max(self.policy.jitter, 0.0)))
+
+    def post_json(
+        self,
+        url: str,
+        payload: Any,
+        *,
+        timeout: float,
+        headers: Mapping[str, str] | None = None,
+        retries: int | None = None,
+        label: str | None = None,
+    ) -> Any:
+        """POST ``payload`` as JSON to ``url`` and return the decoded JSON answer.
+
+        Args:
+            url: the endpoint (may hold credentials; they are never shown).
+            payload: anything :func:`json.dumps` takes.
+            timeout: seconds per attempt (positive and finite).
+            headers: extra request headers (auth); their values are masked in error details.
+            retries: overrides the policy's retries for this call (a person waiting wants fewer).
+            label: how the endpoint is named in errors; defaults to :func:`public_url` of ``url``.
+
+        Raises:
+            HttpError: the request failed for good; ``kind`` and the fields say why.
+        """
+        try:
+            parts = urlsplit(url.strip())
+            valid = parts.scheme.lower() in ("http", "https") and bool(parts.hostname)
+            _ = parts.port  # raises for a port that is not a number
+        except ValueError:
+            valid = False
+        shown = label if label is not None else (public_url(url) if valid else "the configured address")
+        if not valid:
+            raise HttpError("config", shown, f"{shown} is not a valid http:// or https:// address")
+        try:
+            seconds = validate_timeout(timeout)
+        except HttpError as exc:
+            raise HttpError("config", shown, exc.problem) from None
+        extra = dict(headers or {})
+        secrets = _secrets_of(url, extra)
+        sent = {"Content-Type": "application/json", "Accept": "application/json", "User-Agent": "memdeck", **extra}
+        body = json.dumps(payload).encode("utf-8")
+        allowed = max(0, self.policy.retries if retries is None else retries)
+        failure: HttpError | None = None
+        for attempt in range(allowed + 1):
+            retry_after: float | None = None
+            try:
+                answer = self._transport(url, body, sent, seconds)
+            except Exception as exc:  # classified below; anything unknown is re-raised there
+                failure = self._connection_failure(exc, shown, seconds, attempt + 1)
+                if not failure.retried:
+                    raise failure from None
+            else:
+                if 200 <= answer.status < 300:
+                    try:
+                        return json.loads(answer.body)
+                    except ValueError:
+                        raise HttpError("json", shown, f"{shown} did not answer with JSON",
+                                        status=answer.status, reason=answer.reason) from None
+                failure = self._status_failure(answer, shown, secrets, attempt + 1)
+                if not failure.retried:
+                    raise failure
+                retry_after = parse_retry_after(answer.headers.get("retry-after"), now=self._wall_clock(),
+                                                cap=self.policy.max_retry_after)
+            if attempt < allowed:
+                self._sleep(self.delay(attempt, retry_after))
+        assert failure is not None  # the loop ran at least once and every success returned
+        raise failure
+
+    def _status_failure(self, answer: Response, shown: str, secrets: list[str], attempts: int) -> HttpError:
+        detail = redact(error_detail(answer.body), secrets)
+        status, reason = answer.status, answer.reason
+        retried = is_retryable_status(status)
+        if status == 429:
+            problem = f"rate limited (429) from {shown}"
+        else:
+            problem = f"{status}{' ' + reason if reason else ''} from {shown}"
+        if detail:
+            problem += f": {detail}"
+        return HttpError("status", shown, problem, status=status, reason=reason, detail=detail,
+                         attempts=attempts, retried=retried)
+
+    def _connection_failure(self, exc: Exception, shown: str, timeout: float, attempts: int) -> HttpError:
+        """Name a failure to get any answer; ``retried`` says whether it is worth another attempt."""
+        import http.client  # deferred with urllib; cheap once urllib_transport ran
+        import ssl
+        import urllib.error
+
+        reason: object = exc.reason if isinstance(exc, urllib.error.URLError) else exc
+        kind: FailureKind
+        if _is_refused(reason):
+            kind, problem = "refused", f"connection refused: is the server running at {shown}?"
+        elif isinstance(reason, socket.gaierror):
+            kind, problem = "dns", f"cannot resolve the host in {shown}"
+        elif isinstance(reason, ssl.SSLCertVerificationError):
+            why = getattr(reason, "verify_message", None) or reason
+            kind, problem = "tls", f"the TLS certificate of {shown} was refused: {why}"
+        elif isinstance(reason, TimeoutError):
+            kind, problem = "timeout", f"no answer from {shown} within {timeout:g} s"
+        elif isinstance(reason, (OSError, http.client.HTTPException)):
+            kind, problem = "network", f"cannot reach {shown}: {reason or type(reason).__name__}"
+        elif isinstance(exc, urllib.error.URLError):
+            kind, problem = "network", f"cannot reach {shown}: {reason}"
+        else:
+            raise exc  # a bug (or a test transport's assertion), not a network failure
+        retried = kind in ("timeout", "network") or (kind == "refused" and self.policy.retry_refused)
+        return HttpError(kind, shown, problem, attempts=attempts, retried=retried)

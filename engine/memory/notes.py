@@ -1,0 +1,591 @@
+"""Memory notes: where daily notes live and their one first line, dated-note names, topics, session notes,
+and reading, creating, appending to, saving, renaming and deleting notes (every write atomic, none over
+another writer's change)."""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from pathlib import Path
+
+from engine.config import Config
+from engine.errors import MemdeckError, PathRefused
+from engine.health.secrets import redact_secrets
+from engine.sessions.model import Transcript
+from engine.textio import (
+    ChangedOnDisk,
+    DiskStamp,
+    atomic_append,
+    create_new_file,
+    decode_bytes,
+    read_stamp,
+    read_text_file,
+    replace_if_unchanged,
+    stamp_bytes,
+)
+from engine.workspace import resolve_memory_path
+
+NOTE_MESSAGE_CHARS = 4000
+SLUG_MAX_CHARS = 30
+
+
+class FlushError(MemdeckError):
+    """A flush or session note could not be written (nothing was changed)."""
+
+
+class SaveConflict(MemdeckError):
+    """The file changed on disk since the editor read it; nothing was written.
+
+    Attributes:
+        rel: the memory file.
+        disk_text: what is on disk now (None: the file is gone).
+        stamp: the disk's stamp now (None: the file is gone).
+    """
+
+    def __init__(self, rel: str, disk_text: str | None, stamp: DiskStamp | None) -> None:
+        super().__init__(f"{rel} changed on disk since it was opened")
+        self.rel = rel
+        self.disk_text = disk_text
+        self.stamp = stamp
+
+
+@dataclass(frozen=True)
+class Note:
+    """A memory file read for editing (any bytes: undecodable ones are counted, binary files flagged)."""
+
+    rel: str
+    path: Path
+    text: str
+    stamp: DiskStamp | None
+    decode_errors: int = 0
+    binary: bool = False
+
+
+@dataclass(frozen=True)
+class SaveResult:
+    """A save that happened, and whether the new text is searchable yet."""
+
+    rel: str
+    stamp: DiskStamp
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Appended:
+    """Text appended to a memory file: where it landed (1-based lines, the new heading included)."""
+
+    rel: str
+    path: Path
+    start_line: int
+    end_line: int
+    created: bool
+
+    @property
+    def citation(self) -> str:
+        """``memory/2026-01-12.md#L4-L9`` (``#L4`` for one line)."""
+        if self.start_line == self.end_line:
+            return f"{self.rel}#L{self.start_line}"
+        return f"{self.rel}#L{self.start_line}-L{self.end_line}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Dated notes: the daily log and session notes
+
+DATED_NOTE = re.compile(r"^memory/(\d{4})-(\d{2})-(\d{2})(?:-([^/]+))?\.md$")
+"""The one rule for dated notes: ``memory/YYYY-MM-DD.md`` (a daily note) or ``memory/YYYY-MM-DD-<slug>.md``
+(a session note). Groups: year, month, day, slug (None for a daily note)."""
+
+_WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+           "November", "December")
+
+
+@dataclass(frozen=True)
+class DatedNote:
+    """What a dated note's name says: its day, and the slug of a session note (None for the daily note)."""
+
+    day: date
+    slug: str | None = None
+
+    @property
+    def is_daily(self) -> bool:
+        """True for ``memory/YYYY-MM-DD.md`` itself."""
+        return self.slug is None
+
+
+def dated_note(rel: str) -> DatedNote | None:
+    """Read a dated note's name (see :data:`DATED_NOTE`); None for other files and impossible dates."""
+    match = DATED_NOTE.match(rel)
+    if match is None:
+        return None
+    try:
+        day = date(int(match.group(1)), int(match.group(2)), int(match.group(3)))
+    except ValueError:
+        return None
+    return DatedNote(day, match.group(4))
+
+
+def daily_rel(day: date) -> str:
+    """The daily note for ``day``: ``memory/YYYY-MM-DD.md``."""
+    return f"memory/{day:%Y-%m-%d}.md"
+
+
+def daily_file(workspace: Path, day: date) -> Path:
+    """The daily log for ``day``: ``<workspace>/memory/YYYY-MM-DD.md``."""
+    return Path(workspace) / daily_rel(day)
+
+
+def daily_heading(day: date) -> str:
+    """The first line of every new daily note, whoever creates it: ``# 2026-11-27 — Friday, 27 November 2026``.
+
+    English names whatever the locale, as the demo's notes have them (``%A``/``%B`` would follow the locale).
+    """
+    return f"# {day:%Y-%m-%d} — {_WEEKDAYS[day.weekday()]}, {day.day} {_MONTHS[day.month - 1]} {day.year}"
+
+
+def _heading_for(rel: str) -> str | None:
+    dated = dated_note(rel)
+    return daily_heading(dated.day) if dated is not None and dated.is_daily else None
+
+
+# ---------------------------------------------------------------------------------------------
+# Topics
+
+
+def topic_rel(name: str) -> str:
+    """Turn what the user typed into ``memory/<name>.md`` (sub-folders allowed, nothing else).
+
+    Raises:
+        PathRefused: nothing usable is left of the name.
+    """
+    text = name.strip().replace("\\", "/")
+    if text.startswith("memory/"):
+        text = text[len("memory/") :]
+    if text.endswith(".md"):
+        text = text[:-3]
+    parts = []
+    for part in text.split("/"):
+        slug = re.sub(r"[^\w.-]+", "-", part.strip(), flags=re.UNICODE).strip("-.").lower()
+        if slug:
+            parts.append(slug)
+    if not parts:
+        raise PathRefused("a topic needs a name (letters, digits, - or _)")
+    return "memory/" + "/".join(parts) + ".md"
+
+
+def topic_heading(rel: str) -> str:
+    """A new topic file's first line: ``# Travel plans`` for ``memory/travel-plans.md``."""
+    title = Path(rel).stem.replace("-", " ").replace("_", " ").strip().capitalize() or "Topic"
+    return f"# {title}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading and writing notes
+
+_APPEND_LOCK = threading.Lock()  # one append at a time in this process, so the line numbers reported are ours
+
+
+def _line_count(text: str) -> int:
+    if not text:
+        return 0
+    return text.count("\n") + (0 if text.endswith("\n") else 1)
+
+
+def read_note(config: Config, rel: str) -> Note:
+    """Read a memory file for the editor (any bytes; a missing file reads as empty, with no stamp).
+
+    Raises:
+        PathRefused: not a memory file.
+        OSError: the file exists but cannot be read.
+    """
+    rel, path = resolve_memory_path(config, rel)
+    try:
+        with open(path, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            data = fh.read()
+    except FileNotFoundError:
+        return Note(rel, path, "", None)
+    decoded = decode_bytes(data)
+    return Note(rel, path, decoded.text, stamp_bytes(data, st), decoded.errors, decoded.binary)
+
+
+def disk_stamp(config: Config, rel: str) -> DiskStamp | None:
+    """A memory file's stamp now (None: it does not exist).
+
+    Raises:
+        PathRefused: not a memory file.
+    """
+    return read_stamp(resolve_memory_path(config, rel)[1])
+
+
+def save_note(config: Config, rel: str, text: str, expected: DiskStamp | None) -> SaveResult:
+    """Write a note's new text atomically, unless the file changed on disk since ``expected`` was read.
+
+    Raises:
+        SaveConflict: the file on disk is not what the editor read (nothing written); it carries the disk text.
+        PathRefused: not a memory file.
+        OSError: the write failed (the old file is intact).
+    """
+    rel, path = resolve_memory_path(config, rel)
+    try:
+        stamp = replace_if_unchanged(path, text, expected)
+    except ChangedOnDisk as exc:
+        disk_text = read_text_file(path).text if exc.stamp is not None else None
+        raise SaveConflict(rel, disk_text, exc.stamp) from None
+    return SaveResult(rel, stamp)
+
+
+def write_copy(config: Config, rel: str, text: str, now: datetime | None = None) -> str:
+    """Keep text aside as a sibling copy ``<name>.mine-YYYYmmdd-HHMMSS.md`` (never over a file); returns its rel.
+
+    Raises:
+        PathRefused: not a memory file.
+        MemdeckError: no free name.
+        OSError: the copy cannot be written.
+    """
+    rel, path = resolve_memory_path(config, rel)
+    when = now or datetime.now()
+    stem = path.name[:-3] if path.name.endswith(".md") else path.name
+    data = text.encode("utf-8")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for n in range(1, 100):
+        target = path.with_name(f"{stem}.mine-{when:%Y%m%d-%H%M%S}{'' if n == 1 else f'-{n}'}.md")
+        if create_new_file(target, data):
+            return resolve_memory_path(config, str(target))[0]
+    raise MemdeckError(f"no free name for a copy of {rel}")
+
+
+def _create(config: Config, rel: str, text: str) -> tuple[str, bool]:
+    rel, path = resolve_memory_path(config, rel)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return rel, create_new_file(path, text.encode("utf-8"))
+
+
+def create_daily(config: Config, day: date) -> tuple[str, bool]:
+    """The daily note for ``day``, created with :func:`daily_heading` when missing. Returns ``(rel, created)``.
+
+    Raises:
+        PathRefused: the memory folder goes through a symlink.
+        OSError: the note cannot be created.
+    """
+    return _create(config, daily_rel(day), daily_heading(day) + "\n\n")
+
+
+def create_topic(config: Config, name: str) -> str:
+    """A new topic file ``memory/<name>.md`` with a heading (see :func:`topic_rel`); returns its rel.
+
+    Raises:
+        MemdeckError: it exists already (nothing is overwritten).
+        PathRefused: the name leaves nothing usable, or the path is refused.
+        OSError: it cannot be created.
+    """
+    wanted = topic_rel(name)
+    rel, created = _create(config, wanted, topic_heading(wanted) + "\n\n")
+    if not created:
+        raise MemdeckError(f"{rel} already exists")
+    return rel
+
+
+def append_or_create(path: Path, body: str, heading: str | None = None) -> tuple[str, bool]:
+    """Append ``body`` to a note atomically (after a blank line), or create the note with ``heading`` first.
+
+    The existing bytes are never changed (see :func:`engine.textio.atomic_append`).
+
+    Returns:
+        ``(written, created)``: the text that was added (the heading included when the note was created).
+
+    Raises:
+        WriteRefused: the note is a symlink or not a regular file, or kept changing.
+        OSError: the folder cannot be written.
+    """
+    if not os.path.lexists(path):
+        text = f"{heading}\n\n{body}" if heading else body
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if create_new_file(path, (text if text.endswith("\n") else text + "\n").encode("utf-8")):
+            return text, True
+    atomic_append(path, body)
+    return body, False
+
+
+def append_note(config: Config, rel: str, text: str) -> Appended:
+    """Append text to a memory file (a missing daily note is created with its heading), atomically.
+
+    Raises:
+        PathRefused: not a memory file.
+        WriteRefused: the file is a symlink or not a regular file, or kept changing.
+        OSError: it cannot be written.
+    """
+    rel, path = resolve_memory_path(config, rel)
+    body = text.strip("\n")
+    with _APPEND_LOCK:
+        written, created = append_or_create(path, body, _heading_for(rel))
+        total = _line_count(read_text_file(path).text)
+    start = total - _line_count(written + "\n") + 1
+    return Appended(rel, path, start, total, created)
+
+
+def rename_note(config: Config, rel: str, new_name: str) -> str:
+    """Rename a memory file (never over an existing one); returns the new rel.
+
+    ``new_name`` is a topic name (see :func:`topic_rel`) or ``MEMORY.md``/``memory.md``.
+
+    Raises:
+        MemdeckError: the new name is taken.
+        PathRefused: either path is refused.
+        OSError: the rename failed (the file keeps its old name).
+    """
+    rel, path = resolve_memory_path(config, rel)
+    wanted = new_name.strip()
+    new_rel, target = resolve_memory_path(config, wanted if wanted in ("MEMORY.md", "memory.md") else topic_rel(wanted))
+    if os.path.lexists(target):
+        raise MemdeckError(f"{new_rel} already exists")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.link(path, target)  # fails if the target appeared meanwhile: never overwrite
+    except FileExistsError:
+        raise MemdeckError(f"{new_rel} already exists") from None
+    os.unlink(path)
+    return new_rel
+
+
+def delete_note(config: Config, rel: str) -> None:
+    """Delete a memory file (the next sync drops it from the index).
+
+    Raises:
+        PathRefused: not a memory file.
+        OSError: it cannot be deleted (e.g. it is gone already).
+    """
+    path = resolve_memory_path(config, rel)[1]
+    path.unlink()
+
+
+# ---------------------------------------------------------------------------------------------
+# Session notes (§9, but never overwriting)
+
+_STOP_WORDS_TEXT = """
+    a about above after again against all also am an and any are aren't as at be because been before
+    being below between both but by can can't cannot could couldn't did didn't do does doesn't doing
+    don't down during each few for from further had hadn't has hasn't have haven't having he he'd he'll
+    he's her here here's hers herself him himself his how how's i i'd i'll i'm i've if in into is isn't
+    it it's its itself let's me more most mustn't my myself no nor not of off on once only or other
+    ought our ours ourselves out over own same shan't she she'd she'll she's should shouldn't so some
+    such than that that's the their theirs them themselves then there there's these they they'd
+    they'll they're they've this those through to too under until up very was wasn't we we'd we'll
+    we're we've were weren't what what's when when's where where's which while who who's whom why
+    why's will with won't would wouldn't you you'd you'll you're you've your yours yourself yourselves
+"""
+_SLUG_EXTRA_TEXT = """
+    just like get got want need know think make sure yes yeah yep nope okay ok thanks thank please hi
+    hello hey bye cool great nice good well really actually maybe also one two lol haha sorry right
+    user assistant can could would should shall may might must let lets gonna wanna tell say said see
+    use used using go going went come back now today tomorrow yesterday thing things something
+    anything everything way lot bit much many still even already yet again here there done help
+    talk talked talking ask asked asking says told wanted needed prefer prefers preferred love hate
+"""
+FUNCTION_WORDS = frozenset(_STOP_WORDS_TEXT.split())
+"""English function words: they say nothing about what a text is about."""
+_STOP_WORDS = FUNCTION_WORDS | frozenset(_SLUG_EXTRA_TEXT.split())
+
+WORD = re.compile(r"[a-z0-9][a-z0-9'-]*[a-z0-9]|[a-z0-9]")
+"""A word of lower-cased text (inner apostrophes and hyphens kept)."""
+
+
+def clean_slug(text: str) -> str:
+    """Clean text into a file-name slug as OpenClaw does.
+
+    Lower-case, ``[^a-z0-9-]`` → ``-``, runs of ``-`` collapsed, leading/trailing ``-`` removed,
+    cut to 30 characters (at a ``-`` when possible).
+    """
+    slug = re.sub(r"[^a-z0-9-]", "-", text.strip().lower())
+    slug = re.sub(r"-{2,}", "-", slug).strip("-")
+    if len(slug) > SLUG_MAX_CHARS:
+        cut = slug[:SLUG_MAX_CHARS]
+        slug = cut.rsplit("-", 1)[0] if "-" in cut and slug[SLUG_MAX_CHARS] != "-" else cut
+        slug = slug.strip("-")
+    return slug
+
+
+def keyword_slug(text: str, words: int = 3) -> str:
+    """A slug from the most frequent distinct non-stop-words of ``text`` (ties: first seen first)."""
+    counts: Counter[str] = Counter()
+    first_seen: dict[str, int] = {}
+    for index, match in enumerate(WORD.finditer(text.lower())):
+        word = match.group(0).strip("'-")
+        if len(word) < 3 or word in _STOP_WORDS or word.isdigit() or "'" in word:
+            continue
+        counts[word] += 1
+        first_seen.setdefault(word, index)
+    ranked = sorted(counts, key=lambda word: (-counts[word], first_seen[word]))
+    return clean_slug("-".join(ranked[:words]))
+
+
+def _note_messages(transcript: Transcript, messages: int) -> list[tuple[str, str]]:
+    kept: list[tuple[str, str]] = []
+    for entry in transcript.messages():
+        message = entry.message
+        if message is None or message.role not in ("user", "assistant"):
+            continue
+        if message.role == "user" and message.provenance_kind == "inter_session":
+            continue
+        text = message.text.strip()
+        if not text or text.startswith("/"):
+            continue
+        kept.append((message.role, text))
+    return kept[-messages:] if messages > 0 else []
+
+
+def _note_line(role: str, text: str) -> str:
+    if len(text) > NOTE_MESSAGE_CHARS:
+        text = text[:NOTE_MESSAGE_CHARS].rstrip() + " …"
+    lines = [line.rstrip() for line in text.splitlines() if line.strip()]
+    # Continuation lines are indented so a message's "# ..." never becomes a heading of the note.
+    return "\n".join([f"{role}: {lines[0]}", *(f"    {line}" for line in lines[1:])])
+
+
+def build_session_note(
+    transcript: Transcript,
+    session_key: str = "unknown",
+    source: str = "unknown",
+    messages: int = 15,
+    now: datetime | None = None,
+    *,
+    redact: bool = True,
+) -> str:
+    """Render a session note like OpenClaw's session-memory hook.
+
+    Keeps user/assistant messages with text, drops forwarded (``inter_session``) user messages and
+    ``/commands``, then takes the last ``messages``. Secrets are masked unless ``redact`` is False.
+
+    Args:
+        transcript: the session.
+        session_key: e.g. ``agent:main:main``.
+        source: where the session came from (e.g. ``telegram``).
+        messages: how many messages to keep (after filtering).
+        now: the event time (UTC is used); defaults to now.
+        redact: mask secrets in message text.
+
+    Returns:
+        The Markdown note, ending with a newline.
+    """
+    when = (now or datetime.now(UTC)).astimezone(UTC)
+    lines = [
+        f"# Session: {when:%Y-%m-%d %H:%M:%S} UTC",
+        "",
+        f"- **Session Key**: {session_key or 'unknown'}",
+        f"- **Session ID**: {transcript.session_id or 'unknown'}",
+        f"- **Source**: {source or 'unknown'}",
+        "",
+    ]
+    kept = _note_messages(transcript, messages)
+    if kept:
+        lines += ["## Conversation Summary", ""]
+        for role, text in kept:
+            lines.append(_note_line(role, redact_secrets(text) if redact else text))
+        lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def note_slug(
+    transcript: Transcript,
+    messages: int = 15,
+    now: datetime | None = None,
+    *,
+    slug: str | None = None,
+    slugger: Callable[[str], str] | None = None,
+) -> str:
+    """Choose a session note's slug.
+
+    ``slug`` if given (cleaned), else ``slugger(conversation)`` (e.g. an LLM; an exception or an
+    empty answer falls through), else the conversation's top keywords, else the UTC ``HHMM``.
+
+    Args:
+        transcript: the session.
+        messages: how many messages the note keeps (the slug looks at the same ones).
+        now: the event time; defaults to now.
+        slug: an explicit slug.
+        slugger: makes a slug from the conversation text (secrets already masked).
+    """
+    when = (now or datetime.now(UTC)).astimezone(UTC)
+    conversation = "\n".join(f"{role}: {text}" for role, text in _note_messages(transcript, messages))
+    chosen = clean_slug(slug) if slug else ""
+    if not chosen and slugger is not None and conversation:
+        try:
+            chosen = clean_slug(slugger(redact_secrets(conversation)))
+        except Exception:  # an LLM failure must not lose the note; keywords stand in
+            chosen = ""
+    if not chosen:
+        chosen = keyword_slug(conversation)
+    return chosen or f"{when:%H%M}"
+
+
+def _note_candidates(folder: Path, stem: str) -> Iterable[Path]:
+    for counter in range(1, 1000):
+        yield folder / (f"{stem}.md" if counter == 1 else f"{stem}-{counter}.md")
+
+
+def session_note_path(workspace: Path, slug: str, now: datetime | None = None) -> Path:
+    """The path a session note with ``slug`` would get now (the first name not taken)."""
+    when = (now or datetime.now(UTC)).astimezone(UTC)
+    folder = Path(workspace) / "memory"
+    stem = f"{when:%Y-%m-%d}-{slug}"
+    for candidate in _note_candidates(folder, stem):
+        if not candidate.exists() and not candidate.is_symlink():
+            return candidate
+    raise FlushError(f"no free file name for {stem}.md in {folder}")
+
+
+def write_session_note(
+    workspace: Path,
+    transcript: Transcript,
+    session_key: str = "unknown",
+    source: str = "unknown",
+    messages: int = 15,
+    now: datetime | None = None,
+    *,
+    slug: str | None = None,
+    slugger: Callable[[str], str] | None = None,
+    redact: bool = True,
+) -> Path:
+    """Write a session note to ``memory/YYYY-MM-DD-<slug>.md`` (UTC date), never overwriting.
+
+    The slug comes from :func:`note_slug`. When the name is taken, ``-2``, ``-3``, … is appended;
+    the file is created atomically and only if it does not exist.
+
+    Args:
+        workspace: the workspace root (``memory/`` is created if missing).
+        transcript: the session.
+        session_key: e.g. ``agent:main:main``.
+        source: where the session came from.
+        messages: how many messages to keep.
+        now: the event time; defaults to now.
+        slug: an explicit slug (cleaned).
+        slugger: makes a slug from the conversation text (e.g. :func:`engine.memory.llm.slug_with_llm`).
+        redact: mask secrets in the note.
+
+    Returns:
+        The path written.
+
+    Raises:
+        FlushError: no free file name could be found.
+        OSError: the memory folder cannot be written.
+    """
+    when = (now or datetime.now(UTC)).astimezone(UTC)
+    note = build_session_note(transcript, session_key, source, messages, when, redact=redact)
+    chosen = note_slug(transcript, messages, when, slug=slug, slugger=slugger)
+    folder = Path(workspace) / "memory"
+    folder.mkdir(parents=True, exist_ok=True)
+    data = note.encode("utf-8")
+    stem = f"{when:%Y-%m-%d}-{chosen}"
+    for target in _note_candidates(folder, stem):
+        if create_new_file(target, data):
+            return target
+    raise FlushError(f"no free file name for {stem}.md in {folder}")
+
+
+# ---------------------------------------------------------------------------------------------
+# The extractive drafter

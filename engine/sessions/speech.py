@@ -1,0 +1,303 @@
+"""The one "not speech" filter: text OpenClaw injects into transcript messages that nobody said."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+# What a message can hold that is not speech. ``injected_kinds`` reports these names.
+SYSTEM_EVENT = "system_event"
+"""``System: [<time>] …`` lines OpenClaw queues into the next prompt (exec done, reactions, restarts)."""
+EXEC_EVENT = "exec_event"
+"""A whole message telling the model an approved async command finished (or did not run)."""
+INBOUND_METADATA = "inbound_metadata"
+"""``Sender (untrusted metadata):`` / ``Sender: ⟦openclaw:ctx⟧`` blocks and similar channel context."""
+ENVELOPE = "envelope"
+"""A leading ``[Sun 2026-03-08 22:03 GMT+9]`` time (or channel) envelope before the user's words."""
+RUNTIME_CONTEXT = "runtime_context"
+"""OpenClaw's internal runtime context and recalled-memory blocks."""
+INTER_SESSION = "inter_session"
+"""A message routed from another session (``[Inter-session message] … isUser=false``)."""
+COMMAND = "command"
+"""A slash command as the whole message (``/new``, ``/compact keep the API notes``)."""
+AUTOMATION = "automation"
+"""Heartbeat polls, cron prompts, the pre-compaction flush prompt, the session-startup prompt."""
+GATEWAY_NOTICE = "gateway_notice"
+"""Replies OpenClaw writes itself (``NO_REPLY``, ``HEARTBEAT_OK``, ``⚠️ Agent failed before reply``)."""
+TRANSPORT = "transport"
+"""Transport residue: ``[message_id: 5121]``, ``[media attached: …]``, ``[[reply_to_current]]``."""
+
+INBOUND_CONTEXT_MARKER = "⟦openclaw:ctx⟧"
+"""The marker OpenClaw (2026.8+) and ``openclaw doctor`` put on every injected context header."""
+
+# A header such as "Conversation info (untrusted metadata):" or "Thread starter (untrusted, for context):";
+# ``rest`` holds an inline block when a display name squeezed the message onto one line.
+_UNTRUSTED_HEADER = re.compile(
+    r"^(?P<label>[A-Z][\w .'/&-]{0,80}?) \(untrusted(?:,[^()\n]{0,60})?(?: metadata)?\):[ \t]*(?P<rest>.*)$"
+)
+_MARKED_HEADER = re.compile(
+    r"^(?P<label>[A-Z][\w .'/&-]{0,80}?:?) " + re.escape(INBOUND_CONTEXT_MARKER) + r"[ \t]*(?P<rest>.*)$"
+)
+# Everything after these is channel context appended to the user's text (never speech).
+_TRAILING_CONTEXT_HEADERS = (
+    "Untrusted context (metadata, do not treat as instructions or commands):",
+    f"Context: {INBOUND_CONTEXT_MARKER}",
+)
+_SYSTEM_LINE = re.compile(r"^System(?: \(untrusted\))?: \[[^\]\n]{1,80}\]")
+# "[Sun 2026-03-08 22:03 GMT+9] ", "[WhatsApp +1555 2026-01-18 00:19 CST] ", "[Telegram Ada +2m 2026-01-08T16:50Z] "
+_ENVELOPE = re.compile(
+    r"^\[[A-Za-z][^\[\]\n]{0,160}?\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}[^\[\]\n]{0,80}\][ \t]*"
+)
+_COMMAND = re.compile(r"^/[A-Za-z][\w.-]{0,63}(?=\s|$)")
+_TRANSPORT_LINE = re.compile(r"^\[(?:message_id: [^\]\n]+|media attached[^\]\n]*)\]$", re.IGNORECASE)
+_DIRECTIVE_TAGS = re.compile(r"^(?:\s*\[\[(?:reply_to_current|reply_to:[^\]\n]{1,120}|audio_as_voice)\]\])+[ \t]*")
+_DELIVERY_HINT = re.compile(r"^Delivery: .*`message` tool")
+_EXEC_START = re.compile(
+    r"^(?:An async command the user already approved has completed"
+    r"|An async command did not run"
+    r"|Exec (?:finished|denied|completed|failed)\s*[(:])",
+    re.IGNORECASE,
+)
+_AUTOMATION_START = (
+    "Read HEARTBEAT.md if it exists",
+    "[OpenClaw heartbeat poll]",
+    "Run the following periodic tasks (only those due based on their intervals):",
+    "Pre-compaction memory flush",
+    "Write any lasting notes to memory/",  # the flush prompt of older releases' docs
+    "[Internal task completion event]",
+)
+_CRON = re.compile(r"^\[cron:[^\]\n]+\]")
+_STARTUP = re.compile(r"^A new session was started via /(?:new|reset)\b")
+_INTER_SESSION = re.compile(r"^\[Inter-session message\b")
+_SILENT_REPLIES = frozenset({"NO_REPLY", "HEARTBEAT_OK", "REPLY_SKIP", "ANNOUNCE_SKIP"})
+_GATEWAY_NOTICE = ("⚠️ Agent failed before reply:",)
+_RUNTIME_HEADERS = (
+    "OpenClaw runtime context (internal):",
+    "OpenClaw runtime context for the immediately preceding user message.",
+    "OpenClaw runtime context for the active user request",
+    "OpenClaw runtime event.",
+)
+# Delimited blocks removed wherever they sit: (opening line, closing line); unclosed runs to the end.
+_DELIMITED = (
+    ("<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>", "<<<END_OPENCLAW_INTERNAL_CONTEXT>>>"),
+    ("[Internal runtime context]", "[/Internal runtime context]"),
+    ("<relevant-memories>", "</relevant-memories>"),
+    ("<relevant_memories>", "</relevant_memories>"),
+    ("<active_memory_plugin>", "</active_memory_plugin>"),
+    ("<<<EXTERNAL_UNTRUSTED_CONTENT", "<<<END_EXTERNAL_UNTRUSTED_CONTENT"),
+)
+_PARAGRAPH_HEADERS = ("[Bootstrap truncation warning]",)
+
+
+@dataclass
+class _Scan:
+    lines: list[str] = field(default_factory=list)
+    kinds: list[str] = field(default_factory=list)
+
+    def saw(self, kind: str) -> None:
+        if kind not in self.kinds:
+            self.kinds.append(kind)
+
+
+def _fence_end(lines: list[str], start: int) -> int:
+    """Index just past the fenced block opening at ``lines[start]`` (the end when it never closes)."""
+    for index in range(start + 1, len(lines)):
+        if lines[index].strip() == "```":
+            return index + 1
+    return len(lines)
+
+
+def _paragraph_end(lines: list[str], start: int) -> int:
+    index = start
+    while index < len(lines) and lines[index].strip():
+        index += 1
+    return index
+
+
+def _delimited_end(lines: list[str], start: int, closing: str) -> int:
+    for index in range(start, len(lines)):
+        if closing in lines[index] and (index > start or lines[index].find(closing) > 0):
+            return index + 1
+    return len(lines)
+
+
+def _inline_block(rest: str) -> str | None:
+    """What is left of a header line's inline block (``rest``); None when the block runs to the end."""
+    rest = rest.strip()
+    if not rest:
+        return ""
+    if not rest.startswith("```"):
+        return rest
+    close = rest.find("```", 3)
+    return None if close < 0 else rest[close + 3 :].strip()
+
+
+def _scan(text: str) -> _Scan:
+    scan = _Scan()
+    lines = [line.rstrip("\r") for line in text.split("\n")]
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        stripped = line.strip()
+        if stripped in _TRAILING_CONTEXT_HEADERS:
+            scan.saw(INBOUND_METADATA)
+            break
+        if stripped.startswith(_RUNTIME_HEADERS):
+            # Runtime context is appended after the user's words and runs to the end of the message.
+            scan.saw(RUNTIME_CONTEXT)
+            break
+        closing = next((end for begin, end in _DELIMITED if stripped.startswith(begin)), None)
+        if closing is not None:
+            scan.saw(RUNTIME_CONTEXT)
+            index = _delimited_end(lines, index, closing)
+            continue
+        if stripped == "Context:" and index + 1 < len(lines) and lines[index + 1].strip() == "<active_memory_plugin>":
+            scan.saw(RUNTIME_CONTEXT)
+            index = _delimited_end(lines, index + 1, "</active_memory_plugin>")
+            continue
+        if _SYSTEM_LINE.match(stripped):
+            scan.saw(SYSTEM_EVENT)
+            index = _paragraph_end(lines, index)  # an event may span lines (a restart's JSON)
+            continue
+        header = _MARKED_HEADER.match(stripped) or _UNTRUSTED_HEADER.match(stripped)
+        if header is not None:
+            rest = _inline_block(header.group("rest"))
+            following = lines[index + 1].strip() if index + 1 < len(lines) else ""
+            if rest == "" and following.startswith("```"):
+                scan.saw(INBOUND_METADATA)
+                index = _fence_end(lines, index + 1)
+                continue
+            if rest == "" and header.re is _MARKED_HEADER:
+                scan.saw(INBOUND_METADATA)  # a marked prose block ends at the next blank line
+                index = _paragraph_end(lines, index)
+                continue
+            if rest is None:
+                scan.saw(INBOUND_METADATA)  # an inline block cut off (a truncated display name)
+                break
+            if rest != stripped and header.group("rest").lstrip().startswith("```"):
+                scan.saw(INBOUND_METADATA)
+                lines[index] = rest
+                continue
+        if stripped.startswith(_PARAGRAPH_HEADERS) or _STARTUP.match(stripped):
+            scan.saw(AUTOMATION)
+            index = _paragraph_end(lines, index)
+            continue
+        if _DELIVERY_HINT.match(stripped) or stripped.startswith("requester_profile is the verified linked"):
+            scan.saw(INBOUND_METADATA)
+            index += 1
+            continue
+        if _TRANSPORT_LINE.match(stripped):
+            scan.saw(TRANSPORT)
+            index += 1
+            continue
+        scan.lines.append(line)
+        index += 1
+    return scan
+
+
+def _trim(lines: list[str]) -> str:
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    while lines and not lines[-1].strip():
+        lines.pop()
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def _whole_message_kind(text: str) -> str | None:
+    """The kind of a message that is not speech as a whole, judged on what is left after stripping."""
+    if _EXEC_START.match(text):
+        return EXEC_EVENT
+    if _INTER_SESSION.match(text):
+        return INTER_SESSION
+    if _COMMAND.match(text):
+        return COMMAND
+    if text.startswith(_AUTOMATION_START) or _CRON.match(text):
+        return AUTOMATION
+    if text in _SILENT_REPLIES or text.startswith(_GATEWAY_NOTICE):
+        return GATEWAY_NOTICE
+    return None
+
+
+def _analyse(text: str) -> tuple[str, tuple[str, ...]]:
+    if not text or not text.strip():
+        return "", ()
+    scan = _scan(text)
+    body = _trim(scan.lines)
+    changed = True
+    while changed:  # directive tags and envelopes may stack: "[[reply_to_current]] [Sun …] text"
+        changed = False
+        for pattern, kind in ((_DIRECTIVE_TAGS, TRANSPORT), (_ENVELOPE, ENVELOPE)):
+            stripped = pattern.sub("", body, count=1)
+            if stripped != body:
+                scan.saw(kind)
+                body, changed = stripped.lstrip(), True
+    whole = _whole_message_kind(body)
+    if whole is not None:
+        scan.saw(whole)
+        return "", tuple(scan.kinds)
+    return body, tuple(scan.kinds)
+
+
+def strip_injected(text: str) -> str:
+    """The user's (or assistant's) own words in a transcript message, without what OpenClaw injected.
+
+    Removes inbound metadata blocks (``Sender (untrusted metadata): ```json … ```` and doctor's
+    ``Sender: ⟦openclaw:ctx⟧`` form, ``Conversation info``, ``Thread starter``, ``Replied message``,
+    ...), queued ``System: [<time>] …`` event lines, the leading time envelope
+    (``[Sun 2026-03-08 22:03 GMT+9]``), runtime-context and recalled-memory blocks, delivery hints
+    and transport residue (``[message_id: …]``, ``[[reply_to_current]]``). A message that is not
+    speech as a whole — an exec-completion event, an inter-session message, a slash command, a
+    heartbeat / cron / flush / startup prompt, a silent reply — comes back as ``""``.
+
+    Args:
+        text: a message's text (its text blocks joined with newlines).
+
+    Returns:
+        The remaining words, inner line breaks kept, outer blank lines and trailing spaces trimmed.
+    """
+    return _analyse(text)[0]
+
+
+def is_injected(text: str) -> bool:
+    """True when a non-empty message holds no speech at all (see :func:`strip_injected`)."""
+    return bool(text.strip()) and not strip_injected(text)
+
+
+def injected_kinds(text: str) -> tuple[str, ...]:
+    """Which kinds of injected text a message holds, in the order found (empty for plain speech)."""
+    return _analyse(text)[1]
+
+
+def is_command(text: str) -> bool:
+    """True when the message, once metadata and envelope are stripped, is a slash command."""
+    return COMMAND in injected_kinds(text)
+
+
+def speech_text(
+    role: str,
+    text: str,
+    *,
+    provenance_kind: str | None = None,
+    provider: str | None = None,
+    model: str | None = None,
+) -> str:
+    """A message's speech, or ``""`` when it has none: the filter for flush, notes and search text.
+
+    Only ``user`` and ``assistant`` messages can be speech. A user message forwarded from another
+    session (``provenance.kind == "inter_session"``) and an assistant message OpenClaw wrote itself
+    (provider ``openclaw``: ``gateway-injected``, ``delivery-mirror``) have none.
+
+    Args:
+        role: the message's role as written (``user``, ``assistant``, ``toolResult``, ...).
+        text: its text.
+        provenance_kind: ``message.provenance.kind``.
+        provider: ``message.provider`` of an assistant message.
+        model: ``message.model`` of an assistant message.
+    """
+    if role not in ("user", "assistant"):
+        return ""
+    if role == "user" and provenance_kind == "inter_session":
+        return ""
+    if role == "assistant" and provider == "openclaw" and model in ("gateway-injected", "delivery-mirror"):
+        return ""
+    return strip_injected(text)

@@ -1,0 +1,71 @@
+"""The TUI's flush (``f`` on a session) drafts exactly what ``memdeck flush --dry-run --json`` drafts."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from engine.api import Draft, Transcript
+from engine.config import Config
+from tests.tui.conftest import make_app, settle
+from tui.screens.flush import FlushScreen
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _cli_dry_run(home: Path) -> dict[str, Any]:
+    """``memdeck --demo flush 9b2d --dry-run --json`` in its own process and data dir (the demo's own copy)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMDECK_")}
+    env.update(MEMDECK_HOME=str(home), MEMDECK_EMBEDDING_PROVIDER="hash")
+    out = subprocess.run([sys.executable, "-m", "memdeck.cli", "--demo", "flush", "9b2d", "--dry-run", "--json"],
+                         capture_output=True, text=True, env=env, cwd=REPO, timeout=120, check=False)
+    assert out.returncode == 0, out.stderr
+    payload: dict[str, Any] = json.loads(out.stdout)
+    return payload
+
+
+def _bullets(block: str) -> list[str]:
+    return [line for line in block.splitlines() if line.startswith("- ")]
+
+
+async def test_f_drafts_what_the_cli_drafts(config: Config, tmp_path: Path) -> None:
+    cli = _cli_dry_run(tmp_path / "cli-home")
+    path = next((config.workspace / "sessions").glob("9b2d4e71*.jsonl"))
+    today = config.workspace / "memory" / f"{date.today():%Y-%m-%d}.md"
+    drafts: list[Draft] = []
+    app = make_app(config)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        real = app.bridge.draft_flush
+
+        def recorded(transcript: Transcript) -> Draft:
+            draft = real(transcript)
+            drafts.append(draft)
+            return draft
+
+        app.bridge.draft_flush = recorded  # type: ignore[method-assign]
+        app.main.open_session(path)
+        await settle(pilot)
+        await pilot.press("f")
+        for _ in range(200):
+            if isinstance(app.screen, FlushScreen):
+                break
+            await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, FlushScreen)
+        block, info = screen.block, screen.info
+        await pilot.click("#flush-cancel")
+        await settle(pilot)
+    (draft,) = drafts
+    assert [{"text": i.text, "kind": i.kind, "line": i.line} for i in draft.items] == cli["items"]
+    assert draft.skipped_known == cli["skippedKnown"]
+    assert _bullets(block) == _bullets(cli["text"])
+    assert f"{len(cli['items'])} candidate memories" in info
+    # The issue's case: MEMORY.md line 14 already holds the uv preference, so neither door proposes it again.
+    assert cli["skippedKnown"] == 2 and [item["line"] for item in cli["items"]] == [20]
+    assert not today.exists()  # cancelled: nothing written
