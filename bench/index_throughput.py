@@ -92,8 +92,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
     embedder.embed_documents = embed_t.wrap(capture)
     embedder.count_tokens = count_t.wrap(embedder.count_tokens)
-    orig_chunk = indexer.chunk_markdown
-    indexer.chunk_markdown = chunk_t.wrap(orig_chunk)
+    orig_chunk = indexer.chunk_document
+    indexer.chunk_document = chunk_t.wrap(orig_chunk)
     engine = open_engine(ws, home, embedder)
     result["load_avg_build_start"] = load_avg()
     try:
@@ -103,13 +103,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         build_s = time.perf_counter() - t
         build_cpu = time.process_time() - c
     finally:
-        indexer.chunk_markdown = orig_chunk
+        indexer.chunk_document = orig_chunk
     result["load_avg_build_end"] = load_avg()
     chunks = engine.store.counts()["chunks"]
     windows = engine.store.counts()["windows"]
     other = build_s - chunk_t.seconds - count_t.seconds - embed_t.seconds
     phases = {
-        "chunking (chunk_markdown)": chunk_t.seconds,
+        "chunking (chunk_document)": chunk_t.seconds,
         "window planning (count_tokens)": count_t.seconds,
         "embedding (embed_documents)": embed_t.seconds,
         "SQLite writes, file reads, hashing (rest)": other,

@@ -11,9 +11,9 @@ import os
 import stat
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, replace
-from datetime import date, datetime
+from datetime import date, datetime, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -50,6 +50,7 @@ from engine.sessions.model import (
     Message,
     SessionHeader,
     SessionInfo,
+    SessionLookupError,
     SessionReadError,
     Skipped,
     StoreEntry,
@@ -63,32 +64,48 @@ from engine.workspace import (
     GetResult,
     MemoryFile,
     ScanReport,
+    is_indexed,
     read_memory_slice,
     resolve_memory_path,
     scan_memory_files,
 )
 
 if TYPE_CHECKING:  # loaded on first use (see __getattr__): status and search need none of them
+    from engine.display import has_control_chars as has_control_chars
+    from engine.display import safe_name as safe_name
+    from engine.display import safe_text as safe_text
     from engine.memory.drafting import DRAFT_KINDS as DRAFT_KINDS
     from engine.memory.drafting import Draft as Draft
     from engine.memory.drafting import DraftItem as DraftItem
     from engine.memory.notes import DATED_NOTE as DATED_NOTE
     from engine.memory.notes import Appended as Appended
     from engine.memory.notes import DatedNote as DatedNote
+    from engine.memory.notes import Deleted as Deleted
     from engine.memory.notes import FlushError as FlushError
     from engine.memory.notes import Note as Note
+    from engine.memory.notes import RenamePlan as RenamePlan
     from engine.memory.notes import SaveConflict as SaveConflict
     from engine.memory.notes import SaveResult as SaveResult
     from engine.memory.notes import daily_heading as daily_heading
     from engine.memory.notes import daily_rel as daily_rel
     from engine.memory.notes import dated_note as dated_note
     from engine.memory.notes import topic_rel as topic_rel
+    from engine.sessions.excerpt import is_session_path as is_session_path
+    from engine.sessions.excerpt import parse_citation as parse_citation
     from engine.sessions.sources import FLUSH_STATE_FILE as FLUSH_STATE_FILE
+    from engine.sessions.sources import AgentDbSource as AgentDbSource
     from engine.sessions.sources import FolderSource as FolderSource
     from engine.sessions.sources import SessionSource as SessionSource
     from engine.sessions.sources import SourceStatus as SourceStatus
     from engine.sessions.sources import flush_threshold as flush_threshold
     from engine.sessions.sources import needs_flush as needs_flush
+    from engine.sessions.sources import open_session_source as open_session_source
+    from engine.sessions.sources import session_source_at as session_source_at
+    from engine.state import StateError as StateError
+    from engine.state import UiState as UiState
+    from engine.state import load_state as load_state
+    from engine.state import save_state as save_state
+    from engine.state import state_path as state_path
     from engine.watch import WATCH_DEBOUNCE_MS as WATCH_DEBOUNCE_MS
     from engine.watch import WatchPlan as WatchPlan
     from engine.watch import affects_index as affects_index
@@ -99,22 +116,28 @@ if TYPE_CHECKING:  # loaded on first use (see __getattr__): status and search ne
 
 _LAZY = {
     "engine.memory.drafting": ("DRAFT_KINDS", "Draft", "DraftItem"),
-    "engine.memory.notes": ("DATED_NOTE", "Appended", "DatedNote", "FlushError", "Note", "SaveConflict", "SaveResult",
-                            "daily_heading", "daily_rel", "dated_note", "topic_rel"),
-    "engine.sessions.sources": ("FLUSH_STATE_FILE", "FolderSource", "SessionSource", "SourceStatus", "flush_threshold",
-                                "needs_flush"),
+    "engine.memory.notes": ("DATED_NOTE", "Appended", "DatedNote", "Deleted", "FlushError", "Note", "RenamePlan",
+                            "SaveConflict", "SaveResult", "daily_heading", "daily_rel", "dated_note", "topic_rel"),
+    "engine.display": ("has_control_chars", "safe_name", "safe_text"),
+    "engine.state": ("StateError", "UiState", "load_state", "save_state", "state_path"),
+    "engine.sessions.sources": ("FLUSH_STATE_FILE", "AgentDbSource", "FolderSource", "SessionSource", "SourceStatus",
+                                "flush_threshold", "needs_flush", "open_session_source", "session_source_at"),
+    "engine.sessions.excerpt": ("is_session_path", "parse_citation"),
     "engine.watch": ("WATCH_DEBOUNCE_MS", "WatchPlan", "affects_index", "awatch_changes", "is_relevant",
                      "watch_changes", "watch_plan"),
 }
 _LAZY_NAMES = {name: module for module, names in _LAZY.items() for name in names}
 
 __all__ = [
+    "CORPORA",
     "DATED_NOTE",
     "DRAFT_KINDS",
     "FLUSH_STATE_FILE",
     "WATCH_DEBOUNCE_MS",
+    "AgentDbSource",
     "Appended",
     "DatedNote",
+    "Deleted",
     "DiskStamp",
     "Draft",
     "DraftItem",
@@ -130,17 +153,20 @@ __all__ = [
     "Message",
     "Note",
     "ProgressFn",
+    "RenamePlan",
     "SaveConflict",
     "SaveResult",
     "ScanReport",
     "SearchResponse",
     "SessionHeader",
     "SessionInfo",
+    "SessionLookupError",
     "SessionNote",
     "SessionReadError",
     "SessionSource",
     "Skipped",
     "SourceStatus",
+    "StateError",
     "Status",
     "StoreEntry",
     "SyncProgress",
@@ -148,19 +174,31 @@ __all__ = [
     "ToolCall",
     "ToolResult",
     "Transcript",
+    "UiState",
     "Usage",
     "WatchPlan",
     "affects_index",
     "awatch_changes",
+    "corpus_sources",
     "daily_heading",
     "daily_rel",
     "dated_note",
     "flush_threshold",
+    "has_control_chars",
     "is_relevant",
+    "is_session_path",
+    "load_state",
     "needs_flush",
+    "open_session_source",
+    "parse_citation",
+    "safe_name",
+    "safe_text",
     "same_content",
+    "save_state",
     "scan_sources",
+    "session_source_at",
     "source_stats",
+    "state_path",
     "topic_rel",
     "watch_changes",
     "watch_plan",
@@ -210,6 +248,7 @@ class Status:
     recovered: tuple[str, ...] = ()
     probe: dict[str, Any] | None = None
     provider_url: str | None = None  # a remote provider's endpoint (no credentials)
+    session_source: SourceStatus | None = None  # where sessions come from: OpenClaw's database or a folder
 
     def to_dict(self) -> dict[str, Any]:
         """The ``status --json`` payload."""
@@ -217,6 +256,9 @@ class Status:
         d["sources"] = list(self.sources)
         d["issues"] = list(self.issues)
         d["recovered"] = list(self.recovered)
+        if self.session_source is not None:
+            d["session_source"] = {**d["session_source"], "warnings": list(self.session_source.warnings),
+                                   "newer_schema": self.session_source.newer_schema}
         return d
 
 
@@ -331,8 +373,9 @@ class MemoryFiles:
 
         return save_note(self.config, rel, text, expected)
 
-    def write_copy(self, rel: str, text: str, now: datetime | None = None) -> str:
-        """Keep text aside next to the note as ``<name>.mine-YYYYmmdd-HHMMSS.md``; returns the copy's rel."""
+    def write_copy(self, rel: str, text: str, now: datetime | None = None) -> Path:
+        """Keep text aside in memdeck's data dir (``conflict-copies/<rel>.mine-YYYYmmdd-HHMMSS.md``), where
+        nothing indexes it as a duplicate; returns the copy's path."""
         from engine.memory.notes import write_copy
 
         return write_copy(self.config, rel, text, now)
@@ -356,28 +399,58 @@ class MemoryFiles:
         """
         from engine.memory.notes import append_note, daily_rel
 
-        return append_note(self.config, rel if rel is not None else daily_rel(day or date.today()), text)
+        return append_note(self.config, rel if rel is not None else daily_rel(day or self.now().date()), text)
+
+    def plan_rename(self, rel: str, new_name: str) -> RenamePlan:
+        """Where a rename of ``rel`` to ``new_name`` goes and the rules applied, for a confirmation to show.
+
+        Raises:
+            PathRefused: the result would not be a memory file (a root file renames within the root).
+            MemdeckError: the new name is taken.
+        """
+        from engine.memory.notes import plan_rename
+
+        return plan_rename(self.config, rel, new_name)
 
     def rename_note(self, rel: str, new_name: str) -> str:
-        """Rename a memory file (never over an existing one); returns the new rel."""
+        """Rename a memory file as :meth:`plan_rename` says (never over an existing one); returns the new rel."""
         from engine.memory.notes import rename_note
 
         return rename_note(self.config, rel, new_name)
 
-    def delete_note(self, rel: str) -> None:
-        """Delete a memory file (the next sync drops it from the index)."""
+    def delete_note(self, rel: str) -> Deleted:
+        """Delete a memory file into memdeck's trash (``<data dir>/trash/<time>/<rel>``); the next sync drops
+        it from the index and :meth:`restore_deleted` brings it back."""
         from engine.memory.notes import delete_note
 
-        delete_note(self.config, rel)
+        return delete_note(self.config, rel)
+
+    def list_deleted(self) -> list[Deleted]:
+        """This workspace's memory files in the trash, the most recently deleted first."""
+        from engine.memory.notes import list_deleted
+
+        return list_deleted(self.config)
+
+    def restore_deleted(self, entry: str | None = None) -> Deleted:
+        """Undo a delete: put the file back where it was (the latest deletion by default), never over a file.
+
+        Raises:
+            MemdeckError: nothing to restore, or the name is taken again (the trashed file stays).
+        """
+        from engine.memory.notes import restore_deleted
+
+        return restore_deleted(self.config, entry)
 
     # -- sessions ----------------------------------------------------------------------------
     @property
     def sessions(self) -> SessionSource:
-        """Where sessions come from (the configured sessions folder unless another source was given)."""
+        """Where sessions come from: :func:`engine.sessions.sources.open_session_source` (OpenClaw's agent
+        database when it exists, else the legacy folder; ``--sessions``/``MEMDECK_SESSIONS``/``sessions_dir``
+        may name either) unless another source was given."""
         if self._sessions is None:
-            from engine.sessions.sources import FolderSource
+            from engine.sessions.sources import open_session_source
 
-            self._sessions = FolderSource(self.config.resolved_sessions_dir, self.flush_state_path)
+            self._sessions = open_session_source(self.config, flush_state=self.flush_state_path)
         return self._sessions
 
     @property
@@ -400,7 +473,10 @@ class MemoryFiles:
         return self.sessions.describe()
 
     def find_session(self, session: str) -> Path:
-        """A path, a session id or a unique id prefix → the transcript.
+        """A path, a citation path (a search hit's ``path``), a session id or a unique id prefix → the session.
+
+        The result is what :meth:`read_session` takes: the transcript file, or for a session in OpenClaw's
+        database the stand-in ``sessions/<agent>/<id>.jsonl`` (not a file: never open it).
 
         Raises:
             SessionReadError: nothing or more than one session matches.
@@ -425,9 +501,41 @@ class MemoryFiles:
         transcript = self.sessions.read(session, max_bytes=limit)
         return None if transcript.complete else transcript
 
+    def session_lines(self, session: str | Path) -> Iterator[tuple[int, bytes]]:
+        """A session's JSONL lines exactly as stored, ``(line number, bytes)`` (a database row ``seq`` is line
+        ``seq + 1``), for a raw view or an export.
+
+        Raises:
+            SessionReadError: it cannot be read.
+        """
+        return self.sessions.jsonl_lines(session)
+
     def session_entry(self, session: str | Path) -> StoreEntry | None:
         """The session's entry in the agent's session store (its key and channel), if any."""
         return self.sessions.store_entry(session)
+
+    def get_session(self, path: str, from_line: int | None = None, lines: int | None = None) -> GetResult:
+        """memory_get of a session citation (``sessions/main/<id>.jsonl#L12-L20``, or the path with from/lines):
+        those JSONL lines' entries as readable text (speech without injected metadata, tool calls and results
+        shortened, secrets masked). Allowed only when sessions are a memory source.
+
+        Raises:
+            PathRefused: sessions are not a source here, or the path names no session.
+            SessionReadError: the session cannot be read (a locked or damaged database, ...).
+        """
+        from engine.sessions.excerpt import parse_citation, render_excerpt
+
+        if "sessions" not in self.config.sources:
+            raise PathRefused(f"path refused: session transcripts are not a memory source here ({path.strip()!r}); "
+                              "add \"sessions\" to sources in the config to read them")
+        cited = parse_citation(path, from_line, lines)
+        try:
+            found = self.sessions.find(cited.path)
+        except SessionLookupError as exc:
+            raise PathRefused(f"path refused: no such session ({cited.path!r}): {exc}") from exc
+        transcript = self.sessions.read(found)
+        rel = cited.path if cited.path.startswith("sessions/") else f"sessions/{found.name}"
+        return GetResult(rel, render_excerpt(transcript, cited.from_line, cited.lines), cited.from_line, cited.lines)
 
     # -- flushing ----------------------------------------------------------------------------
     def _known(self) -> Callable[[str], bool] | None:
@@ -465,11 +573,23 @@ class MemoryFiles:
                             is_known=checked if rule is not None else None)
         return replace(draft, warnings=(*draft.warnings, *problems)) if problems else draft
 
+    @property
+    def timezone(self) -> tzinfo:
+        """The zone notes are dated in: ``[memory] timezone``, else the system's local zone."""
+        from engine.memory.notes import note_timezone
+
+        return note_timezone(self.config.memory.timezone)
+
+    def now(self) -> datetime:
+        """The time now in :attr:`timezone` (session-note names, flush headings, "today")."""
+        return datetime.now(self.timezone)
+
     def render_flush(self, draft: Draft, now: datetime) -> str:
-        """The Markdown block a flush appends: ``## HH:MM — Memory flush from session <id8>`` and its bullets."""
+        """The Markdown block a flush appends: ``## HH:MM — Memory flush from session <id8>`` and its bullets
+        (``HH:MM`` in :attr:`timezone`)."""
         from engine.memory.append import render_flush_block
 
-        return render_flush_block(draft, now)
+        return render_flush_block(draft, now, self.timezone)
 
     def append_flush(self, session_id: str, block: str, now: datetime, day: date | None = None) -> FlushWritten:
         """Append a reviewed flush block to the daily note of ``day`` (default ``now``'s) atomically, creating the
@@ -481,7 +601,8 @@ class MemoryFiles:
         """
         from engine.memory.append import append_flush
 
-        target = append_flush(self.config.workspace, block, day or now.date())
+        local = now.astimezone(self.timezone) if now.tzinfo is not None else now
+        target = append_flush(self.config.workspace, block, day or local.date())
         return FlushWritten(self._rel(target), target, self.record_flush(session_id, now))
 
     def record_flush(self, session_id: str, now: datetime) -> tuple[str, ...]:
@@ -497,10 +618,10 @@ class MemoryFiles:
 
     def write_session_note(self, transcript: Transcript, *, messages: int = 15, now: datetime | None = None,
                            method: str = "auto", dry_run: bool = False) -> SessionNote:
-        """Write OpenClaw's session note ``memory/YYYY-MM-DD-<slug>.md`` for a session (never overwriting).
-
-        The slug comes from the configured LLM (``auto``/``llm``; keywords when it fails, with a warning), else
-        from the conversation's keywords. ``dry_run`` only says where it would go.
+        """Write OpenClaw 2026.9's session note for a session (never overwriting): ``memory/YYYY-MM-DD-HHMM.md``
+        in :attr:`timezone`, or ``memory/YYYY-MM-DD-<slug>.md`` with the configured LLM's slug (``auto``/``llm``;
+        the time when it fails, with a warning); ``-2``, ``-3``… when the name is taken; headed
+        ``# Session: <date> <time> <zone>``. ``dry_run`` only says where it would go.
 
         Raises:
             LLMError: ``method`` is ``llm`` and no LLM is configured, or its client cannot be made.
@@ -509,9 +630,12 @@ class MemoryFiles:
         """
         from engine.memory.drafting import llm_configured
         from engine.memory.notes import build_session_note, note_slug, session_note_path, write_session_note
+        from engine.sessions.reader import spoken_transcript
 
-        when = now or datetime.now().astimezone()
+        tz = self.timezone
+        when = (now or datetime.now(tz)).astimezone(tz)
         entry = self.session_entry(transcript.path)
+        transcript = spoken_transcript(transcript)  # the note and its name hold only what was said
         key = entry.session_key if entry is not None else "unknown"
         source = (entry.channel if entry is not None else None) or "memdeck"
         warnings: list[str] = []
@@ -527,17 +651,17 @@ class MemoryFiles:
                 try:
                     return slug_with_llm(text, client)
                 except LLMError as exc:
-                    warnings.append(f"LLM slug failed ({exc}); used keywords")
+                    warnings.append(f"LLM slug failed ({exc}); named by the time")
                     raise
 
             slugger = llm_slug
-        text = build_session_note(transcript, key, source, messages, when)
+        text = build_session_note(transcript, key, source, messages, when, tz=tz)
         if dry_run:
-            target = session_note_path(self.config.workspace, note_slug(transcript, messages, when, slugger=slugger),
-                                       when)
+            slug = note_slug(transcript, messages, when, slugger=slugger, keywords=False, tz=tz)
+            target = session_note_path(self.config.workspace, slug, when, tz)
         else:
             target = write_session_note(self.config.workspace, transcript, key, source, messages, when,
-                                        slugger=slugger)
+                                        slugger=slugger, keywords=False, tz=tz)
         return SessionNote(self._rel(target), target, text, not dry_run, tuple(warnings))
 
 
@@ -688,7 +812,7 @@ class MemoryEngine(MemoryFiles):
     # -- files -------------------------------------------------------------------------------
     def scan(self) -> ScanReport:
         """The memory files on disk (and session files when sessions are a source)."""
-        return scan_sources(self.config)
+        return scan_sources(self.config, indexed=self._indexed_stamps)
 
     def dirty_files(self, scan: ScanReport | None = None) -> list[str]:
         """Files whose mtime/size differ from what was indexed, new files, and deleted ones.
@@ -696,8 +820,16 @@ class MemoryEngine(MemoryFiles):
         Without ``scan`` (the freshness check before a CLI search) the files are stat-ed without building
         :class:`MemoryFile` objects: one walk, one ``SELECT`` of the files table, two dicts compared.
         """
-        current = source_stats(self.config) if scan is None else {f.rel: (f.mtime_ns, f.size) for f in scan.files}
+        current = (source_stats(self.config, indexed=self._indexed_stamps) if scan is None
+                   else {f.rel: (f.mtime_ns, f.size) for f in scan.files})
         return self._changed_since_indexed(current)
+
+    def _indexed_stamps(self) -> dict[str, tuple[int, int]]:
+        """What the index holds (``rel → (mtime_ns, size)``): a locked OpenClaw database keeps its sessions."""
+        try:
+            return queries.file_stats(self.store.conn)
+        except DB_ERRORS:
+            return {}
 
     def _changed_since_indexed(self, current: dict[str, tuple[int, int]]) -> list[str]:
         """The files of ``current`` (``rel → (mtime_ns, size)``) the index does not hold as they are, then the
@@ -854,8 +986,8 @@ class MemoryEngine(MemoryFiles):
             st = os.lstat(absolute)
         except (PathRefused, OSError):
             return self.sync(embed=embed)
-        if self.needs_rebuild() or not stat.S_ISREG(st.st_mode):
-            return self.sync(embed=embed)
+        if self.needs_rebuild() or not stat.S_ISREG(st.st_mode) or not is_indexed(self.config, rel_norm):
+            return self.sync(embed=embed)  # DREAMS.md (or memory.md when not configured) is readable, never indexed
         started = time.monotonic()
         report = SyncReport()
         file = MemoryFile(rel_norm, absolute, "memory", st.st_mtime_ns, st.st_size)
@@ -877,6 +1009,7 @@ class MemoryEngine(MemoryFiles):
         min_score: float | None = None,
         ensure_fresh: bool = True,
         allow_model_load: bool = True,
+        corpus: str | None = None,
     ) -> SearchResponse:
         """memory_search.
 
@@ -888,11 +1021,21 @@ class MemoryEngine(MemoryFiles):
             ensure_fresh: sync a never-built or stale index first.
             allow_model_load: load the model if needed; when False and it is not loaded, the search runs
                 keyword-only with a warning (the TUI uses this while the model loads).
+            corpus: ``memory`` (memory files only), ``sessions`` (session transcripts only) or ``all`` / None
+                (every configured source), as OpenClaw's ``memory_search`` takes it.
+
+        Raises:
+            ValueError: an unknown ``corpus``.
         """
         settings = self.config.search
         max_results = settings.max_results if max_results is None else max(1, int(max_results))
         min_score = settings.min_score if min_score is None else float(min_score)
         warnings: list[str] = list(self._state.recovered)
+        sources, corpus_note = corpus_sources(self.config.sources, corpus)
+        if corpus_note:
+            warnings.append(corpus_note)
+        if not sources:
+            return SearchResponse((), "none", None, mode, tuple(warnings))
         want_vec = mode in ("hybrid", "vector")
         if ensure_fresh:
             try:
@@ -933,7 +1076,7 @@ class MemoryEngine(MemoryFiles):
                     if pending:
                         warnings.append(f"{pending} chunks are not embedded yet")
         results = run_search(self.store, settings, query, effective, qvec, max_results, min_score,
-                             self.config.sources, self._vindex,
+                             sources, self._vindex,
                              english_only_vectors=self.choice.model == "all-MiniLM-L6-v2")
         return SearchResponse(tuple(results), self.choice.provider if qvec is not None else "none",
                               self.choice.model if qvec is not None else None, effective, tuple(warnings))
@@ -953,7 +1096,8 @@ class MemoryEngine(MemoryFiles):
     is_known = knows  # the name the doors have always called
 
     def _known_hits(self, statement: str) -> tuple[Hit, ...]:
-        return self.search(statement, mode="keyword", max_results=5, min_score=0.0).results
+        # Memory files only: with sessions as a source, every statement would be "known" from its own session.
+        return self.search(statement, mode="keyword", max_results=5, min_score=0.0, corpus="memory").results
 
     def _known(self) -> Callable[[str], bool] | None:
         return self.knows
@@ -964,11 +1108,18 @@ class MemoryEngine(MemoryFiles):
 
     # -- get ---------------------------------------------------------------------------------
     def get(self, path: str, from_line: int | None = None, lines: int | None = None) -> GetResult:
-        """memory_get: a 1-based slice of a memory file (whole file without from/lines).
+        """memory_get: a 1-based slice of a memory file (whole file without from/lines), or the entries on a
+        session citation's JSONL lines (``sessions/…jsonl#L12-L20``: see :meth:`get_session`).
 
         Raises:
-            PathRefused: the path is not a memory file or escapes the workspace.
+            PathRefused: the path is not a memory file (or a session, when sessions are a source) or escapes
+                the workspace.
+            SessionReadError: a cited session cannot be read.
         """
+        from engine.sessions.excerpt import is_session_path
+
+        if is_session_path(path):
+            return self.get_session(path, from_line, lines)
         return read_memory_slice(self.config, path, from_line, lines)
 
     # -- status ------------------------------------------------------------------------------
@@ -976,7 +1127,7 @@ class MemoryEngine(MemoryFiles):
     def status(self, deep: bool = False) -> Status:
         """The index's state; ``deep`` loads the model and embeds a probe."""
         scan_issues: list[str] = []
-        on_disk = source_stats(self.config, scan_issues)  # no MemoryFile/Path per file: only counts are shown
+        on_disk = source_stats(self.config, scan_issues, self._indexed_stamps)  # only counts are shown
         counts = self.store.counts()
         driver = self.store.driver
         assert driver is not None
@@ -1022,6 +1173,7 @@ class MemoryEngine(MemoryFiles):
             recovered=tuple(dict.fromkeys([*self._state.recovered, *self._persisted_recovery()])),
             probe=probe,
             provider_url=self.choice.base_url,
+            session_source=self.describe_sessions(),
         )
 
     def _persisted_recovery(self) -> list[str]:
@@ -1047,6 +1199,29 @@ class MemoryEngine(MemoryFiles):
             return {"ok": True, "dims": len(vec), "seconds": round(time.monotonic() - started, 3)}
         except Exception as exc:  # a probe reports, it never raises
             return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+
+
+CORPORA = ("memory", "sessions", "all")
+"""The ``corpus`` values search takes (OpenClaw's ``wiki`` corpus is not memdeck's)."""
+
+
+def corpus_sources(configured: tuple[str, ...], corpus: str | None) -> tuple[tuple[str, ...], str | None]:
+    """The sources a search of ``corpus`` covers, and a note when that corpus is not configured.
+
+    Raises:
+        ValueError: ``corpus`` is not one of :data:`CORPORA` (``wiki`` names OpenClaw's wiki, which memdeck
+            does not have).
+    """
+    if corpus is None or corpus == "all":
+        return configured, None
+    if corpus == "wiki":
+        raise ValueError("corpus 'wiki' is not supported by memdeck (it has memory, sessions or all)")
+    if corpus not in CORPORA:
+        raise ValueError(f"unknown corpus {corpus!r} (one of {', '.join(CORPORA)})")
+    if corpus not in configured:
+        return (), (f"{corpus} is not a search source here; add \"{corpus}\" to sources in the config"
+                    if corpus == "sessions" else "memory is not a search source here")
+    return (corpus,), None
 
 
 def _inode(path: Path) -> int | None:

@@ -71,6 +71,29 @@ class SearchConfig:
     vector_norm: str = "raw"  # raw cosine, or "minmax" over the candidates
     line_weight: float = 0.7  # share of the vector score given to the chunk's best line (needs line vectors)
     line_text_weight: float = 0.3  # share of the keyword score given to the chunk's best line (BM25 per line)
+    importance: bool = True  # OpenClaw's <!-- importance: N --> in MEMORY.md/USER.md: score × (0.75 + 0.05·N)
+
+
+@dataclass(frozen=True)
+class MemoryConfig:
+    """Which workspace files are memory, and the clock memory notes are written by.
+
+    Attributes:
+        legacy_lowercase_memory: also index a root ``memory.md`` (OpenClaw before 2026.9 did; 2026.9 skips it).
+        timezone: the zone of session-note names and headers and of flush headings: ``""`` = the system's
+            local zone, else an IANA name such as ``Europe/Berlin`` (or ``UTC``).
+    """
+
+    legacy_lowercase_memory: bool = False
+    timezone: str = ""
+
+
+@dataclass(frozen=True)
+class IndexConfig:
+    """What the indexer takes in: a Markdown file larger than ``max_file_bytes`` is skipped (and reported by
+    ``status`` and ``doctor``), never read: one pasted log must not stall every sync or flood the index."""
+
+    max_file_bytes: int = 4 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -104,7 +127,9 @@ class Config:
     embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
     chunking: ChunkingConfig = field(default_factory=ChunkingConfig)
     search: SearchConfig = field(default_factory=SearchConfig)
+    index: IndexConfig = field(default_factory=IndexConfig)
     llm: LLMConfig = field(default_factory=LLMConfig)
+    memory: MemoryConfig = field(default_factory=MemoryConfig)
     tui: dict[str, Any] = field(default_factory=dict)
     keys: dict[str, str] = field(default_factory=dict)
 
@@ -152,92 +177,23 @@ def index_path_for(home: Path, workspace: Path, agent: str) -> Path:
     return home / "index" / f"{safe}-{digest}.sqlite"
 
 
-def _check_type(path: str, key: str, value: Any, kind: type | tuple[type, ...]) -> Any:
-    if kind is float and isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
-    if isinstance(value, bool) and kind is not bool and bool not in (kind if isinstance(kind, tuple) else (kind,)):
-        raise ConfigError(path, key, f"expected {_kind_name(kind)}, got a boolean")
-    if not isinstance(value, kind):
-        raise ConfigError(path, key, f"expected {_kind_name(kind)}, got {type(value).__name__} {value!r}")
-    return value
-
-
-def _kind_name(kind: type | tuple[type, ...]) -> str:
-    if isinstance(kind, tuple):
-        return " or ".join(k.__name__ for k in kind)
-    return {str: "a string", int: "an integer", float: "a number", bool: "true or false", list: "a list"}.get(
-        kind, kind.__name__
-    )
-
-
-def _section(path: str, prefix: str, cls: type, data: Any, base: Any) -> Any:
-    if not isinstance(data, dict):
-        raise ConfigError(path, prefix, "expected a table")
-    known = {f.name: f for f in fields(cls)}
+def _section(data: Mapping[str, Any], base: Any) -> Any:
+    """``base`` with the table's values (:func:`engine.config_rules.validate` has checked every key and type)."""
     updates: dict[str, Any] = {}
     for key, value in data.items():
-        if key not in known:
-            raise ConfigError(path, f"{prefix}.{key}", f"unknown key (known: {', '.join(sorted(known))})")
-        current = getattr(base, key)
-        updates[key] = _check_type(path, f"{prefix}.{key}", value, type(current))
+        # TOML writes ``timeout = 60`` as an integer: a float field gets a float.
+        updates[key] = float(value) if isinstance(getattr(base, key), float) else value
     return replace(base, **updates)
 
 
-def _validate(path: str, cfg: Config) -> None:
-    e, c, s = cfg.embedding, cfg.chunking, cfg.search
-    _validate_embedding(path, e)
-    if c.tokens < 16:
-        raise ConfigError(path, "chunking.tokens", "must be at least 16")
-    if not 0 <= c.overlap < c.tokens:
-        raise ConfigError(path, "chunking.overlap", "must be between 0 and chunking.tokens - 1")
-    if s.max_results < 1:
-        raise ConfigError(path, "search.max_results", "must be at least 1")
-    if not 0.0 <= s.min_score <= 1.0:
-        raise ConfigError(path, "search.min_score", "must be between 0 and 1")
-    if s.vector_weight < 0 or s.text_weight < 0 or s.vector_weight + s.text_weight <= 0:
-        raise ConfigError(path, "search.vector_weight", "weights must be ≥ 0 and not both 0")
-    if s.candidate_multiplier < 1:
-        raise ConfigError(path, "search.candidate_multiplier", "must be at least 1")
-    if not 0.0 <= s.mmr_lambda <= 1.0:
-        raise ConfigError(path, "search.mmr_lambda", "must be between 0 and 1")
-    for key in ("line_weight", "line_text_weight"):
-        if not 0.0 <= getattr(s, key) <= 1.0:
-            raise ConfigError(path, f"search.{key}", "must be between 0 and 1")
-    if s.vector_norm not in ("raw", "minmax"):
-        raise ConfigError(path, "search.vector_norm", f"must be raw or minmax, got {s.vector_norm!r}")
-    if c.window_tokens < 0:
-        raise ConfigError(path, "chunking.window_tokens", "must be 0 (the model's limit) or more")
-    if s.half_life_days <= 0:
-        raise ConfigError(path, "search.half_life_days", "must be greater than 0")
-    for src in cfg.sources:
-        if src not in SOURCES:
-            raise ConfigError(path, "sources", f"unknown source {src!r} (known: memory, sessions)")
-
-
-def _validate_embedding(path: str, e: EmbeddingConfig) -> None:
-    if e.provider not in PROVIDERS:
-        raise ConfigError(path, "embedding.provider", f"must be one of {', '.join(PROVIDERS)}, got {e.provider!r}")
-    if e.fallback not in FALLBACKS:
-        raise ConfigError(path, "embedding.fallback", f"must be one of {', '.join(FALLBACKS)}, got {e.fallback!r}")
+def _validate_local_model(path: str, e: EmbeddingConfig) -> None:
+    """The one check the rules cannot make: a local model's name, against the embedder's own list."""
     if e.provider == "local" and e.model.strip():
         from engine.embed.local import LOCAL_MODELS, resolve_local_model  # light: stdlib only
 
         if resolve_local_model(e.model) is None:
             raise ConfigError(path, "embedding.model",
                               f"unknown local model {e.model!r} (known: {', '.join(LOCAL_MODELS)})")
-    if e.base_url and not e.base_url.startswith(("http://", "https://")):
-        raise ConfigError(path, "embedding.base_url", f"must start with http:// or https://, got {e.base_url!r}")
-    for key, low in (("batch_size", 1), ("batch_tokens", 1), ("dimensions", 0), ("max_input_tokens", 0),
-                     ("max_retries", 0)):
-        if getattr(e, key) < low:
-            raise ConfigError(path, f"embedding.{key}", f"must be at least {low}")
-    if e.max_retries > 10:
-        raise ConfigError(path, "embedding.max_retries", "must be at most 10")
-    if e.timeout <= 0:
-        raise ConfigError(path, "embedding.timeout", "must be greater than 0 (seconds)")
-    for name, value in e.headers.items():
-        if not isinstance(value, str):
-            raise ConfigError(path, "embedding.headers", f"{name}: expected a string, got {type(value).__name__}")
 
 
 def _embedding_env(base: EmbeddingConfig, environ: Mapping[str, str]) -> tuple[EmbeddingConfig, dict[str, str]]:
@@ -288,6 +244,8 @@ def read_config_file(path: Path) -> dict[str, Any]:
         raise ConfigError(str(path), "(file)", "not UTF-8 text") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(str(path), "(syntax)", str(exc)) from exc
+    except ValueError as exc:  # an integer over Python's 4300-digit int limit: the parser's own ValueError
+        raise ConfigError(str(path), "(syntax)", f"a value the parser cannot read: {exc}") from exc
 
 
 def load_config(
@@ -323,37 +281,17 @@ def load_config(
     where = str(cfg_path)
     from engine.config_rules import validate  # deferred: config_rules imports this module's dataclasses
 
-    validate(data, path=where, environ=os.environ)  # every key's type and range, the file's and the env's
-    known_top = {"workspace", "extra_paths", "sources", "sessions_dir", "agent", "embedding", "chunking",
-                 "search", "llm", "tui", "keys"}
-    for key in data:
-        if key not in known_top:
-            raise ConfigError(where, key, f"unknown key (known: {', '.join(sorted(known_top))})")
+    # Every key's type, range and allowed values, the file's and the environment's: the rest only builds.
+    validate(data, path=where, environ=os.environ)
 
     ws_value = workspace or os.environ.get("MEMDECK_WORKSPACE") or data.get("workspace")
-    if ws_value is not None and not isinstance(ws_value, (str, Path)):
-        raise ConfigError(where, "workspace", "expected a string path")
     ws = Path(ws_value).expanduser() if ws_value else Path.home() / ".openclaw" / "workspace"
-
-    extra_raw = data.get("extra_paths", [])
-    if not isinstance(extra_raw, list) or not all(isinstance(p, str) for p in extra_raw):
-        raise ConfigError(where, "extra_paths", "expected a list of strings")
     extras = tuple((ws / Path(p).expanduser()) if not Path(p).expanduser().is_absolute() else Path(p).expanduser()
-                   for p in extra_raw)
-
+                   for p in data.get("extra_paths", []))
     sources_raw = data.get("sources", ["memory"])
-    if not isinstance(sources_raw, list) or not all(isinstance(p, str) for p in sources_raw):
-        raise ConfigError(where, "sources", "expected a list of strings like [\"memory\", \"sessions\"]")
-
-    agent = data.get("agent", "main")
-    if not isinstance(agent, str) or not agent:
-        raise ConfigError(where, "agent", "expected a non-empty string")
-
     sess_value = sessions_dir or data.get("sessions_dir")
-    if sess_value is not None and not isinstance(sess_value, (str, Path)):
-        raise ConfigError(where, "sessions_dir", "expected a string path")
 
-    embedding = _section(where, "embedding", EmbeddingConfig, data.get("embedding", {}), EmbeddingConfig())
+    embedding = _section(data.get("embedding", {}), EmbeddingConfig())
     embedding, env_keys = _embedding_env(embedding, os.environ)
     cfg = Config(
         workspace=ws,
@@ -362,27 +300,23 @@ def load_config(
         extra_paths=extras,
         sources=tuple(dict.fromkeys(sources_raw)),
         sessions_dir=Path(sess_value).expanduser() if sess_value else None,
-        agent=agent,
+        agent=data.get("agent", "main"),
         embedding=embedding,
-        chunking=_section(where, "chunking", ChunkingConfig, data.get("chunking", {}), ChunkingConfig()),
-        search=_section(where, "search", SearchConfig, data.get("search", {}), SearchConfig()),
-        llm=_section(where, "llm", LLMConfig, data.get("llm", {}), LLMConfig()),
-        tui=_table(where, "tui", data.get("tui", {})),
-        keys={str(k): str(v) for k, v in _table(where, "keys", data.get("keys", {})).items()},
+        chunking=_section(data.get("chunking", {}), ChunkingConfig()),
+        search=_section(data.get("search", {}), SearchConfig()),
+        index=_section(data.get("index", {}), IndexConfig()),
+        llm=_section(data.get("llm", {}), LLMConfig()),
+        memory=_section(data.get("memory", {}), MemoryConfig()),
+        tui=dict(data.get("tui", {})),
+        keys={str(k): str(v) for k, v in data.get("keys", {}).items()},
     )
     try:
-        _validate(where, cfg)
+        _validate_local_model(where, cfg.embedding)
     except ConfigError as exc:
         if exc.key in env_keys:  # name the variable that set it, not the file
             raise ConfigError(f"environment variable {env_keys[exc.key]}", exc.key, exc.problem) from None
         raise
     return cfg
-
-
-def _table(path: str, key: str, value: Any) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise ConfigError(path, key, "expected a table")
-    return dict(value)
 
 
 def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
@@ -393,18 +327,3 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
         else:
             out[key] = value
     return out
-
-
-def save_config_values(path: Path, updates: dict[str, Any]) -> None:
-    """Merge ``updates`` into the TOML config file and write it atomically (tomli-w).
-
-    Used for settings the TUI persists (theme, search mode).
-    """
-    import tomli_w
-
-    from engine.textio import atomic_write_text, make_private_dir
-
-    data = read_config_file(path)
-    merged = _merge(data, updates)
-    make_private_dir(path.parent)
-    atomic_write_text(path, tomli_w.dumps(merged), mode=0o600)

@@ -20,11 +20,14 @@ from engine.config import (
     SOURCES,
     ChunkingConfig,
     EmbeddingConfig,
+    IndexConfig,
     LLMConfig,
+    MemoryConfig,
     SearchConfig,
 )
 from engine.display import has_control_chars, safe_name
 from engine.errors import ConfigError
+from engine.textio import MAX_FILE_BYTES
 
 Kind = Literal["int", "float", "bool", "str", "enum", "list", "path", "dict"]
 
@@ -232,12 +235,23 @@ SECTIONS: dict[str, dict[str, Rule]] = {
         "vector_norm": Rule("enum", "vector score normalisation", choices=VECTOR_NORMS),
         "line_weight": _share("share of the vector score from the chunk's best line"),
         "line_text_weight": _share("share of the keyword score from the chunk's best line"),
+        "importance": Rule("bool", "OpenClaw's importance comments weigh MEMORY.md/USER.md results"),
+    },
+    "index": {
+        "max_file_bytes": Rule("int", "a bigger Markdown file is skipped and reported, not indexed", lo=1024,
+                               hi=MAX_FILE_BYTES, unit="bytes"),
     },
     "llm": {
         "base_url": _url("OpenAI-compatible chat endpoint for flush drafts; \"\" = none"),
         "model": Rule("str", "the chat model", empty=True),
         "api_key_env": _key_env("the variable holding the key"),
         "timeout": _seconds("seconds per request"),
+    },
+    "memory": {
+        "legacy_lowercase_memory": Rule("bool", "also index a root memory.md (OpenClaw 2026.9 skips it)"),
+        "timezone": Rule("str", "the zone of session notes and flush headings", empty=True, max_len=64,
+                         pattern=r"[A-Za-z0-9_+\-]+(?:/[A-Za-z0-9_+\-]+)*",
+                         like='an IANA time zone like Europe/Berlin or UTC ("" = the system\'s local zone)'),
     },
     "tui": {
         "theme": Rule("str", "the TUI theme", max_len=100, like="a theme name like memdeck-dark"),
@@ -254,6 +268,8 @@ TABLES: dict[str, Rule] = {
 
 SECTION_CLASSES: dict[str, type] = {
     "embedding": EmbeddingConfig, "chunking": ChunkingConfig, "search": SearchConfig, "llm": LLMConfig,
+    "index": IndexConfig,
+    "memory": MemoryConfig,
 }
 """The dataclass each section builds (a test keeps the rules and the fields identical)."""
 
@@ -385,9 +401,23 @@ def _weights_not_both_zero(sections: Mapping[str, Mapping[str, Any]]) -> str | N
     return "weights must be ≥ 0 and not both 0 (vector_weight and text_weight are both 0)"
 
 
+def _known_timezone(sections: Mapping[str, Mapping[str, Any]]) -> str | None:
+    name = sections["memory"].get("timezone", MemoryConfig.timezone)
+    if not name:
+        return None
+    import zoneinfo  # deferred: only a configured zone needs the time zone database
+
+    try:
+        zoneinfo.ZoneInfo(name)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):
+        return f"unknown time zone {_show(name)} (an IANA name like Europe/Berlin or UTC; \"\" = the system's)"
+    return None
+
+
 CROSS_RULES: tuple[tuple[str, Callable[[Mapping[str, Mapping[str, Any]]], str | None]], ...] = (
     ("chunking.overlap", _overlap_below_tokens),
     ("search.vector_weight", _weights_not_both_zero),
+    ("memory.timezone", _known_timezone),
 )
 """Rules across keys, run once every key is valid on its own: (the key named, the check)."""
 

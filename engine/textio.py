@@ -102,23 +102,6 @@ def read_text_file(path: Path, max_bytes: int = MAX_FILE_BYTES) -> DecodedText:
     return decoded
 
 
-# C0 controls (except tab and newline), DEL, C1 controls and the bidirectional overrides that can
-# reorder what a terminal shows ("Trojan Source").
-_UNSAFE = {c: f"\\x{c:02x}" for c in (*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F, *range(0x80, 0xA0))}
-_UNSAFE.update({c: f"\\u{c:04x}" for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))})
-
-
-def terminal_safe(text: str) -> str:
-    """Memory text made safe to print on a terminal: control and bidi characters become visible escapes.
-
-    Memory files are data: an escape sequence inside one (``ESC]52;`` clipboard writes, screen clears,
-    cursor moves) must be shown, never executed. Tabs and newlines are kept.
-    """
-    if text.isprintable() or all(ord(ch) not in _UNSAFE for ch in text):
-        return text
-    return text.translate(_UNSAFE)
-
-
 def make_private_dir(path: Path) -> None:
     """Create ``path`` and any missing parents as 0700 folders (folders that already exist are left alone).
 

@@ -10,10 +10,20 @@ from typing import Any
 from urllib.parse import unquote
 
 from engine.config import Config
-from engine.errors import PathRefused
+from engine.display import has_control_chars
+from engine.errors import MemdeckError, PathRefused
 from engine.textio import read_text_file
 
-ROOT_MEMORY_FILES = ("MEMORY.md", "memory.md")
+CURATED_ROOT_FILES = ("MEMORY.md", "USER.md")
+"""The root files OpenClaw 2026.9 indexes: curated memory, where importance comments weigh results."""
+LEGACY_ROOT_FILE = "memory.md"
+"""The lower-case name older OpenClaw releases indexed; 2026.9 skips it (``[memory] legacy_lowercase_memory``)."""
+DREAMS_FILE = "DREAMS.md"
+"""OpenClaw's dream diary: readable with memory_get, never indexed (as OpenClaw)."""
+ROOT_MEMORY_FILES = (*CURATED_ROOT_FILES, LEGACY_ROOT_FILE)
+"""Every root file that can be indexed (``memory.md`` only when configured); all of them are curated memory."""
+READABLE_ROOT_FILES = (*ROOT_MEMORY_FILES, DREAMS_FILE)
+"""Root files ``memdeck get`` / memory_get may read."""
 SKIP_DIRS = {".git", "node_modules", ".venv", "venv", "__pycache__", ".dreams"}
 
 
@@ -26,6 +36,49 @@ class MemoryFile:
     source: str
     mtime_ns: int
     size: int
+
+
+class WorkspaceUnavailable(MemdeckError):
+    """The workspace folder is missing, not a folder or not readable: nothing in it can be listed or indexed."""
+
+
+def workspace_problem(path: Path) -> str | None:
+    """Why ``path`` cannot be the workspace (``workspace missing (<path>)``, ...), or None when it can."""
+    try:
+        st = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return f"workspace missing ({path})"
+    except OSError as exc:
+        return f"workspace not readable ({path}: {exc.strerror or exc})"
+    if not stat.S_ISDIR(st.st_mode):
+        return f"workspace is not a folder ({path})"
+    if not os.access(path, os.R_OK | os.X_OK):
+        return f"workspace not readable ({path}: permission denied)"
+    return None
+
+
+def require_workspace(path: Path) -> None:
+    """Raise unless ``path`` can be the workspace.
+
+    Raises:
+        WorkspaceUnavailable: with :func:`workspace_problem`'s reason.
+    """
+    problem = workspace_problem(path)
+    if problem is not None:
+        raise WorkspaceUnavailable(problem)
+
+
+def _megabytes(n: int) -> str:
+    mib = n / (1024 * 1024)
+    return f"{mib:.1f} MB" if mib >= 0.1 else f"{n / 1024:.1f} KB"
+
+
+def oversize_issue(rel: str, size: int, limit: int) -> str:
+    """The report for a file over ``[index] max_file_bytes``: ``memory/big.md: 30.0 MB, over max_file_bytes 4 MB:
+    not indexed``."""
+    mib = limit / (1024 * 1024)
+    shown = f"{mib:g} MB" if mib >= 1 else f"{limit / 1024:g} KB"
+    return f"{rel}: {_megabytes(size)}, over max_file_bytes {shown}: not indexed"
 
 
 @dataclass(frozen=True)
@@ -60,6 +113,36 @@ def _walk_markdown(root: Path, issues: list[str]) -> list[str]:
     return found
 
 
+def indexed_root_files(config: Config) -> tuple[str, ...]:
+    """The root files this configuration indexes: ``MEMORY.md``, ``USER.md`` (and ``memory.md`` when configured)."""
+    return ROOT_MEMORY_FILES if config.memory.legacy_lowercase_memory else CURATED_ROOT_FILES
+
+
+def is_curated(rel: str) -> bool:
+    """Whether a memory file is curated long-term memory (a root file), where importance comments count."""
+    return rel in ROOT_MEMORY_FILES
+
+
+def is_indexed(config: Config, rel: str) -> bool:
+    """Whether a readable memory file is one the index holds (``DREAMS.md`` never is; ``memory.md`` only when
+    configured)."""
+    return rel in indexed_root_files(config) if rel in READABLE_ROOT_FILES else True
+
+
+def _root_names(ws: Path, wanted: tuple[str, ...]) -> list[str]:
+    """The wanted root files present under exactly that name, in ``wanted`` order.
+
+    Listed rather than probed: on a case-insensitive disk ``MEMORY.md`` opens a file named ``memory.md``, which
+    2026.9 skips.
+    """
+    try:
+        with os.scandir(ws) as entries:
+            present = {entry.name for entry in entries if entry.name in wanted}
+    except OSError:
+        return []
+    return [name for name in wanted if name in present]
+
+
 def rel_posix(path: Path, workspace: Path) -> str:
     """A path relative to the workspace with ``/`` separators; absolute when outside it."""
     try:
@@ -78,13 +161,12 @@ def _memory_stats(config: Config, issues: list[str], paths: list[str] | None = N
     ws = config.workspace
     candidates: list[Path | str] = []
     stats: dict[str, tuple[int, int]] = {}
-    if not ws.is_dir():
-        issues.append(f"workspace missing ({ws})")
+    problem = workspace_problem(ws)
+    if problem is not None:
+        issues.append(problem)
         return stats
-    for name in ROOT_MEMORY_FILES:
-        p = ws / name
-        if p.exists() or p.is_symlink():
-            candidates.append(p)
+    limit = config.index.max_file_bytes
+    candidates.extend(ws / name for name in _root_names(ws, indexed_root_files(config)))
     mem_dir = ws / "memory"
     if mem_dir.is_dir() and not mem_dir.is_symlink():
         candidates.extend(_walk_markdown(mem_dir, issues))
@@ -127,6 +209,14 @@ def _memory_stats(config: Config, issues: list[str], paths: list[str] | None = N
         if not (uid is not None and st.st_uid == uid and mode & stat.S_IRUSR) and not os.access(path, os.R_OK):
             issues.append(f"{rel}: not readable (permission denied)")
             continue
+        if has_control_chars(rel):
+            # One name, one line: a name that a terminal, a citation or the TUI tree would split or garble is
+            # reported (escaped where shown), never indexed.
+            issues.append(f"{rel}: file name has control or line-break characters; not indexed")
+            continue
+        if st.st_size > limit:
+            issues.append(oversize_issue(rel, st.st_size, limit))
+            continue
         stats[rel] = (st.st_mtime_ns, st.st_size)
         if paths is not None:
             paths.append(path)
@@ -134,7 +224,10 @@ def _memory_stats(config: Config, issues: list[str], paths: list[str] | None = N
 
 
 def scan_memory_files(config: Config) -> ScanReport:
-    """List ``MEMORY.md``, ``memory.md``, ``memory/**/*.md`` and the extra paths; symlinks are skipped."""
+    """List ``MEMORY.md``, ``USER.md``, ``memory/**/*.md`` and the extra paths; symlinks are skipped.
+
+    A root ``memory.md`` only with ``[memory] legacy_lowercase_memory``; ``DREAMS.md`` never (as OpenClaw 2026.9).
+    """
     issues: list[str] = []
     paths: list[str] = []
     stats = _memory_stats(config, issues, paths)
@@ -157,14 +250,15 @@ def memory_file_stats(config: Config, issues: list[str] | None = None) -> dict[s
 
 
 def _is_memory_rel(rel: str) -> bool:
-    return rel in ROOT_MEMORY_FILES or rel.startswith("memory/")
+    return rel in READABLE_ROOT_FILES or rel.startswith("memory/")
 
 
 def resolve_memory_path(config: Config, raw: str) -> tuple[str, Path]:
     """Resolve a path an agent or user asked for, refusing anything that is not a memory file.
 
-    Allowed: ``MEMORY.md``, ``memory.md``, ``memory/**.md`` inside the workspace, and Markdown files under
-    configured extra paths. Refused: ``..`` escapes, absolute paths outside, URL-encoded or backslash tricks,
+    Allowed: ``MEMORY.md``, ``USER.md``, ``DREAMS.md``, ``memory.md``, ``memory/**.md`` inside the workspace (what
+    OpenClaw 2026.9's memory_get reads, plus the legacy lower-case file), and Markdown files under configured
+    extra paths. Refused: ``..`` escapes, absolute paths outside, URL-encoded or backslash tricks,
     NUL bytes, symlinks (anywhere on the way), non-Markdown files.
 
     Returns:
@@ -209,7 +303,8 @@ def resolve_memory_path(config: Config, raw: str) -> tuple[str, Path]:
                 break
     if allowed_root is None:
         raise PathRefused(
-            f"path refused: {text!r} is not a memory file (MEMORY.md, memory.md, memory/**/*.md or an extra path)"
+            f"path refused: {text!r} is not a memory file (MEMORY.md, USER.md, DREAMS.md, memory/**/*.md or an "
+            "extra path)"
         )
     # No symlink anywhere between the root and the file.
     probe = absolute

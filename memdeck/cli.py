@@ -8,23 +8,31 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from engine.config import Config, load_config
+from engine.display import plural, safe_name
 from engine.errors import MemdeckError
-from engine.textio import terminal_safe
+from memdeck.output import (
+    EXIT_ERROR,
+    EXIT_OK,
+    EXIT_USAGE,
+    FiniteFloat,
+    echo_json_error,
+    fail,
+    not_empty,
+    say,
+    say_lines,
+)
 
-EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
+if TYPE_CHECKING:
+    from engine.index.indexer import SyncProgress
 
-
-def _fail(message: str, as_json: bool = False) -> NoReturn:
-    if as_json:
-        click.echo(json.dumps({"ok": False, "error": message}))
-    click.echo(f"memdeck: {message}", err=True)
-    sys.exit(EXIT_ERROR)
+_fail = fail  # the one error path: a stderr line, and {"ok": false, "error"} on stdout with --json
 
 
 class _Ctx:
@@ -36,7 +44,11 @@ class _Ctx:
         self._config: Config | None = None
 
     def config(self, as_json: bool = False) -> Config:
+        """The configuration, and a workspace that can be read: a missing, unreadable or non-folder workspace
+        (or a ``--config`` file that does not exist) is an error for every command, never an empty memory."""
         if self._config is None:
+            if self.config_path is not None and not Path(self.config_path).expanduser().exists():
+                _fail(f"config file not found: {Path(self.config_path).expanduser()}", as_json)
             try:
                 workspace, sessions = self.workspace, self.sessions
                 if self.demo:
@@ -45,9 +57,16 @@ class _Ctx:
 
                     demo = demo_home_workspace(memdeck_home())
                     workspace, sessions = str(demo), sessions or str(demo / "sessions")
-                self._config = load_config(workspace=workspace, config_path=self.config_path, sessions_dir=sessions)
+                cfg = load_config(workspace=workspace, config_path=self.config_path, sessions_dir=sessions)
             except MemdeckError as exc:
                 _fail(f"invalid configuration: {exc}", as_json)
+            from engine.workspace import workspace_problem
+
+            problem = workspace_problem(cfg.workspace)
+            if problem is not None:
+                _fail(f"{problem}: give --workspace DIR, or set MEMDECK_WORKSPACE or workspace in the config",
+                      as_json)
+            self._config = cfg
         return self._config
 
     def engine(self, as_json: bool = False) -> Any:
@@ -71,6 +90,25 @@ class _MemdeckGroup(click.Group):
 
     _extensions_added = False
 
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
+             complete_var: str | None = None, standalone_mode: bool = True, **extra: Any) -> Any:
+        """click's entry point; with ``--json`` a usage error (a bad option value, a missing argument) is also
+        answered as ``{"ok": false, "error": ...}`` on stdout, like every other failure of a JSON command."""
+        argv = list(sys.argv[1:] if args is None else args)
+        if not standalone_mode or "--json" not in argv:
+            return super().main(argv, prog_name, complete_var, standalone_mode, **extra)
+        try:
+            code = super().main(argv, prog_name, complete_var, False, **extra)
+        except click.ClickException as exc:
+            exc.show()  # usage and the problem on stderr, as without --json
+            echo_json_error(exc.format_message())
+            sys.exit(exc.exit_code)
+        except click.Abort:
+            echo_json_error("aborted")
+            click.echo("Aborted!", err=True)
+            sys.exit(EXIT_ERROR)
+        sys.exit(code if isinstance(code, int) else EXIT_OK)  # not standalone, click returns --help's code
+
     def _add_extensions(self) -> None:
         if not self._extensions_added:
             self._extensions_added = True
@@ -88,9 +126,12 @@ class _MemdeckGroup(click.Group):
 
 @click.group(cls=_MemdeckGroup, invoke_without_command=True,
              context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--workspace", "-w", metavar="DIR", help="Workspace folder (default: config, $MEMDECK_WORKSPACE, ~/.openclaw/workspace).")
-@click.option("--sessions", metavar="DIR", help="Agent sessions folder (JSONL transcripts).")
-@click.option("--config", "config_path", metavar="FILE", help="Config file (default: <config dir>/config.toml).")
+@click.option("--workspace", "-w", metavar="DIR", callback=not_empty,
+              help="Workspace folder (default: config, $MEMDECK_WORKSPACE, ~/.openclaw/workspace).")
+@click.option("--sessions", metavar="PATH", callback=not_empty,
+              help="Agent sessions: OpenClaw's openclaw-agent.sqlite, or a folder of JSONL transcripts.")
+@click.option("--config", "config_path", metavar="FILE", callback=not_empty,
+              help="Config file (default: <config dir>/config.toml).")
 @click.option("--demo", is_flag=True, help="Use the bundled demo workspace.")
 @click.version_option(package_name="memdeck")
 @click.pass_context
@@ -139,13 +180,14 @@ def status(obj: _Ctx, as_json: bool, deep: bool) -> None:
     lines += [
         f"Model: {st.model or 'none'}" + (f" · {st.dims} dims" if st.dims else ""),
         f"Sources: {', '.join(st.sources)}",
-        f"Indexed: {st.files_indexed}/{st.files_on_disk} files · {st.chunks} chunks",
-        f"Dirty: {'yes (' + str(st.dirty_files) + ' files)' if st.dirty_files else 'no'}",
+        f"Indexed: {st.files_indexed}/{plural(st.files_on_disk, 'file')} · {plural(st.chunks, 'chunk')}",
+        f"Dirty: {'yes (' + plural(st.dirty_files, 'file') + ')' if st.dirty_files else 'no'}",
         f"Vector: {st.vector_state}",
-        f"Not embedded: {st.pending_embeddings} chunks" if st.pending_embeddings else "Embeddings: complete",
+        f"Not embedded: {plural(st.pending_embeddings, 'chunk')}" if st.pending_embeddings else "Embeddings: complete",
         f"FTS: {'ready' if st.fts_ready else 'unavailable'}",
-        f"Embedding cache: {st.cache_entries} entries",
+        f"Embedding cache: {plural(st.cache_entries, 'entry', 'entries')}",
         f"Index identity: {st.identity_status}",
+        *_session_source_lines(st.session_source),
     ]
     if st.probe is not None:
         lines.append("Embeddings probe: " + ("ok" if st.probe.get("ok") else f"failed: {st.probe.get('error')}"))
@@ -154,7 +196,25 @@ def status(obj: _Ctx, as_json: bool, deep: bool) -> None:
     if st.issues:
         lines.append("Issues:")
         lines += [f"  {i}" for i in st.issues]
-    click.echo(terminal_safe("\n".join(lines)))
+    say_lines(lines)  # one line each: a file name with a newline or an escape sequence is shown, not obeyed
+
+
+def _session_source_lines(where: Any) -> list[str]:
+    """``Sessions: …`` for status: OpenClaw's database (its schema and sessions) or a folder, and any warning."""
+    if where is None:
+        return []
+    if where.kind == "agent-db":
+        head = f"Sessions: OpenClaw database {where.location}"
+        if where.available:
+            app = f", OpenClaw {where.app_version}" if where.app_version else ""
+            head += f" · schema {where.schema_version}{app} · {plural(where.sessions or 0, 'session')}"
+    else:
+        head = f"Sessions: folder {where.location}"
+        if where.available:
+            head += f" · {plural(where.sessions or 0, 'session')}"
+    lines = [head if where.available else f"{head} · unavailable: {where.detail}"]
+    lines += [f"  warning: {warning}" for warning in where.warnings]
+    return lines
 
 
 def _size(n: int) -> str:
@@ -175,10 +235,12 @@ def index(obj: _Ctx, force: bool, as_json: bool) -> None:
     with obj.engine(as_json) as eng:
         started = time.monotonic()
         try:
-            if as_json or not sys.stderr.isatty():
+            if as_json:
                 report = eng.sync(force=force)
-            else:
+            elif sys.stderr.isatty():
                 report = _index_with_progress(eng, force)
+            else:  # a log or a pipe: a plain line every few seconds instead of a bar
+                report = eng.sync(force=force, progress=ProgressLines(lambda line: say(line, err=True)))
         except MemdeckError as exc:  # busy, disk full, read-only index, ...
             _fail(str(exc), as_json)
         elapsed = time.monotonic() - started
@@ -190,17 +252,43 @@ def index(obj: _Ctx, force: bool, as_json: bool) -> None:
             "fromCache": report.from_cache, "rebuilt": report.rebuilt, "seconds": round(elapsed, 3),
             "issues": report.issues}, indent=2))
         return
-    for issue in report.issues:
-        click.echo(f"warning: {terminal_safe(issue)}", err=True)
-    click.echo(f"Indexed {files} files · {report.chunks_total} chunks "
-               f"({report.embedded} embedded, {report.from_cache} from cache) in {elapsed:.1f} s")
+    if report.issues:
+        say_lines((f"warning: {issue}" for issue in report.issues), err=True)
+    say(f"Indexed {plural(files, 'file')} · {plural(report.chunks_total, 'chunk')} "
+        f"({report.embedded} embedded, {report.from_cache} from cache) in {elapsed:.1f} s")
+
+
+class ProgressLines:
+    """``memdeck index`` progress where there is no terminal (a log, CI, a pipe): one line at most every ``every``
+    seconds, so a quick index prints none and a long one shows it is alive.
+
+    Args:
+        write: prints one line.
+        every: seconds between lines.
+        clock: the time source (tests inject one; the throttle never depends on how fast the machine is).
+    """
+
+    def __init__(self, write: Callable[[str], None], every: float = 5.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self._write = write
+        self._every = every
+        self._clock = clock
+        self._last = clock()
+
+    def __call__(self, p: SyncProgress) -> None:
+        """Called with every :class:`~engine.index.indexer.SyncProgress` update; prints when one is due."""
+        now = self._clock()
+        if now - self._last < self._every:
+            return
+        self._last = now
+        label = "indexing files" if p.phase == "files" else "embedding chunks"
+        share = f" ({100 * p.done // p.total}%)" if p.total else ""
+        self._write(f"… {label}: {p.done}/{p.total}{share}")
 
 
 def _index_with_progress(eng: Any, force: bool) -> Any:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-    from engine.index.indexer import SyncProgress
 
     console = Console(stderr=True)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -225,49 +313,55 @@ def _index_with_progress(eng: Any, force: bool) -> Any:
 @click.option("--query", "query_opt", help="The query (wins over the positional one).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.option("--max-results", type=click.IntRange(1, 1000), default=None, help="How many results (default 6).")
-@click.option("--min-score", type=click.FloatRange(0.0, 1.0), default=None, help="Score threshold (default 0.35).")
+@click.option("--min-score", type=FiniteFloat(0.0, 1.0), default=None, help="Score threshold, 0 to 1 (default 0.35).")
 @click.option("--mode", type=click.Choice(["hybrid", "keyword", "vector"]), default="hybrid", show_default=True)
+@click.option("--corpus", type=click.Choice(["memory", "sessions", "all"]), default="all", show_default=True,
+              help="Memory files, session transcripts, or every configured source.")
 @click.pass_obj
 def search(obj: _Ctx, query: str | None, query_opt: str | None, as_json: bool, max_results: int | None,
-           min_score: float | None, mode: str) -> None:
+           min_score: float | None, mode: str, corpus: str) -> None:
     """Search memory (memory_search): line-ranged snippets with fused, vector and keyword scores."""
     text = query_opt if query_opt is not None else query
     if text is None:
-        click.echo("memdeck: missing search query: give it as an argument or with --query", err=True)
-        sys.exit(EXIT_USAGE)
+        _fail("missing search query: give it as an argument or with --query", as_json, EXIT_USAGE)
     with obj.engine(as_json) as eng:
         try:
-            resp = eng.search(text, mode=mode, max_results=max_results, min_score=min_score)
+            resp = eng.search(text, mode=mode, max_results=max_results, min_score=min_score, corpus=corpus)
         except MemdeckError as exc:
             _fail(str(exc), as_json)
     if as_json:
         click.echo(json.dumps(resp.to_json(), indent=2, ensure_ascii=False))
         return
-    for warning in resp.warnings:
-        click.echo(f"note: {terminal_safe(warning)}", err=True)
+    if resp.warnings:
+        say_lines((f"note: {warning}" for warning in resp.warnings), err=True)
     if not resp.results:
-        click.echo("No matches.")
+        say("No matches.")
         return
     for hit in resp.results:
         parts = f"keyword {hit.text_score:.2f}"
         if hit.vector_score is not None:
             parts = f"vector {hit.vector_score:.2f} · " + parts
         # Memory text is data: escape sequences in a note are shown, never run by the terminal.
-        click.echo(f"{hit.score:.3f} {terminal_safe(hit.path)}:{hit.start_line}-{hit.end_line}  ({parts})")
-        click.echo(f"  L{hit.snippet_start_line}-L{hit.snippet_end_line}:")
+        say(f"{hit.score:.3f} {safe_name(hit.path)}:{hit.start_line}-{hit.end_line}  ({parts})")
+        say(f"  L{hit.snippet_start_line}-L{hit.snippet_end_line}:")
         for line in hit.snippet.split("\n"):
-            click.echo(f"  {terminal_safe(line)}")
-        click.echo("")
+            say(f"  {line}")
+        say("")
 
 
 @cli.command()
 @click.argument("path")
 @click.option("--from", "from_line", type=click.IntRange(1), default=None, help="First line (1-based).")
 @click.option("--lines", type=click.IntRange(1), default=None, help="How many lines.")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (the exact text).")
+@click.option("--raw", is_flag=True, help="The exact text, control characters and all (for a file, not a terminal).")
 @click.pass_obj
-def get(obj: _Ctx, path: str, from_line: int | None, lines: int | None, as_json: bool) -> None:
-    """Read lines of a memory file (memory_get). Only MEMORY.md, memory.md, memory/**.md and extra paths."""
+def get(obj: _Ctx, path: str, from_line: int | None, lines: int | None, as_json: bool, raw: bool) -> None:
+    """Read lines of a memory file (memory_get). Only MEMORY.md, memory.md, memory/**.md and extra paths.
+
+    Control characters in the text (escape sequences) are shown as escapes like \\x1b; --raw or --json give the
+    exact text.
+    """
     from engine.errors import PathRefused
     from engine.workspace import read_memory_slice
 
@@ -275,17 +369,23 @@ def get(obj: _Ctx, path: str, from_line: int | None, lines: int | None, as_json:
     # importing the engine cost more than the rest of the command).
     cfg = obj.config(as_json)
     try:
-        result = read_memory_slice(cfg, path, from_line, lines)
+        if path.strip().startswith("sessions/"):  # a session citation: sessions/main/<id>.jsonl#L12-L20
+            from engine.api import MemoryFiles
+
+            result = MemoryFiles(cfg).get_session(path, from_line, lines)
+        else:
+            result = read_memory_slice(cfg, path, from_line, lines)
     except PathRefused as exc:
-        if as_json:
-            click.echo(json.dumps({"path": path, "text": "", "disabled": True, "error": str(exc)}))
-        click.echo(f"memdeck: {exc}", err=True)
-        sys.exit(EXIT_ERROR)
+        _fail(str(exc), as_json, path=path, text="", disabled=True)  # memory_get's refusal fields, too
+    except MemdeckError as exc:  # a locked or damaged OpenClaw database
+        _fail(str(exc), as_json, path=path, text="", disabled=True)
     if as_json:
         click.echo(json.dumps(result.to_json(), ensure_ascii=False))
+    elif raw:
+        click.echo(result.text, color=True)  # color=True: click would strip ANSI sequences from a pipe
     else:
-        # A terminal gets escapes made visible; a pipe gets the exact text (color=True: click would strip ANSI).
-        click.echo(terminal_safe(result.text) if sys.stdout.isatty() else result.text, color=True)
+        # Memory text is data, on a terminal or through a pipe into one (`| less -R`, `| cat`): shown, never run.
+        say(result.text)
 
 
 @cli.command()
@@ -297,9 +397,8 @@ def demo(directory: str | None, force: bool) -> None:
 
     target = Path(directory) if directory else Path(tempfile.mkdtemp(prefix="memdeck-demo-"))
     write_demo(target, overwrite=force)
-    click.echo(f"Demo workspace written to {target}")
-    click.echo(f"Sessions: {target / 'sessions'}")
-    click.echo(f"Try: memdeck --workspace {target} --sessions {target / 'sessions'} search \"database incident\"")
+    say_lines([f"Demo workspace written to {target}", f"Sessions: {target / 'sessions'}",
+               f"Try: memdeck --workspace {target} --sessions {target / 'sessions'} search \"database incident\""])
 
 
 @cli.command()
@@ -318,7 +417,7 @@ def doctor(obj: _Ctx, fix: bool, as_json: bool) -> None:
     cfg = obj.config(as_json)
 
     def progress(line: str) -> None:
-        click.echo(f"… {line}", err=True)
+        say(f"… {safe_name(line)}", err=True)
 
     try:
         report = run_doctor(cfg, fix=fix, progress=None if as_json else progress, open_engine=MemoryEngine)
@@ -327,7 +426,7 @@ def doctor(obj: _Ctx, fix: bool, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
     else:
-        click.echo(format_report(report))
+        say(format_report(report))
     sys.exit(EXIT_OK if report.ok else EXIT_ERROR)
 
 
@@ -347,16 +446,18 @@ def _sessions_context(sessions_dir: str | None = None) -> Any:
     """Build what ``memdeck sessions`` and ``memdeck flush`` need, backed by the real engine."""
     from memdeck.cli_sessions import SessionsContext
 
-    obj = click.get_current_context().find_object(_Ctx)
+    current = click.get_current_context()
+    obj = current.find_object(_Ctx)
     assert obj is not None, "called inside a memdeck command"
+    as_json = bool(current.params.get("as_json"))  # the command's --json: its errors are JSON too
     if sessions_dir is not None:
         obj.sessions = sessions_dir
-    cfg = obj.config()
+    cfg = obj.config(as_json)
     engine_box: list[Any] = []
 
     def engine() -> Any:
         if not engine_box:
-            engine_box.append(obj.engine())
+            engine_box.append(obj.engine(as_json))
         return engine_box[0]
 
     def reindex(path: Path) -> None:
@@ -364,9 +465,13 @@ def _sessions_context(sessions_dir: str | None = None) -> Any:
         eng.sync(embed=eng.embedder is not None and eng.embedder.loaded)
 
     llm = cfg.llm if cfg.llm.base_url and cfg.llm.model else None
+    from engine.api import FLUSH_STATE_FILE, open_session_source
+
+    source = open_session_source(cfg, flush_state=cfg.home / FLUSH_STATE_FILE)  # the database, or a folder
     return SessionsContext(
         workspace=cfg.workspace,
-        sessions_dir=cfg.resolved_sessions_dir,
+        sessions_dir=source.location,
+        source=source,
         home=cfg.home,
         llm=llm,
         is_known=lambda text: bool(engine().knows(text)),  # opened only when a draft needs it

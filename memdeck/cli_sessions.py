@@ -22,14 +22,19 @@ from engine.api import (
     MemoryFiles,
     SessionInfo,
     SessionReadError,
+    SessionSource,
     Transcript,
     daily_rel,
     needs_flush,
+    session_source_at,
 )
 from engine.config import Config, LLMConfig
+from engine.display import plural, safe_name
 from engine.errors import MemdeckError
 from engine.memory.llm import LLMError
-from engine.sessions.sources import FolderSource
+from memdeck.output import EXIT_USAGE, not_empty_path, report_error, say, say_lines
+
+TITLE_COLUMN_CHARS = 40
 
 
 @dataclass(frozen=True)
@@ -38,12 +43,13 @@ class SessionsContext:
 
     Attributes:
         workspace: the memory workspace (flushes and notes go to ``<workspace>/memory/``).
-        sessions_dir: the agent's sessions folder.
+        sessions_dir: where sessions are read: the legacy sessions folder or OpenClaw's ``openclaw-agent.sqlite``.
         home: memdeck's data dir (the flush record lives at ``<home>/flush-state.json``).
         llm: the chat endpoint, or None when none is configured.
         is_known: True for a statement memory already holds (backed by the search index).
         reindex: called with the absolute path of each written file so it is searchable at once.
         config: the full configuration, when the caller has one (else one is made from the fields above).
+        source: the session source (:func:`engine.api.open_session_source`); None: the one ``sessions_dir`` names.
     """
 
     workspace: Path
@@ -53,6 +59,7 @@ class SessionsContext:
     is_known: Callable[[str], bool] | None = None
     reindex: Callable[[Path], None] | None = None
     config: Config | None = field(default=None, compare=False)
+    source: SessionSource | None = field(default=None, compare=False)
 
     @property
     def flush_state_path(self) -> Path:
@@ -65,14 +72,17 @@ class SessionsContext:
                                      config_path=self.home / "config.toml", sessions_dir=self.sessions_dir)
         config = replace(base, workspace=self.workspace, home=self.home, sessions_dir=self.sessions_dir,
                          llm=self.llm or LLMConfig())
-        return MemoryFiles(config, FolderSource(self.sessions_dir, self.flush_state_path))
+        source = self.source or session_source_at(self.sessions_dir, agent=config.agent,
+                                                  flush_state=self.flush_state_path)
+        return MemoryFiles(config, source)
 
 
 FlushContext = SessionsContext
 
 
-def _err(message: str) -> None:
-    click.echo(f"memdeck: {message}", err=True)
+def _err(message: str, as_json: bool = False) -> None:
+    """An error as every memdeck command reports it (:func:`memdeck.output.report_error`: JSON with ``--json``)."""
+    report_error(message, as_json)
 
 
 def _local(when: datetime | None) -> str:
@@ -95,25 +105,41 @@ def _rel(ctx: SessionsContext, path: Path) -> str:
 
 
 def session_to_json(info: SessionInfo) -> dict[str, Any]:
-    """A session listing entry as camelCase JSON."""
+    """A session listing entry as camelCase JSON (``path`` is the file, or a database session's stand-in name;
+    ``citationPath`` is how search results and ``memdeck get`` name it)."""
     return {
         "sessionId": info.session_id,
+        "title": info.title,
+        "label": info.label,
+        "source": info.source,
         "path": str(info.path),
+        "citationPath": info.citation_path,
         "archived": info.archived,
         "started": _iso(info.started),
         "lastMessage": _iso(info.last_message),
         "messages": info.message_count,
         "totalTokens": info.total_tokens,
+        "tokensSource": info.tokens_source,
+        "inputTokens": info.input_tokens,
+        "outputTokens": info.output_tokens,
         "contextTokens": info.context_tokens,
         "compactions": info.compactions,
         "size": info.size,
         "sessionKey": info.session_key,
         "chatType": info.chat_type,
         "channel": info.channel,
+        "modelProvider": info.model_provider,
+        "model": info.model,
         "displayName": info.display_name,
+        "lines": info.line_count,
         "flushed": info.flushed,
         "flushedAt": _iso(info.flushed_at),
         "memoryFlushAt": _iso(info.memory_flush_at),
+        "memoryFlush": (
+            {"kind": info.memory_flush_kind, "compactionCount": info.memory_flush_compaction_count}
+            if info.memory_flush_recorded or info.memory_flush_at is not None else None
+        ),
+        "openclawFlushedThisCycle": info.openclaw_flushed_this_cycle,
         "needsFlush": needs_flush(info),
         "skippedLines": info.skipped_lines,
         "error": info.error,
@@ -138,7 +164,22 @@ def _flushed_cell(info: SessionInfo) -> str:
         return f"yes {_local(info.flushed_at)}"
     if info.memory_flush_at is not None:
         return f"openclaw {_local(info.memory_flush_at)}"
+    if info.memory_flush_recorded:  # OpenClaw 2026.9 records the compaction cycle, not a time
+        return "openclaw this cycle" if info.openclaw_flushed_this_cycle else "openclaw earlier"
     return "no"
+
+
+def _tokens_cell(info: SessionInfo) -> str:
+    """The token count and which one it is: the session store's total, or the last reply's usage."""
+    if info.total_tokens is None:
+        return "-"
+    which = "store" if info.tokens_source == "store" else "last reply"
+    return f"{info.total_tokens:,} ({which})"
+
+
+def _title_cell(info: SessionInfo) -> str:
+    title = " ".join((info.title or "").split())
+    return title if len(title) <= TITLE_COLUMN_CHARS else title[: TITLE_COLUMN_CHARS - 1].rstrip() + "…"
 
 
 def _notes_cell(info: SessionInfo) -> str:
@@ -148,25 +189,31 @@ def _notes_cell(info: SessionInfo) -> str:
     if needs_flush(info):
         notes.append("needs flush")
     if info.skipped_lines:
-        notes.append(f"{info.skipped_lines} bad line{'s' if info.skipped_lines != 1 else ''}")
+        notes.append(plural(info.skipped_lines, "bad line"))
     if info.error:
         notes.append(info.error)
     return ", ".join(notes)
 
 
 def format_sessions_table(infos: list[SessionInfo]) -> str:
-    """Render the sessions listing as an aligned plain-text table."""
+    """Render the sessions listing as an aligned plain-text table.
+
+    IDs are the shortest prefix (8 characters at least) that tells each apart, never cut with an ellipsis;
+    TOKENS says whether it is the session store's total or the last reply's usage.
+    """
     short = _short_ids([info.session_id for info in infos])
-    header = ("ID", "STARTED", "LAST MESSAGE", "MSGS", "TOKENS", "FLUSHED", "NOTES")
+    header = ("ID", "STARTED", "LAST MESSAGE", "MSGS", "TOKENS", "FLUSHED", "NOTES", "TITLE")
     rows = [
         (
-            short[info.session_id],
+            # One cell, one line, nothing a terminal obeys: ids come from file names, notes quote the reader.
+            safe_name(short[info.session_id]),
             _local(info.started),
             _local(info.last_message),
             str(info.message_count),
-            f"{info.total_tokens:,}" if info.total_tokens is not None else "-",
+            _tokens_cell(info),
             _flushed_cell(info),
-            _notes_cell(info),
+            safe_name(_notes_cell(info)),
+            safe_name(_title_cell(info)),
         )
         for info in infos
     ]
@@ -189,22 +236,27 @@ def run_sessions(ctx: SessionsContext, as_json: bool) -> int:
     Returns:
         The exit code: 0, or 1 when the folder cannot be listed.
     """
+    memory = ctx.memory()
     try:
-        infos = ctx.memory().list_sessions()
+        infos = memory.list_sessions()
     except SessionReadError as exc:
-        _err(f"{exc} (set --sessions DIR or MEMDECK_SESSIONS)")
+        hint = " (set --sessions PATH or MEMDECK_SESSIONS)" if memory.sessions.kind == "folder" else ""
+        _err(f"{exc}{hint}", as_json)
         return 1
     if as_json:
         payload = {
             "sessionsDir": str(ctx.sessions_dir),
+            "source": memory.describe_sessions().to_json(),
             "sessions": [session_to_json(info) for info in infos],
         }
         click.echo(json.dumps(payload, indent=2, ensure_ascii=False))
         return 0
     if not infos:
-        click.echo(f"No sessions in {ctx.sessions_dir}")
+        say_lines([f"No sessions in {memory.sessions.location}"])
         return 0
-    click.echo(format_sessions_table(infos))
+    if memory.sessions.kind == "agent-db":
+        _emit_warnings(list(memory.describe_sessions().warnings))  # a newer schema, a snapshot read
+    say(format_sessions_table(infos))
     return 0
 
 
@@ -212,12 +264,13 @@ def run_sessions(ctx: SessionsContext, as_json: bool) -> int:
 # memdeck flush
 
 
-def _draft(memory: MemoryFiles, ctx: SessionsContext, transcript: Transcript, method: str) -> Draft | None:
+def _draft(memory: MemoryFiles, ctx: SessionsContext, transcript: Transcript, method: str,
+           as_json: bool = False) -> Draft | None:
     """The engine's draft (``auto`` falls back to extractive by itself); None after printing why it failed."""
     try:
         return memory.draft_flush(transcript, method, is_known=ctx.is_known)
     except LLMError as exc:  # only ``--llm`` fails: ``auto`` falls back with a warning
-        _err(f"LLM draft failed: {exc}")
+        _err(f"LLM draft failed: {exc}", as_json)
         return None
 
 
@@ -239,8 +292,8 @@ def _flush_day(day: str, transcript: Transcript, now: datetime) -> date:
 
 
 def _emit_warnings(warnings: list[str]) -> None:
-    for warning in warnings:
-        _err(f"warning: {warning}")
+    if warnings:
+        say_lines((f"memdeck: warning: {warning}" for warning in warnings), err=True)
 
 
 def _run_note(
@@ -256,15 +309,15 @@ def _run_note(
     warnings: list[str],
 ) -> int:
     if method == "llm" and ctx.llm is None:
-        _err("no LLM configured: set [llm] base_url and model in the config, or use --extractive")
-        return 2
+        _err("no LLM configured: set [llm] base_url and model in the config, or use --extractive", as_json)
+        return EXIT_USAGE
     try:
         note = memory.write_session_note(transcript, messages=messages, now=now, method=method, dry_run=dry_run)
     except LLMError as exc:
-        _err(str(exc))
+        _err(str(exc), as_json)
         return 1
     except (FlushError, OSError) as exc:
-        _err(f"could not write the session note: {exc}")
+        _err(f"could not write the session note: {exc}", as_json)
         return 1
     warnings.extend(note.warnings)
     if note.written:
@@ -281,10 +334,10 @@ def _run_note(
         click.echo(json.dumps(payload, indent=2, ensure_ascii=False))
         return 0
     _emit_warnings(warnings)
-    click.echo(f"{'Would write' if dry_run else 'Wrote'} session note {note.rel}")
+    say(f"{'Would write' if dry_run else 'Wrote'} session note {safe_name(note.rel)}")
     if dry_run:
-        click.echo("")
-        click.echo(note.text, nl=False)
+        say("")
+        say(note.text, nl=False)  # the session's own words: shown as data
     return 0
 
 
@@ -323,11 +376,14 @@ def run_flush(
         path = memory.find_session(session)
         transcript = memory.read_session(path)
     except SessionReadError as exc:
-        _err(str(exc))
+        _err(str(exc), as_json)
+        return 1
+    problem = _not_flushable(path, transcript)
+    if problem is not None:  # /etc/passwd, random bytes, an empty file: refused before anything is written
+        _err(problem, as_json)
         return 1
     if transcript.skipped:
-        count = len(transcript.skipped)
-        warnings.append(f"{count} unusable line{'s' if count != 1 else ''} in {path.name} skipped")
+        warnings.append(f"{plural(len(transcript.skipped), 'unusable line')} in {path.name} skipped")
     if note:
         return _run_note(
             ctx,
@@ -341,9 +397,9 @@ def run_flush(
             warnings=warnings,
         )
     if method == "llm" and ctx.llm is None:
-        _err("no LLM configured: set [llm] base_url and model in the config, or use --extractive")
-        return 2
-    draft = _draft(memory, ctx, transcript, method)
+        _err("no LLM configured: set [llm] base_url and model in the config, or use --extractive", as_json)
+        return EXIT_USAGE
+    draft = _draft(memory, ctx, transcript, method, as_json)
     if draft is None:
         return 1
     warnings.extend(draft.warnings)
@@ -355,7 +411,7 @@ def run_flush(
         try:
             written = memory.append_flush(transcript.session_id, block, now, flush_day)
         except (FlushError, OSError) as exc:
-            _err(f"could not append to {_rel(ctx, target)}: {exc}")
+            _err(f"could not append to {_rel(ctx, target)}: {exc}", as_json)
             return 1
         appended = True
         _reindex(ctx, target, warnings)
@@ -380,15 +436,24 @@ def run_flush(
     _emit_warnings(warnings)
     known = f" ({draft.skipped_known} already in memory)" if draft.skipped_known else ""
     if draft.is_empty:
-        click.echo(f"Nothing new to store from session {transcript.id8}{known}.")
+        say(f"Nothing new to store from session {safe_name(transcript.id8)}{known}.")
         return 0
-    count = len(draft.items)
-    noun = f"{count} item{'s' if count != 1 else ''}"
     verb = "Would append" if dry_run else "Appended"
-    click.echo(f"{verb} {noun} ({draft.method}) to {_rel(ctx, target)}{known}:")
-    click.echo("")
-    click.echo(block, nl=False)
+    say(f"{verb} {plural(len(draft.items), 'item')} ({draft.method}) to {safe_name(_rel(ctx, target))}{known}:")
+    say("")
+    say(block, nl=False)  # the session's own words: shown as data
     return 0
+
+
+def _not_flushable(path: Path, transcript: Transcript) -> str | None:
+    """Why ``transcript`` cannot be flushed (it holds no message), or None."""
+    if any(True for _ in transcript.messages()):
+        return None
+    if transcript.header is None:
+        bad = f"; {plural(len(transcript.skipped), 'unusable line')}" if transcript.skipped else ""
+        empty = "an empty file" if transcript.size == 0 else f"no session header and no messages{bad}"
+        return f"{path} is not a session transcript ({empty}): nothing to flush"
+    return f"session {transcript.id8} has no messages yet: nothing to flush"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -396,12 +461,12 @@ def run_flush(
 
 
 def _context(
-    make_context: Callable[..., SessionsContext], sessions_dir: Path | None
+    make_context: Callable[..., SessionsContext], sessions_dir: Path | None, as_json: bool = False
 ) -> SessionsContext | None:
     try:
         return make_context(sessions_dir=sessions_dir)
     except MemdeckError as exc:
-        _err(str(exc))
+        _err(str(exc), as_json)
         return None
 
 
@@ -412,14 +477,16 @@ def build_sessions_command(make_context: Callable[..., SessionsContext]) -> clic
     @click.option(
         "--sessions",
         "sessions_dir",
-        type=click.Path(path_type=Path, file_okay=False),
+        type=click.Path(),
+        callback=not_empty_path,
         default=None,
-        help="Sessions folder (default: config, MEMDECK_SESSIONS, ~/.openclaw/agents/<agent>/sessions).",
+        help="Sessions folder or OpenClaw's openclaw-agent.sqlite (default: config, MEMDECK_SESSIONS, else in "
+        "$OPENCLAW_STATE_DIR or ~/.openclaw: agents/<agent>/agent/openclaw-agent.sqlite, else agents/<agent>/sessions).",
     )
     @click.option("--json", "as_json", is_flag=True, help="Print JSON for agents.")
     def sessions_command(sessions_dir: Path | None, as_json: bool) -> None:
-        """List session transcripts: started, last message, messages, tokens, flushed?"""
-        ctx = _context(make_context, sessions_dir)
+        """List sessions (OpenClaw's database or a sessions folder): started, last message, tokens, flushed?, title."""
+        ctx = _context(make_context, sessions_dir, as_json)
         raise SystemExit(1 if ctx is None else run_sessions(ctx, as_json))
 
     return sessions_command
@@ -432,8 +499,8 @@ def build_flush_command(make_context: Callable[..., SessionsContext]) -> click.C
     @click.argument("session")
     @click.option("--note", is_flag=True, help="Write a session note memory/YYYY-MM-DD-<slug>.md instead.")
     @click.option("--dry-run", is_flag=True, help="Show what would be written; write nothing.")
-    @click.option("--llm", "method", flag_value="llm", help="Draft with the configured LLM.")
-    @click.option("--extractive", "method", flag_value="extractive", help="Draft without an LLM.")
+    @click.option("--llm", "use_llm", is_flag=True, help="Draft with the configured LLM.")
+    @click.option("--extractive", "use_extractive", is_flag=True, help="Draft without an LLM.")
     @click.option(
         "--day",
         type=click.Choice(["today", "last"]),
@@ -452,22 +519,27 @@ def build_flush_command(make_context: Callable[..., SessionsContext]) -> click.C
     @click.option(
         "--sessions",
         "sessions_dir",
-        type=click.Path(path_type=Path, file_okay=False),
+        type=click.Path(),
+        callback=not_empty_path,
         default=None,
-        help="Sessions folder to look the id up in.",
+        help="Sessions folder or openclaw-agent.sqlite to look the id up in.",
     )
     def flush_command(
         session: str,
         note: bool,
         dry_run: bool,
-        method: str | None,
+        use_llm: bool,
+        use_extractive: bool,
         day: str,
         as_json: bool,
         messages: int,
         sessions_dir: Path | None,
     ) -> None:
-        """Turn SESSION (an id, id prefix or JSONL path) into memory: append a flush to memory/YYYY-MM-DD.md."""
-        ctx = _context(make_context, sessions_dir)
+        """Turn SESSION (an id, id prefix, citation path or JSONL path) into memory: append a flush to
+        memory/YYYY-MM-DD.md."""
+        if use_llm and use_extractive:
+            raise click.UsageError("--llm and --extractive cannot be used together: pick one (or neither: auto)")
+        ctx = _context(make_context, sessions_dir, as_json)
         if ctx is None:
             raise SystemExit(1)
         code = run_flush(
@@ -475,7 +547,7 @@ def build_flush_command(make_context: Callable[..., SessionsContext]) -> click.C
             session,
             note=note,
             dry_run=dry_run,
-            method=method or "auto",
+            method="llm" if use_llm else "extractive" if use_extractive else "auto",
             day=day,
             as_json=as_json,
             messages=messages,

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import PurePosixPath
-from typing import Annotated, Any, Self
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import (
     AfterValidator,
@@ -47,15 +47,17 @@ SEARCH_DESCRIPTION = (
     "memory/*.md, plus session transcripts when configured) before answering questions about prior work, "
     "decisions, dates, people, preferences or todos. Hybrid search: meaning (embeddings) and exact words "
     "(BM25), fused. Returns the best line-ranged snippets, each with path, startLine, endLine, score "
-    "(0-1, plus vectorScore and textScore) and a citation like memory/2026-01-12.md#L4-L9. Then call "
-    "memory_get with the path and lines to read more. If the response has disabled=true, memory is "
-    "unavailable: tell the user instead of guessing."
+    "(0-1, plus vectorScore and textScore) and a citation like memory/2026-01-12.md#L4-L9 (a session: "
+    "sessions/main/<id>.jsonl#L12-L20, JSONL lines). Then call memory_get with the path and lines to read "
+    "more. `corpus` picks memory files (memory), session transcripts (sessions) or both (all, the default). "
+    "If the response has disabled=true, memory is unavailable: tell the user instead of guessing."
 )
 GET_DESCRIPTION = (
     "Safe read of MEMORY.md or memory/*.md (the paths memory_search returns), optionally only `lines` lines "
     "starting at line `from` (1-based); use it after memory_search to pull just the lines you need and keep "
-    "context small. Other paths (outside the workspace, not Markdown, symlinks) are refused with an error. "
-    "A missing file returns empty text."
+    "context small. A session citation (sessions/main/<id>.jsonl, from/lines in JSONL lines, when sessions "
+    "are a source) returns those entries as readable text. Other paths (outside the workspace, not Markdown, "
+    "symlinks) are refused with an error. A missing file returns empty text."
 )
 APPEND_DESCRIPTION = (
     "Write to memory: append Markdown text to today's daily note (memory/YYYY-MM-DD.md, local date; created "
@@ -90,6 +92,11 @@ WRITE_HINT_ON = (
 WRITE_HINT_OFF = "\nThis server is read-only: memory_append is disabled.\n"
 
 QUOTA_PATTERN = re.compile(r"insufficient_quota|quota|429", re.IGNORECASE)
+
+
+Corpus = Literal["memory", "sessions", "all", "wiki"]
+"""OpenClaw's ``corpus`` values; memdeck has no wiki and says so."""
+WIKI_UNSUPPORTED = "corpus 'wiki' is not supported by memdeck: it has memory, sessions or all"
 
 
 class ToolArgumentError(ValueError):
@@ -271,6 +278,9 @@ class SearchArguments(ToolArguments):
         alias="maxResults", description="Most results to return (default 6).")] = None
     min_score: Annotated[float | None, BeforeValidator(_lenient_float), _Clamped(0, 1), Field(
         alias="minScore", description="Drop results scoring below this (0-1, default 0.35).")] = None
+    corpus: Annotated[Corpus | None, Field(
+        description="memory (MEMORY.md and memory/*.md), sessions (session transcripts) or all (default); "
+                    "wiki is not supported.")] = None
 
 
 class GetArguments(ToolArguments):
@@ -283,6 +293,9 @@ class GetArguments(ToolArguments):
         alias="from", json_schema_extra={"minimum": 1}, description="First line to read (1-based).")] = None
     lines: Annotated[int | None, BeforeValidator(_lenient_int), Field(
         json_schema_extra={"minimum": 1}, description="How many lines to read.")] = None
+    corpus: Annotated[Corpus | None, Field(
+        description="memory or sessions: what the path must be (default: either, by the path); wiki is not "
+                    "supported.")] = None
 
 
 class AppendArguments(ToolArguments):
@@ -444,15 +457,18 @@ class MemoryService:
             args = SearchArguments.parse(arguments)
         except ToolArgumentError as exc:
             return ToolOutcome({"results": [], "error": str(exc)}, is_error=True)
-        query, max_results, min_score = args.query, args.max_results, args.min_score
+        query, max_results, min_score, corpus = args.query, args.max_results, args.min_score, args.corpus
+        if corpus == "wiki":
+            return ToolOutcome({"results": [], "error": WIKI_UNSUPPORTED}, is_error=True)
         warmed = self.ready.wait(max(0.0, self._warm_deadline - time.monotonic()))
         try:
             if warmed:
-                resp = self.engine().search(query, max_results=max_results, min_score=min_score)
+                resp = self.engine().search(query, max_results=max_results, min_score=min_score, corpus=corpus)
             else:
                 # Still building the index or loading the model: answer now from what is indexed.
                 resp = self.engine().search(query, mode="keyword", max_results=max_results,
-                                            min_score=min_score, ensure_fresh=False, allow_model_load=False)
+                                            min_score=min_score, ensure_fresh=False, allow_model_load=False,
+                                            corpus=corpus)
                 resp = replace(resp, warnings=(*resp.warnings, "memory is still being indexed (the model is "
                                                "loading); showing keyword results from what is indexed so far"))
         except Exception as exc:  # the tool never throws: the agent gets a payload it can report
@@ -465,6 +481,7 @@ class MemoryService:
         given = raw if isinstance(raw, str) else ""
         try:
             args = GetArguments.parse(arguments)
+            _check_get_corpus(args)
             result = self.engine().get(args.path, args.from_line, args.lines).to_json()
         except (ToolArgumentError, PathRefused) as exc:
             return ToolOutcome({"path": given, "text": "", "disabled": True, "error": str(exc)}, is_error=True)
@@ -548,6 +565,28 @@ class MemoryService:
     def recall_guide(self) -> str:
         """The prompt that tells an agent when to search memory (and, with writes on, when to write it)."""
         return RECALL_GUIDE.format(write_hint=WRITE_HINT_ON if self.allow_write else WRITE_HINT_OFF)
+
+
+def _check_get_corpus(args: GetArguments) -> None:
+    """memory_get's ``corpus``: the path must be of that corpus (wiki is not memdeck's).
+
+    Raises:
+        ToolArgumentError: ``corpus`` is wiki.
+        PathRefused: the path is of the other corpus.
+    """
+    if args.corpus is None or args.corpus == "all":
+        return
+    if args.corpus == "wiki":
+        raise ToolArgumentError(WIKI_UNSUPPORTED)
+    from engine.api import is_session_path
+
+    session = is_session_path(args.path)
+    if args.corpus == "memory" and session:
+        raise PathRefused(f"path refused: {args.path.strip()!r} is a session transcript, not a memory file "
+                          "(use corpus sessions or all)")
+    if args.corpus == "sessions" and not session:
+        raise PathRefused(f"path refused: {args.path.strip()!r} is not a session transcript (sessions/…jsonl; "
+                          "use corpus memory or all)")
 
 
 def _describe(exc: BaseException) -> str:

@@ -17,8 +17,10 @@ def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     import os
 
     for var in ("MEMDECK_WORKSPACE", "MEMDECK_SESSIONS", "MEMDECK_DISABLE_VEC", "MEMDECK_SQLITE_DRIVER",
-                "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"):
+                "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "MEMDECK_AGENT_DB_TIMEOUT", "MEMDECK_TODAY"):
         monkeypatch.delenv(var, raising=False)
+    # Session discovery looks in $OPENCLAW_STATE_DIR, else ~/.openclaw: never find the machine's real install.
+    monkeypatch.setenv("OPENCLAW_STATE_DIR", str(home / "no-openclaw-state"))
     for var in [v for v in os.environ if v.startswith("MEMDECK_EMBEDDING_")]:
         monkeypatch.delenv(var, raising=False)
     return home

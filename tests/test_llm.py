@@ -427,11 +427,13 @@ def test_run_flush_note_uses_llm_slug(
     assert "Wrote session note memory/2026-02-10-dashboards-and-postgres.md" in capsys.readouterr().out
 
 
-def test_run_flush_note_falls_back_to_keywords_when_llm_fails(
-    tmp_path: Path, server: FakeServer, capsys: pytest.CaptureFixture[str]
+def test_run_flush_note_falls_back_to_the_time_when_llm_fails(
+    tmp_path: Path, server: FakeServer, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("TZ", "UTC")  # the note is named in the user's zone
     server.fail(401)
     now = datetime(2026, 2, 10, 11, 0, tzinfo=UTC)
     assert run_flush(_ctx(tmp_path, server), "7c1e", note=True, now=now) == 0
-    assert (tmp_path / "ws" / "memory" / "2026-02-10-work-postgres-analytics.md").is_file()
+    # OpenClaw 2026.9's fallback when the LLM makes no slug: the time, HHMM (no keyword slug).
+    assert (tmp_path / "ws" / "memory" / "2026-02-10-1100.md").is_file()
     assert "LLM slug failed" in capsys.readouterr().err

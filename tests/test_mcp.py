@@ -287,8 +287,9 @@ def test_recall_guide_matches_write_permission(demo_workspace: Path, allow_write
 def test_tool_schemas_match_openclaw(allow_write: bool, names: list[str]) -> None:
     tools = {t["name"]: t for t in tool_definitions(allow_write)}
     assert list(tools) == names
-    assert set(tools["memory_search"]["input_schema"]["properties"]) == {"query", "maxResults", "minScore"}
-    assert set(tools["memory_get"]["input_schema"]["properties"]) == {"path", "from", "lines"}
+    # OpenClaw 2026.9's tools take a corpus too (memory, wiki, all, sessions).
+    assert set(tools["memory_search"]["input_schema"]["properties"]) == {"query", "maxResults", "minScore", "corpus"}
+    assert set(tools["memory_get"]["input_schema"]["properties"]) == {"path", "from", "lines", "corpus"}
 
 
 @pytest.mark.parametrize("spec", TOOLS, ids=[t.name for t in TOOLS])
@@ -306,8 +307,8 @@ def test_advertised_types_stay_openclaw_compatible() -> None:
     schemas = {t["name"]: t["input_schema"] for t in tool_definitions(allow_write=True)}
     types = {name: {arg: prop["type"] for arg, prop in s["properties"].items()} for name, s in schemas.items()}
     assert types == {
-        "memory_search": {"query": "string", "maxResults": "integer", "minScore": "number"},
-        "memory_get": {"path": "string", "from": "integer", "lines": "integer"},
+        "memory_search": {"query": "string", "maxResults": "integer", "minScore": "number", "corpus": "string"},
+        "memory_get": {"path": "string", "from": "integer", "lines": "integer", "corpus": "string"},
         "memory_append": {"text": "string", "file": "string"},
     }
     assert {name: s["required"] for name, s in schemas.items()} == {
@@ -320,9 +321,9 @@ def test_advertised_types_stay_openclaw_compatible() -> None:
 
 @pytest.mark.parametrize(
     ("tool", "arguments", "message"),
-    [("search", {"query": "x", "limit": 3}, "unknown argument 'limit' (the arguments are query, maxResults, minScore)"),
+    [("search", {"query": "x", "limit": 3}, "unknown argument 'limit' (the arguments are query, maxResults, minScore, corpus)"),
      ("search", {"query": "x", "max_results": 3}, "unknown argument 'max_results'"),
-     ("get", {"path": "MEMORY.md", "from_line": 2}, "unknown argument 'from_line' (the arguments are path, from, lines)"),
+     ("get", {"path": "MEMORY.md", "from_line": 2}, "unknown argument 'from_line' (the arguments are path, from, lines, corpus)"),
      ("append", {"text": "- x", "tags": ["a"]}, "unknown argument 'tags' (the arguments are text, file)")],
 )
 def test_unknown_arguments_are_refused(demo_workspace: Path, tool: str, arguments: dict[str, Any],

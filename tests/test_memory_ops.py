@@ -178,11 +178,15 @@ def test_copies_topics_and_renames_never_overwrite(tmp_path: Path) -> None:
     when = datetime(2026, 2, 10, 9, 30)
     first = memory.write_copy("memory/travel-plans.md", "one\n", when)
     second = memory.write_copy("memory/travel-plans.md", "two\n", when)
-    assert (first, second) == ("memory/travel-plans.mine-20260210-093000.md",
-                               "memory/travel-plans.mine-20260210-093000-2.md")
-    assert (tmp_path / first).read_text(encoding="utf-8") == "one\n"
+    # Issue 16 #6: conflict copies live in memdeck's data dir, where neither memdeck nor OpenClaw indexes them.
+    copies = memory.config.home / "conflict-copies" / "memory"
+    assert (first, second) == (copies / "travel-plans.mine-20260210-093000.md",
+                               copies / "travel-plans.mine-20260210-093000-2.md")
+    assert first.read_text(encoding="utf-8") == "one\n"
+    assert not list((tmp_path / "memory").glob("*.mine-*"))
+    assert memory.create_topic("taken") == "memory/taken.md"
     with pytest.raises(MemdeckError, match="already exists"):
-        memory.rename_note("memory/travel-plans.md", first)
+        memory.rename_note("memory/travel-plans.md", "taken")
     assert memory.rename_note("memory/travel-plans.md", "trips") == "memory/trips.md"
     assert not (tmp_path / "memory" / "travel-plans.md").exists()
     memory.delete_note("memory/trips.md")

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from engine.api import MemoryEngine
-from engine.config import load_config, save_config_values
-from engine.textio import terminal_safe
+from engine.api import MemoryEngine, save_state, state_path
+from engine.config import load_config
+from engine.display import safe_text as terminal_safe
 from memdeck.cli import cli
 from tests.helpers import hash_config
 
@@ -55,8 +55,8 @@ def test_index_config_and_folders_are_private(tmp_path: Path, open_umask: None) 
             assert _mode(path) == 0o600, path
         eng.sync(force=True)  # a rebuild replaces the content, never the permissions
         assert _mode(index) == 0o600
-    config = home / "config.toml"
-    save_config_values(config, {"tui": {"theme": "nord"}})
+    config = state_path(cfg)  # the UI's remembered choices: memdeck never rewrites config.toml
+    save_state(cfg, theme="nord")
     assert _mode(config) == 0o600 and _mode(config.parent) == 0o700
     assert _mode(tmp_path / "fresh") == 0o700, "every folder memdeck creates is private"
 
@@ -112,8 +112,8 @@ def test_memory_text_is_printed_as_data_not_terminal_commands(tmp_path: Path,
                                              "--max-results", "10", "violin"]).stdout)
     snippet = next(h["snippet"] for h in payload["results"] if h["path"] == "memory/nasty.md")
     assert "\x1b]52;c;cm0gLXJmIH4=\x07" in snippet, "JSON carries the exact text for agents"
-    piped = runner.invoke(cli, ["--workspace", str(ws), "get", "memory/nasty.md"]).stdout
-    assert piped == NASTY + "\n", "memory_get through a pipe returns the exact bytes"
+    piped = runner.invoke(cli, ["--workspace", str(ws), "get", "--raw", "memory/nasty.md"]).stdout
+    assert piped == NASTY + "\n", "memory_get through a pipe returns the exact bytes (--raw: text output escapes)"
 
 
 def test_file_names_are_printed_as_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

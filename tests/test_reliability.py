@@ -393,7 +393,9 @@ def test_fifty_megabyte_file(tmp_path: Path) -> None:
             fh.write("# Section\n\n" + line * 40 + "\n")
         fh.write("the zebracorn is the last line\n")
     assert (ws / "memory" / "huge.md").stat().st_size > 50 * 10**6
-    cfg = load_config(workspace=ws, overrides={"embedding": {"provider": "none"}})
+    # Over the default [index] max_file_bytes (4 MB, skipped and reported): allowed here, to be indexed whole.
+    cfg = load_config(workspace=ws, overrides={"embedding": {"provider": "none"},
+                                               "index": {"max_file_bytes": 64 * 1024 * 1024}})
     with MemoryEngine(cfg) as eng:
         report = eng.sync()
         assert report.files_indexed == 1 and not report.issues
@@ -423,7 +425,8 @@ def test_five_megabyte_single_line(tmp_path: Path) -> None:
     words = ["alpha", "beta", "gamma", "delta"] * 250_000
     words[600_000] = "needleword"
     (ws / "memory" / "oneline.md").write_text(" ".join(words) + "\n")
-    cfg = load_config(workspace=ws, overrides={"embedding": {"provider": "none"}})
+    cfg = load_config(workspace=ws, overrides={"embedding": {"provider": "none"},  # over the 4 MB default
+                                               "index": {"max_file_bytes": 8 * 1024 * 1024}})
     with MemoryEngine(cfg) as eng:
         report = eng.sync()
         assert report.files_indexed == 1 and report.chunks_total > 1000

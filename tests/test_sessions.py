@@ -429,6 +429,7 @@ def test_resolve_sessions_dir_precedence(
     expected: str,
 ) -> None:
     monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("OPENCLAW_STATE_DIR", raising=False)  # the default: ~/.openclaw
     if env is None:
         monkeypatch.delenv("MEMDECK_SESSIONS", raising=False)
     else:
@@ -658,7 +659,7 @@ def test_sessions_command_table_via_click(sessions_dir: Path, tmp_path: Path) ->
     assert result.exit_code == 0, result.output
     assert calls == [sessions_dir]
     lines = result.output.splitlines()
-    assert lines[0].split() == ["ID", "STARTED", "LAST", "MESSAGE", "MSGS", "TOKENS", "FLUSHED", "NOTES"]
+    assert lines[0].split() == ["ID", "STARTED", "LAST", "MESSAGE", "MSGS", "TOKENS", "FLUSHED", "NOTES", "TITLE"]
     assert lines[1].startswith("bbbb2222 ") and "181,000" in lines[1] and "needs flush" in lines[1]
     assert "1 bad line" in lines[1]
     assert lines[2].startswith("aaaa1111 ") and "openclaw" in lines[2]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -10,9 +11,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.theme import Theme
 from textual.widget import AwaitMount
+from textual.worker import WorkerFailed
 
 from tui.bridge import SEARCH_MODES, Bridge, MemdeckError
 from tui.commands import palette_commands
@@ -27,6 +30,8 @@ from tui.widgets.search_pane import ResultList
 if TYPE_CHECKING:
     from engine.config import Config
 
+log = logging.getLogger(__name__)
+
 
 class MemdeckApp(App[int]):
     """The memory workbench: one :class:`MainScreen`, with dialogs over it.
@@ -40,31 +45,45 @@ class MemdeckApp(App[int]):
     CSS_PATH = Path(__file__).with_name("memdeck.tcss")
     TITLE = "memdeck"
     AUTO_FOCUS = ""  # each screen says what it focuses first (the main screen: the search box)
+    # Below 90 columns the screens get "-narrow" (memdeck.tcss): a 34-column tree and the three-mode switch
+    # left the search box 4 cells at 60 columns, and dialog buttons were cut.
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (90, "-wide")]  # noqa: RUF012  # Textual types it so
     BINDINGS: ClassVar[list[BindingType]] = [*APP_BINDINGS]
 
     def __init__(self, config: Config, *, watch: bool = True, load_model: bool = True) -> None:
         super().__init__()
         self.config = config
         self.bridge = Bridge(config)
-        self.sub_title = index_status.display_path(str(config.workspace))
         self._watch = watch
         self._load_model = load_model
         self._main: MainScreen | None = None
         self._gc_paused = False
+        self.worker_errors: list[BaseException] = []
+        """Exceptions that escaped a worker: each was shown as an error notification instead of ending the app."""
+        self.rescued: list[str] = []
+        """Where unsaved editor text was kept when the app had to stop on an error (``run_app`` prints it)."""
         themes = load_themes(self.bridge.user_themes_dir())
         for theme in themes.themes:
             self.register_theme(theme)
         self._theme_errors = themes.errors
-        wanted = str(config.tui.get("theme", DEFAULT_THEME))
+        # The theme and search mode: the last choice made in the UI (memdeck's state file, never config.toml)
+        # unless the config's [tui] value was changed since; the engine's one rule decides.
+        from engine.api import load_state, safe_name
+
+        self.sub_title = safe_name(index_status.display_path(str(config.workspace)))
+        self.ui_state = load_state(config)
+        if self.ui_state.warning:
+            self._theme_errors += (self.ui_state.warning,)
+        wanted = self.ui_state.theme or DEFAULT_THEME
         if wanted not in self.available_themes:
             self._theme_errors += (f"theme {wanted!r} is not available; using {DEFAULT_THEME}",)
             wanted = DEFAULT_THEME
         self._set_initial_theme(wanted)
-        self._saved_theme = str(config.tui.get("theme", ""))
+        self._saved_theme = self.ui_state.theme or ""
 
     # -- screens ------------------------------------------------------------------------------
     def get_default_screen(self) -> MainScreen:
-        mode = str(self.config.tui.get("search_mode", "hybrid"))
+        mode = self.ui_state.search_mode or "hybrid"
         self._main = MainScreen(self.bridge, self.config, search_mode=mode if mode in SEARCH_MODES else "hybrid",
                                 save_setting=self.persist_setting, watch=self._watch, load_model=self._load_model)
         return self._main
@@ -125,6 +144,50 @@ class MemdeckApp(App[int]):
             self._main.stop_background()
         await asyncio.to_thread(self.bridge.close)
 
+    # -- errors and notifications -------------------------------------------------------------
+    def _handle_exception(self, error: Exception) -> None:
+        """An exception that escaped a worker is shown, never fatal; any other still ends the app.
+
+        Textual ends the app on an exception in a worker (``exit_on_error``), and with it the unsaved text in
+        the editor. Every bridge call runs in a worker: whatever one raises (a bad config value reaching the
+        LLM client, a file system error the call did not expect) becomes an error notification, the worker
+        stops, and the app, the editor and its text stay as they were. For an exception outside a worker the
+        app still stops (its state may be broken), but the editor's unsaved text is kept first.
+        """
+        if isinstance(error, WorkerFailed) and self.is_running:
+            cause = error.error
+            self.worker_errors.append(cause)
+            log.error("a background task failed", exc_info=cause)
+            self.notify(f"{type(cause).__name__}: {cause}", title="That failed; nothing was lost", severity="error",
+                        timeout=15)
+            return
+        self._rescue_unsaved()
+        super()._handle_exception(error)
+
+    def _rescue_unsaved(self) -> None:
+        """Keep the editor's unsaved text in memdeck's data dir before the app stops on an error."""
+        editor = self._main.loaded_editor if self._main is not None else None
+        if editor is None or editor.rel is None or not editor.modified:
+            return
+        try:
+            path = self.bridge.write_copy(editor.rel, editor.area.text)
+        except Exception as exc:  # stopping on an error already: say so, never raise a second one
+            log.error("could not keep the unsaved text of %s: %s", editor.rel, exc)
+            return
+        self.rescued.append(f"memdeck stopped on an error; your unsaved text of {editor.rel} is kept in {path}")
+
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = False) -> None:
+        """Every notification, the panes' too: shown as plain text with control characters made visible.
+
+        Messages name files, sessions and errors that come from memory, transcripts and config: they are
+        data, so never markup (``[keys]`` or a ``[b]`` in a file name is shown as typed) and never escape
+        sequences for the terminal (``engine.display``'s one rule).
+        """
+        from engine.api import safe_name, safe_text
+
+        super().notify(safe_text(message), title=safe_name(title), severity=severity, timeout=timeout, markup=False)
+
     # -- theme and settings -------------------------------------------------------------------
     def _set_initial_theme(self, name: str) -> None:
         """Start in ``name`` without the full CSS re-parse that assigning ``App.theme`` schedules.
@@ -148,15 +211,18 @@ class MemdeckApp(App[int]):
             self.persist_setting("theme", theme.name)
 
     def persist_setting(self, key: str, value: str) -> None:
-        """Remember a TUI setting in the config file (in a thread)."""
+        """Remember a UI choice (``theme``, ``search_mode``) in memdeck's state file (in a thread).
+
+        Never in ``config.toml``: rewriting the user's file would drop its comments and layout.
+        """
         self._save_setting(key, value)
 
     @work(group="settings")
     async def _save_setting(self, key: str, value: str) -> None:
         try:
-            await asyncio.to_thread(self.bridge.save_settings, {"tui": {key: value}})
+            await asyncio.to_thread(lambda: self.bridge.save_settings(**{key: value}))
         except (MemdeckError, OSError) as exc:
-            self.notify(f"Could not save the setting: {exc}", severity="warning")
+            self.notify(f"Could not remember the {key.replace('_', ' ')}: {exc}", severity="warning")
 
     # -- keys, help, palette ------------------------------------------------------------------
     def key_help(self) -> list[KeyHelp]:
@@ -204,4 +270,6 @@ def run_app(config: Config) -> int:
     logging.captureWarnings(True)
     app = MemdeckApp(config)
     app.run()
+    for line in app.rescued:
+        print(line)
     return app.return_code or 0

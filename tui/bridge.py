@@ -18,11 +18,12 @@ from typing import TYPE_CHECKING, Any
 from engine.errors import MemdeckError, PathRefused
 
 if TYPE_CHECKING:  # deferred: the first screen needs none of these (engine.api alone pulls in SQLite)
-    from engine.api import DiskStamp as DiskStamp
     from engine.api import (
+        Deleted,
         Draft,
         MemoryEngine,
         MemoryFiles,
+        RenamePlan,
         SearchResponse,
         SessionInfo,
         Status,
@@ -30,6 +31,7 @@ if TYPE_CHECKING:  # deferred: the first screen needs none of these (engine.api 
         SyncReport,
         Transcript,
     )
+    from engine.api import DiskStamp as DiskStamp
     from engine.api import Note as Note
     from engine.api import SaveConflict as SaveConflict
     from engine.api import SaveResult as SaveResult
@@ -50,6 +52,7 @@ __all__ = [
     "TreeModel",
     "build_tree_model",
     "same_content",
+    "token_text",
     "topic_rel",
     "unified_diff",
 ]
@@ -86,7 +89,11 @@ class NoteEntry:
 
 @dataclass(frozen=True)
 class SessionEntry:
-    """One agent session transcript in the tree."""
+    """One agent session in the tree (a transcript file, or a session in OpenClaw's agent database).
+
+    ``path`` is what the engine reads it by: the file, or a database session's stand-in
+    ``sessions/<agent>/<id>.jsonl`` (never a file to open). ``title`` is the session's name without the date.
+    """
 
     path: Path
     session_id: str
@@ -94,6 +101,20 @@ class SessionEntry:
     detail: str
     archived: bool = False
     error: str | None = None
+    title: str = ""
+    in_db: bool = False
+
+
+TOKEN_SOURCES = {"store": "store total", "usage": "last turn usage"}
+"""What a session's token count is, in words: the agent's session store total, or the last reply's usage."""
+
+
+def token_text(tokens: int | None, source: str | None) -> str | None:
+    """``12,345 tokens (store total)``; None without a count."""
+    if not tokens:
+        return None
+    what = TOKEN_SOURCES.get(source or "")
+    return f"{tokens:,} tokens" + (f" ({what})" if what else "")
 
 
 @dataclass(frozen=True)
@@ -139,8 +160,10 @@ def build_tree_model(rels: list[str], workspace: Path, sessions: tuple[SessionEn
     """Group memory files for the tree: root files, daily notes newest first, session notes, topics, extras.
 
     Which files are dated is the engine's rule (:func:`engine.api.dated_note`); the grouping is the tree's.
+    Labels are file names shown through the engine's display rule: a control character in a name is shown as a
+    visible escape, never sent to the terminal.
     """
-    from engine.api import dated_note
+    from engine.api import dated_note, safe_name
 
     root: list[NoteEntry] = []
     daily: list[NoteEntry] = []
@@ -149,23 +172,25 @@ def build_tree_model(rels: list[str], workspace: Path, sessions: tuple[SessionEn
     extras: list[NoteEntry] = []
     for rel in rels:
         if "/" not in rel:
-            root.append(NoteEntry(rel, rel, "root"))
+            root.append(NoteEntry(rel, safe_name(rel), "root"))
         elif (dated := dated_note(rel)) is not None:
             if dated.slug is None:
                 daily.append(NoteEntry(rel, f"{dated.day:%Y-%m-%d} {dated.day:%a}", "daily", dated.day))
             else:
-                notes.append(NoteEntry(rel, f"{dated.day:%Y-%m-%d} {dated.slug}", "session-note", dated.day))
+                notes.append(NoteEntry(rel, f"{dated.day:%Y-%m-%d} {safe_name(dated.slug)}", "session-note",
+                                       dated.day))
         elif rel.startswith("memory/"):
-            topics.append(NoteEntry(rel, rel.removeprefix("memory/"), "topic"))
+            topics.append(NoteEntry(rel, safe_name(rel.removeprefix("memory/")), "topic"))
         else:
-            extras.append(NoteEntry(rel, _extra_label(rel, workspace), "extra"))
+            extras.append(NoteEntry(rel, safe_name(_extra_label(rel, workspace)), "extra"))
     daily.sort(key=lambda e: (e.day or date.min, e.rel), reverse=True)
     notes.sort(key=lambda e: (e.day or date.min, e.rel), reverse=True)
     topics.sort(key=lambda e: e.rel)
     extras.sort(key=lambda e: e.rel)
     root.sort(key=lambda e: e.rel)
     return TreeModel(tuple(root), tuple(daily), tuple(notes), tuple(topics), tuple(extras), sessions,
-                     sessions_error, issues)
+                     None if sessions_error is None else safe_name(sessions_error),
+                     tuple(safe_name(issue) for issue in issues))
 
 
 def _extra_label(rel: str, workspace: Path) -> str:
@@ -179,18 +204,24 @@ def _extra_label(rel: str, workspace: Path) -> str:
 
 
 def _session_entry(info: SessionInfo) -> SessionEntry:
+    """A session for the tree: its names come from the agent's files, so they are shown through the display rule."""
+    from engine.api import safe_name
+
     when = info.last_activity.astimezone()
-    name = info.display_name or info.session_key or info.session_id[:8]
+    name = info.title or info.display_name or info.session_key or info.session_id[:8]
     bits = [info.session_id[:8]]
     if info.channel:
         bits.append(info.channel)
     bits.append(f"{info.message_count} msgs")
+    if (tokens := token_text(info.total_tokens, info.tokens_source)) is not None:
+        bits.append(tokens)
     if info.archived:
         bits.append("archived")
     if info.skipped_lines:
         bits.append(f"{info.skipped_lines} bad lines")
-    return SessionEntry(info.path, info.session_id, f"{when:%Y-%m-%d} {name}", " · ".join(bits), info.archived,
-                        info.error)
+    return SessionEntry(info.path, info.session_id, safe_name(f"{when:%Y-%m-%d} {name}"), safe_name(" · ".join(bits)),
+                        info.archived, None if info.error is None else safe_name(info.error), safe_name(name),
+                        info.source == "agent-db")
 
 
 class Bridge:
@@ -388,6 +419,18 @@ class Bridge:
         """
         return self.memory.read_note(rel)
 
+    def note_size(self, rel: str) -> tuple[str, Path, int | None]:
+        """A memory file's (rel, path, size in bytes); size None when it does not exist.
+
+        Raises:
+            PathRefused: not a memory file.
+        """
+        rel, path = self.memory.resolve(rel)
+        try:
+            return rel, path, path.stat().st_size
+        except FileNotFoundError:
+            return rel, path, None
+
     def disk_stamp(self, rel: str) -> DiskStamp | None:
         """The file's stamp now."""
         return self.memory.disk_stamp(rel)
@@ -410,8 +453,8 @@ class Bridge:
 
         return replace(result, warnings=(*result.warnings, *self.reindex()))
 
-    def write_copy(self, rel: str, text: str, now: datetime | None = None) -> str:
-        """Keep the editor's text as a sibling copy (``name.mine-YYYYmmdd-HHMMSS.md``); returns its rel."""
+    def write_copy(self, rel: str, text: str, now: datetime | None = None) -> Path:
+        """Keep the editor's text aside in memdeck's data dir (where nothing indexes it); returns its path."""
         return self.memory.write_copy(rel, text, now)
 
     def create_daily(self, day: date) -> tuple[str, bool]:
@@ -422,15 +465,40 @@ class Bridge:
         """A new topic file ``memory/<name>.md`` with a heading; refuses to overwrite."""
         return self.memory.create_topic(name)
 
+    def plan_rename(self, rel: str, new_name: str) -> RenamePlan:
+        """Where a rename would put the file, and the rules applied (the confirmation shows both)."""
+        return self.memory.plan_rename(rel, new_name)
+
     def rename_note(self, rel: str, new_name: str) -> str:
         """Rename a memory file (never over an existing one); returns the new rel."""
         return self.memory.rename_note(rel, new_name)
 
-    def delete_note(self, rel: str) -> None:
-        """Delete a memory file (the next sync drops it from the index)."""
-        self.memory.delete_note(rel)
+    def delete_note(self, rel: str) -> Deleted:
+        """Delete a memory file into memdeck's trash (the next sync drops it from the index)."""
+        return self.memory.delete_note(rel)
+
+    def restore_deleted(self) -> Deleted:
+        """Undo the latest delete: the file goes back where it was (never over a file)."""
+        return self.memory.restore_deleted()
 
     # -- sessions -----------------------------------------------------------------------------
+    def find_session(self, session: str) -> Path:
+        """What the engine reads a session by, from a search hit's path, an id or an id prefix.
+
+        Raises:
+            SessionReadError: nothing, or more than one session, matches.
+        """
+        return self.memory.find_session(session)
+
+    def now(self) -> datetime:
+        """The time now in the zone notes are dated in (``[memory] timezone``, else the system's)."""
+        return self.memory.now()
+
+    def session_database(self) -> Path | None:
+        """OpenClaw's agent database the sessions are read from; None when they come from a folder."""
+        source = self.memory.sessions
+        return source.location if source.kind == "agent-db" else None
+
     def read_transcript(self, path: Path) -> Transcript:
         """Parse a session transcript (bad lines are skipped and counted, never fatal).
 
@@ -480,18 +548,23 @@ class Bridge:
         return written.rel, written.warnings
 
     def write_session_note(self, transcript: Transcript, path: Path | None = None) -> str:
-        """Write OpenClaw's session note (``memory/YYYY-MM-DD-<slug>.md``) for a transcript; returns its rel.
+        """Write OpenClaw's session note (``memory/YYYY-MM-DD-HHMM.md``, or an LLM's slug) for a transcript; returns
+        its rel.
 
         ``path`` is accepted for older callers; the engine looks the session up by the transcript's own path.
         """
         return self.memory.write_session_note(transcript).rel
 
     # -- settings -----------------------------------------------------------------------------
-    def save_settings(self, updates: dict[str, Any]) -> None:
-        """Persist TUI settings (``{"tui": {...}}``) into the config file."""
-        from engine.config import save_config_values
+    def save_settings(self, **settings: str) -> None:
+        """Remember UI choices (``theme=``, ``search_mode=``) in memdeck's state file, never in the config file.
 
-        save_config_values(self.config.config_path, updates)
+        Raises:
+            StateError: the state file cannot be written, or a value is refused.
+        """
+        from engine.api import save_state
+
+        save_state(self.config, **settings)
 
     def user_themes_dir(self) -> Path:
         """Where user theme TOML files live: ``themes/`` next to the config file."""

@@ -14,12 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from engine.config import Config
+from engine.display import plural
 from engine.health.secrets import find_secrets
 from engine.index import queries, schema
 from engine.index.indexer import pid_alive
 from engine.index.scan import scan_sources
 from engine.textio import read_text_file
-from engine.workspace import scan_memory_files
+from engine.workspace import scan_memory_files, workspace_problem
 
 SEVERITIES = ("ok", "info", "warn", "error")
 WORKSPACE_TEMP_AGE = 600.0
@@ -45,9 +46,9 @@ class Finding:
     """One health check's result.
 
     Attributes:
-        check: a stable id (``index``, ``fts``, ``vectors``, ``orphans``, ``files``, ``identity``, ``stale``,
-            ``temp-files``, ``workspace-temp``, ``corrupt-copies``, ``lock``, ``sqlite-vec``, ``model``,
-            ``permissions``, ``unreadable``, ``secrets``).
+        check: a stable id (``workspace``, ``index``, ``fts``, ``vectors``, ``orphans``, ``files``, ``identity``,
+            ``stale``, ``temp-files``, ``workspace-temp``, ``corrupt-copies``, ``lock``, ``sqlite-vec``, ``model``,
+            ``permissions``, ``unreadable``, ``sessions``, ``secrets``).
         severity: ``ok``, ``info``, ``warn`` or ``error``.
         message: one line for a person.
         count: how many things the check found (rows, files, ...).
@@ -140,8 +141,7 @@ def _size(n: int) -> str:
     return f"{n} B"
 
 
-def _n(count: int, singular: str, plural: str | None = None) -> str:
-    return f"{count} {singular if count == 1 else plural or singular + 's'}"
+_n = plural  # the one plural rule (engine.display)
 
 
 def _file_size(path: Path) -> int:
@@ -512,11 +512,26 @@ def _check_identity_and_freshness(config: Config, conn: Any, vec_loaded: bool) -
     else:
         out.append(Finding("stale", "ok", f"the index is up to date ({len(present)} files)"))
     undecodable = [f"{path}: {n} bytes not UTF-8" for path, n in queries.undecodable_files(conn)]
-    unreadable = list(scan.issues) + undecodable
-    if unreadable:
-        out.append(Finding("unreadable", "info", f"{_n(len(unreadable), 'file')} skipped or only partly readable",
-                           len(unreadable), tuple(unreadable[:30])))
+    skipped = _skipped_finding(list(scan.issues) + undecodable)
+    if skipped is not None:
+        out.append(skipped)
     return out
+
+
+def _skipped_finding(unreadable: list[str]) -> Finding | None:
+    """What the scan skipped (unreadable, oversized, control characters in the name) or read only in part."""
+    if not unreadable:
+        return None
+    return Finding("unreadable", "info", f"{_n(len(unreadable), 'file')} skipped or only partly readable",
+                   len(unreadable), tuple(unreadable[:30]))
+
+
+def _check_workspace(config: Config) -> Finding:
+    problem = workspace_problem(config.workspace)
+    if problem is not None:
+        return Finding("workspace", "error", f"{problem}: nothing can be indexed (set --workspace, "
+                       "MEMDECK_WORKSPACE or workspace in the config)")
+    return Finding("workspace", "ok", "the workspace folder is readable")
 
 
 def _check_secrets(config: Config) -> tuple[Finding, list[SecretFound]]:
@@ -531,6 +546,33 @@ def _check_secrets(config: Config) -> tuple[Finding, list[SecretFound]]:
                    len(secrets), details), secrets
 
 
+def _check_sessions(config: Config) -> Finding:
+    """Where sessions come from and whether they can be read: a locked, damaged or newer OpenClaw database is a
+    finding (memdeck never repairs OpenClaw's files: ``openclaw doctor`` does)."""
+    from engine.sessions.sources import KIND_AGENT_DB, open_session_source  # deferred: only doctor needs it
+
+    where = open_session_source(config).describe()
+    used = "sessions" in config.sources
+    if where.kind != KIND_AGENT_DB:
+        if where.available:
+            return Finding("sessions", "ok", f"sessions: folder {where.location} ({where.detail})", where.sessions or 0)
+        # No sessions folder is no problem of its own (the index check names it when sessions are a source).
+        return Finding("sessions", "info", f"sessions: {where.detail}" + ("" if used else " (not a search source)"))
+    if not where.available:
+        severity = "error" if where.problem in ("damaged", "not-a-database", "unsupported") else "warn"
+        advice = {"locked": "OpenClaw is writing it; try again in a moment",
+                  "damaged": "run `openclaw doctor` to check it; memdeck only reads it",
+                  "needs-zstandard": "pip install zstandard"}.get(where.problem or "", "")
+        return Finding("sessions", severity, f"OpenClaw's session database cannot be read: {where.detail}",
+                       details=(advice,) if advice else ())
+    summary = (f"sessions: OpenClaw database {where.location} (schema {where.schema_version}, "
+               f"{_n(where.sessions or 0, 'session')})")
+    if where.newer_schema or where.warnings:
+        return Finding("sessions", "warn" if where.newer_schema else "info", summary, where.sessions or 0,
+                       where.warnings)
+    return Finding("sessions", "ok", summary, where.sessions or 0)
+
+
 def diagnose(config: Config, now: float | None = None) -> DoctorReport:
     """Check the index and its surroundings without changing anything.
 
@@ -542,11 +584,16 @@ def diagnose(config: Config, now: float | None = None) -> DoctorReport:
         The report; ``report.ok`` is True when nothing needs attention.
     """
     now = time.time() if now is None else now
-    findings: list[Finding] = [_check_sqlite_vec(), _check_model(config)]
+    findings: list[Finding] = [_check_workspace(config), _check_sqlite_vec(), _check_model(config)]
     facts = _check_index(config)
     findings.extend(facts.findings)
+    if not any(f.check == "unreadable" for f in findings):  # no sound index to compare with: still say what the scan skips
+        skipped = _skipped_finding(list(scan_sources(config).issues))
+        if skipped is not None:
+            findings.append(skipped)
     findings.extend(_check_files_on_disk(config, now))
     findings.append(_check_permissions(config))
+    findings.append(_check_sessions(config))
     secret_finding, secrets = _check_secrets(config)
     findings.append(secret_finding)
     return DoctorReport(str(config.workspace), str(config.index_path), tuple(findings), tuple(secrets))

@@ -28,14 +28,15 @@ _MARKS = {"ok": "ok   ", "info": "info ", "warn": "WARN ", "error": "ERROR"}
 
 
 def format_report(report: DoctorReport, verbose: bool = False) -> str:
-    """The human-readable report: one line per check, details under problems (all text terminal-safe)."""
-    from engine.textio import terminal_safe
+    """The human-readable report: one line per check, details under problems (every value display-safe:
+    :func:`engine.display.safe_name`, so a file name with a newline or an escape sequence stays one inert line)."""
+    from engine.display import plural, safe_name
 
-    lines = [f"Workspace: {report.workspace}", f"Index: {report.index_path}", ""]
+    lines = [f"Workspace: {safe_name(report.workspace)}", f"Index: {safe_name(report.index_path)}", ""]
     for f in report.findings:
-        lines.append(f"{_MARKS.get(f.severity, f.severity)} {f.check}: {terminal_safe(f.message)}")
+        lines.append(f"{_MARKS.get(f.severity, f.severity)} {f.check}: {safe_name(f.message)}")
         if f.details and (verbose or f.severity in ("warn", "error", "info")):
-            lines.extend(f"        {terminal_safe(d)}" for d in f.details[:20])
+            lines.extend(f"        {safe_name(d)}" for d in f.details[:20])
             if len(f.details) > 20:
                 lines.append(f"        … and {len(f.details) - 20} more")
         if f.fix and f.severity in ("warn", "error") and not report.fixed:
@@ -43,12 +44,12 @@ def format_report(report: DoctorReport, verbose: bool = False) -> str:
     if report.actions:
         lines.append("")
         lines.append("Repairs:")
-        lines.extend(f"  {terminal_safe(a)}" for a in report.actions)
+        lines.extend(f"  {safe_name(a)}" for a in report.actions)
     lines.append("")
     if report.ok:
         lines.append("No problems found." if not report.fixed else "No problems left.")
     else:
         n = len(report.problems)
         hint = "" if report.fixed else " (run `memdeck doctor --fix` to repair what can be repaired)"
-        lines.append(f"{n} problem{'s' if n != 1 else ''} found{hint}.")
+        lines.append(f"{plural(n, 'problem')} found{hint}.")
     return "\n".join(lines)

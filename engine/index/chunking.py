@@ -1,10 +1,11 @@
-"""Markdown-aware chunking with exact 1-based line ranges, and embedding windows that fit the model."""
+"""Markdown-aware chunking with exact 1-based line ranges, OpenClaw's recall comments taken out of the text (and
+their importance kept), and embedding windows that fit the model."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 
 CHARS_PER_TOKEN = 4
 CJK_WEIGHT = 4
@@ -25,11 +26,15 @@ BREAK_LINE = 1
 
 @dataclass(frozen=True)
 class Chunk:
-    """A piece of a file: its exact 1-based inclusive line range and its text (those lines joined)."""
+    """A piece of a file: its exact 1-based inclusive line range and its text (those lines joined).
+
+    ``importance`` is OpenClaw's recall importance (1–10) of a curated file's chunk, None when it has none.
+    """
 
     start_line: int
     end_line: int
     text: str
+    importance: int | None = None
 
 
 def weighted_len(text: str) -> int:
@@ -232,6 +237,134 @@ def chunk_markdown(text: str, tokens: int = 400, overlap: int = 80) -> list[Chun
             start += 1
         s = start
     return chunks
+
+
+# ---------------------------------------------------------------------------------------------
+# OpenClaw's recall comments
+
+_ANNOTATION = re.compile(
+    r"[ \t]*<!--\s*(?:(?:importance|trigger|project)\s*:|openclaw-memory-)[^\n]*?-->", re.IGNORECASE)
+"""``<!-- importance: N -->``, ``<!-- trigger: … -->``, ``<!-- project: … -->`` and the markers dreaming writes
+(``<!-- openclaw-memory-promotion:… -->``, ``<!-- openclaw-memory-lineage:… -->``): metadata, not memory text.
+One line each, closed on that line; any other comment is text and stays."""
+_IMPORTANCE = re.compile(r"<!--\s*importance\s*:\s*([+-]?\d+(?:\.\d+)?)\s*-->", re.IGNORECASE)
+_ENTRY_START = re.compile(r"^ {0,3}(?:[-*+]\s|#{1,6}(?:\s|$))")
+IMPORTANCE_MIN = 1
+IMPORTANCE_MAX = 10
+
+
+@dataclass(frozen=True)
+class Annotated:
+    """A file's text with its recall comments blanked (every line keeps its number) and what they said.
+
+    Attributes:
+        text: the text without the comments; a line that held only comments is now empty.
+        importance: 0-based line → the importance its comment gave (1–10).
+    """
+
+    text: str
+    importance: Mapping[int, int]
+
+
+def clamp_importance(value: float) -> int:
+    """An importance as OpenClaw reads it: the whole part, held to 1–10."""
+    return max(IMPORTANCE_MIN, min(IMPORTANCE_MAX, int(value // 1)))
+
+
+def importance_multiplier(importance: int | None) -> float:
+    """OpenClaw's recall weight for an importance: ``0.75 + 0.05·N`` (0.8 … 1.25); none is 1.0 (N = 5)."""
+    if importance is None:
+        return 1.0
+    return 0.75 + 0.05 * clamp_importance(importance)
+
+
+def strip_annotations(text: str) -> Annotated:
+    """Blank OpenClaw's recall comments out of a Markdown file's text (see :data:`_ANNOTATION`).
+
+    The comment and the blanks before it go; a line left with nothing but blanks becomes empty, so line
+    numbers (and citations) stay exact. A file without ``<!--`` is returned as it is, at no cost.
+    """
+    if "<!--" not in text:
+        return Annotated(text, {})
+    lines = text.split("\n")
+    importance: dict[int, int] = {}
+    for i, line in enumerate(lines):
+        if "<!--" not in line:
+            continue
+        stripped = _ANNOTATION.sub("", line)
+        if stripped == line:
+            continue
+        found = _IMPORTANCE.search(line)
+        if found is not None:
+            importance[i] = clamp_importance(float(found.group(1)))
+        stripped = stripped.rstrip(" \t")
+        lines[i] = "" if not stripped.strip() else stripped
+    return Annotated("\n".join(lines), importance)
+
+
+def _entries(lines: Sequence[str], first: int) -> list[list[int]]:
+    """The chunk's lines (0-based file numbers) grouped into OpenClaw's curated entries: a ``- `` bullet or a
+    heading starts one; lines before the first start form their own."""
+    groups: list[list[int]] = []
+    for offset, line in enumerate(lines):
+        if not groups or _ENTRY_START.match(line):
+            groups.append([])
+        groups[-1].append(first + offset)
+    return groups
+
+
+def chunk_importance(chunk: Chunk, lines: Sequence[str], importance: Mapping[int, int]) -> int | None:
+    """A curated chunk's importance: its entries' weights, the strongest one counting.
+
+    OpenClaw gives each bullet of ``MEMORY.md`` its own chunk, so a comment weighs exactly its bullet; memdeck's
+    chunks hold several. An entry without a comment weighs 1.0 (N = 5), a heading alone weighs nothing, and
+    the entry that weighs most decides — so one important bullet lifts its chunk, and a low one lowers it only
+    when every other entry in it is low as well.
+
+    Args:
+        chunk: the chunk (its 1-based line range).
+        lines: the file's lines, comments already blanked.
+        importance: 0-based line → importance (:attr:`Annotated.importance`).
+
+    Returns:
+        The deciding importance, or None when an entry without one decides (or nothing in the chunk counts).
+    """
+    if not importance:
+        return None
+    best: tuple[float, int | None] | None = None
+    first = chunk.start_line - 1
+    for entry in _entries(lines[first : chunk.end_line], first):
+        content = [n for n in entry if lines[n].strip() and not _HEADING.match(lines[n])]
+        if not content:
+            continue
+        marks = [importance[n] for n in entry if n in importance]
+        value = marks[0] if marks else None
+        weight = importance_multiplier(value)
+        if best is None or weight > best[0]:
+            best = (weight, value)
+    return best[1] if best is not None else None
+
+
+def chunk_document(text: str, tokens: int = 400, overlap: int = 80, *, annotations: bool = True,
+                   curated: bool = False) -> list[Chunk]:
+    """Chunk a memory file as it is indexed: recall comments blanked out first (:func:`strip_annotations`),
+    then :func:`chunk_markdown`; a curated file's chunks carry their importance (:func:`chunk_importance`).
+
+    Args:
+        text: the file's text.
+        tokens: target chunk size in tokens.
+        overlap: overlap in tokens.
+        annotations: strip OpenClaw's recall comments (Markdown memory; not transcripts).
+        curated: the file is ``MEMORY.md``/``USER.md``, where importance comments weigh results.
+    """
+    if not annotations:
+        return chunk_markdown(text, tokens, overlap)
+    annotated = strip_annotations(text)
+    chunks = chunk_markdown(annotated.text, tokens, overlap)
+    if not curated or not annotated.importance:
+        return chunks
+    lines = annotated.text.split("\n")
+    return [replace(c, importance=chunk_importance(c, lines, annotated.importance)) for c in chunks]
 
 
 @dataclass(frozen=True)

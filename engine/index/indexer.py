@@ -18,14 +18,14 @@ from engine.config import Config
 from engine.embed.choice import Embedder, ProviderChoice
 from engine.errors import IndexBusy
 from engine.index import queries
-from engine.index.chunking import Chunk, chunk_markdown, plan_lines, plan_windows
+from engine.index.chunking import Chunk, chunk_document, plan_lines, plan_windows
 from engine.index.fts import fts_text
 from engine.index.queries import bump_vec_generation as bump_vec_generation  # re-exported (bench, tests)
 from engine.index.store import Store, serialize_vector
 from engine.textio import MAX_FILE_BYTES, make_private_dir, read_text_file
-from engine.workspace import MemoryFile
+from engine.workspace import MemoryFile, is_curated, require_workspace
 
-CHUNKER_VERSION = 3
+CHUNKER_VERSION = 4  # 4: OpenClaw's recall comments blanked out of chunk text; curated importance
 EMBED_SLICE = 256  # texts per embedder call inside a group
 WINDOW_VERSION = 1
 
@@ -144,10 +144,12 @@ def load_document(file: MemoryFile) -> Document:
     """
     if file.source == "sessions":
         from engine.sessions.model import SessionReadError
-        from engine.sessions.reader import read_transcript, session_search_text
+        from engine.sessions.reader import session_search_text
+        from engine.sessions.sources import read_session_file
 
         try:
-            transcript = read_transcript(file.path)
+            # Through its source: a session in OpenClaw's database has no file to open.
+            transcript = read_session_file(file)
         except SessionReadError as exc:
             # Same contract as Markdown files: OSError when the file vanished or cannot be read.
             if isinstance(exc.__cause__, OSError):
@@ -177,14 +179,16 @@ def _remap(chunk: Chunk, line_map: Sequence[int] | None) -> tuple[int, int, str 
 
 def write_document(store: Store, config: Config, file: MemoryFile, doc: Document, digest: str, vec: bool) -> int:
     """Replace a file's chunks in one transaction; returns how many chunks were written."""
-    chunks = chunk_markdown(doc.text, config.chunking.tokens, config.chunking.overlap)
+    memory = file.source == "memory"
+    chunks = chunk_document(doc.text, config.chunking.tokens, config.chunking.overlap, annotations=memory,
+                            curated=memory and is_curated(file.rel))
     now = time.time()
     with store.transaction() as conn:
         queries.delete_chunks_of(conn, file.rel, vec)
         for chunk in chunks:
             start, end, line_map = _remap(chunk, doc.line_map)
             queries.insert_chunk(conn, file.rel, file.source, start, end, content_hash(chunk.text), chunk.text,
-                                 line_map, fts_text(chunk.text), now)
+                                 line_map, fts_text(chunk.text), now, chunk.importance)
         queries.put_file(conn, file.rel, file.source, digest, file.mtime_ns, file.size, len(chunks),
                          doc.decode_errors, now)
     return len(chunks)
@@ -203,7 +207,13 @@ def sync_files(
     """Bring ``files``/``chunks``/``chunks_fts`` in step with the given files (no embedding).
 
     With ``prune`` (a full scan was given), indexed files missing from ``files`` leave the index.
+
+    Raises:
+        WorkspaceUnavailable: ``prune`` and the workspace folder is gone (unmounted, renamed, unreadable): an
+            empty scan then means "cannot see", not "deleted", and the index keeps every row.
     """
+    if prune:
+        require_workspace(config.workspace)
     known = queries.file_states(store.conn)
     vec = store.ensure_vec_table()
     present = {f.rel for f in files}

@@ -144,22 +144,25 @@ def chunk_ids_for_paths(conn: Conn, paths: Sequence[str]) -> list[tuple[int, str
 
 
 def insert_chunk(conn: Conn, path: str, source: str, start_line: int, end_line: int, digest: str, text: str,
-                 line_map: str | None, fts_text: str, updated_at: float) -> int:
+                 line_map: str | None, fts_text: str, updated_at: float, importance: int | None = None) -> int:
     """Add a chunk (not yet embedded) with its FTS row; returns its id."""
     cur = conn.execute(
-        "INSERT INTO chunks(path, source, start_line, end_line, hash, text, line_map, embedded, updated_at)"
-        " VALUES (?,?,?,?,?,?,?,0,?)", (path, source, start_line, end_line, digest, text, line_map, updated_at))
+        "INSERT INTO chunks(path, source, start_line, end_line, hash, text, line_map, embedded, updated_at,"
+        " importance) VALUES (?,?,?,?,?,?,?,0,?,?)",
+        (path, source, start_line, end_line, digest, text, line_map, updated_at, importance))
     chunk_id = int(cur.lastrowid)
     insert_fts(conn, chunk_id, fts_text)
     return chunk_id
 
 
-def chunk_rows(conn: Conn, ids: Sequence[int]) -> list[tuple[int, str, str, int, int, str, str | None]]:
-    """(id, path, source, start_line, end_line, text, line_map JSON) of these chunks."""
-    out: list[tuple[int, str, str, int, int, str, str | None]] = []
+def chunk_rows(conn: Conn, ids: Sequence[int]
+               ) -> list[tuple[int, str, str, int, int, str, str | None, int | None]]:
+    """(id, path, source, start_line, end_line, text, line_map JSON, importance) of these chunks."""
+    out: list[tuple[int, str, str, int, int, str, str | None, int | None]] = []
     for part in _slices(ids):
-        out.extend((int(r[0]), str(r[1]), str(r[2]), int(r[3]), int(r[4]), str(r[5]), r[6]) for r in conn.execute(
-            "SELECT id, path, source, start_line, end_line, text, line_map FROM chunks"
+        out.extend((int(r[0]), str(r[1]), str(r[2]), int(r[3]), int(r[4]), str(r[5]), r[6],
+                    None if r[7] is None else int(r[7])) for r in conn.execute(
+            "SELECT id, path, source, start_line, end_line, text, line_map, importance FROM chunks"
             f" WHERE id IN ({_marks(len(part))})", part))
     return out
 

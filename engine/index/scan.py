@@ -1,60 +1,77 @@
-"""The files an index covers: the memory files, plus session transcripts when sessions are a source."""
+"""The files an index covers: the memory files, plus the agent's sessions when sessions are a source."""
 
 from __future__ import annotations
 
-import os
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from engine.config import Config
+from engine.display import has_control_chars
 from engine.workspace import MemoryFile, ScanReport, memory_file_stats, scan_memory_files
 
+Indexed = Callable[[], Mapping[str, tuple[int, int]]]
+"""What the index holds now (``rel → (mtime_ns, size)``), asked for only when the sessions cannot be listed."""
 
-def _session_stats(config: Config) -> list[tuple[str, str, int, int]] | None:
-    """``(rel, path, mtime_ns, size)`` of the session transcripts (``*.jsonl``, no symlinks), sorted; None: no folder."""
-    folder = str(config.resolved_sessions_dir)
+
+def _session_files(config: Config, indexed: Indexed | None = None) -> tuple[list[MemoryFile], list[str]]:
+    """The sessions the index covers, listed through the session source (no transcript is parsed).
+
+    A folder session is its file; a session in OpenClaw's database is named ``sessions/<agent>/<id>.jsonl``
+    and read through the source. A source that cannot be listed gives no files and one issue — except an
+    OpenClaw database that is there but cannot be read now (locked, damaged): with ``indexed``, the sessions
+    the index holds are listed as they were, so a moment's lock does not drop them from the index.
+    """
+    from engine.sessions.agentdb import AgentDbError  # deferred: only when sessions are a source
+    from engine.sessions.model import SessionReadError
+    from engine.sessions.sources import open_session_source
+
+    source = open_session_source(config)
     try:
-        with os.scandir(folder) as it:
-            entries = sorted((e for e in it if e.name.endswith(".jsonl")), key=lambda e: e.name)
-    except OSError:
-        return [] if os.path.isdir(folder) else None  # an unreadable folder lists nothing, as glob did
-    found: list[tuple[str, str, int, int]] = []
-    for entry in entries:
-        try:
-            if entry.is_symlink() or not entry.is_file():
-                continue
-            st = entry.stat()
-        except OSError:
-            continue  # removed between listing and stat
-        found.append((f"sessions/{entry.name}", entry.path, st.st_mtime_ns, st.st_size))
-    return found
+        files: list[MemoryFile] = list(source.index_files())
+    except SessionReadError as exc:
+        if source.kind == "folder":
+            return [], [str(exc)]  # "sessions directory missing (<dir>)", as OpenClaw's status says
+        cause = exc.__cause__
+        if indexed is None or (isinstance(cause, AgentDbError) and cause.reason == "missing"):
+            return [], [f"sessions unavailable: {exc}"]
+        kept = [MemoryFile(rel, Path(rel), "sessions", mtime_ns, size)
+                for rel, (mtime_ns, size) in sorted(indexed().items()) if rel.startswith("sessions/")]
+        return kept, [f"sessions unavailable: {exc} (the indexed sessions are kept as they were)"]
+    # The memory files' rule (engine.workspace): a name with control or line-break characters is reported, not indexed.
+    odd = [f.rel for f in files if has_control_chars(f.rel)]
+    if not odd:
+        return files, []
+    return ([f for f in files if not has_control_chars(f.rel)],
+            [f"{rel}: file name has control or line-break characters; not indexed" for rel in odd])
 
 
-def scan_sources(config: Config) -> ScanReport:
-    """The files an index covers: memory files, plus session transcripts when sessions are a source."""
+def scan_sources(config: Config, indexed: Indexed | None = None) -> ScanReport:
+    """The files an index covers: memory files, plus sessions when sessions are a source.
+
+    Args:
+        config: the workspace and its sources.
+        indexed: what the index holds, for sessions that cannot be read right now (see :func:`_session_files`).
+    """
     report = scan_memory_files(config)
     if "sessions" not in config.sources:
         return report
-    files = list(report.files)
-    issues = list(report.issues)
-    sessions = _session_stats(config)
-    if sessions is None:
-        issues.append(f"sessions directory missing ({config.resolved_sessions_dir})")
-    else:
-        files.extend(MemoryFile(rel, Path(p), "sessions", mtime_ns, size) for rel, p, mtime_ns, size in sessions)
-    return ScanReport(tuple(files), tuple(issues))
+    sessions, problems = _session_files(config, indexed)
+    return ScanReport((*report.files, *sessions), (*report.issues, *problems))
 
 
-def source_stats(config: Config, issues: list[str] | None = None) -> dict[str, tuple[int, int]]:
+def source_stats(config: Config, issues: list[str] | None = None,
+                 indexed: Indexed | None = None) -> dict[str, tuple[int, int]]:
     """``rel → (mtime_ns, size)`` of the files :func:`scan_sources` lists (the cheap form for freshness checks).
 
     Args:
         config: the workspace and its sources.
         issues: when given, the problems :func:`scan_sources` would report are appended.
+        indexed: as for :func:`scan_sources`.
     """
     stats = memory_file_stats(config, issues)
     if "sessions" in config.sources:
-        sessions = _session_stats(config)
-        if sessions is None and issues is not None:
-            issues.append(f"sessions directory missing ({config.resolved_sessions_dir})")
-        stats.update((rel, (mtime_ns, size)) for rel, _p, mtime_ns, size in sessions or ())
+        sessions, problems = _session_files(config, indexed)
+        if issues is not None:
+            issues.extend(problems)
+        stats.update((f.rel, (f.mtime_ns, f.size)) for f in sessions)
     return stats

@@ -6,7 +6,7 @@ import contextlib
 from collections.abc import Callable
 from typing import Any
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -17,7 +17,7 @@ CREATE TABLE IF NOT EXISTS files(
 CREATE TABLE IF NOT EXISTS chunks(
     id INTEGER PRIMARY KEY, path TEXT NOT NULL, source TEXT NOT NULL, start_line INTEGER NOT NULL,
     end_line INTEGER NOT NULL, hash TEXT NOT NULL, text TEXT NOT NULL, line_map TEXT,
-    embedded INTEGER NOT NULL DEFAULT 0, updated_at REAL NOT NULL);
+    embedded INTEGER NOT NULL DEFAULT 0, updated_at REAL NOT NULL, importance INTEGER);
 CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
 CREATE INDEX IF NOT EXISTS chunks_pending ON chunks(embedded) WHERE embedded = 0;
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(text, tokenize='porter unicode61 remove_diacritics 2');
@@ -43,7 +43,11 @@ RECOVERED_META = "recovered"
 """``meta`` key recording the last time a damaged index was moved aside and rebuilt (the doctor clears it)."""
 
 # Migrations from version N to N+1, applied in order inside one transaction each.
-MIGRATIONS: dict[int, str] = {}
+MIGRATIONS: dict[int, str] = {
+    # 2: a curated chunk's OpenClaw importance (NULL: none). The chunker's version moved with it, so the next
+    # sync rebuilds the index and fills it; until then NULL reads as "no importance".
+    1: "ALTER TABLE chunks ADD COLUMN importance INTEGER",
+}
 
 Transaction = Callable[[], contextlib.AbstractContextManager[Any]]
 """``Store.transaction``: a context manager yielding a connection inside ``BEGIN IMMEDIATE``."""
@@ -92,7 +96,10 @@ def prepare(conn: Any, transaction: Transaction) -> None:
             raise SchemaProblem(f"made by a newer memdeck (schema {version}, this one knows {SCHEMA_VERSION})")
         while version < SCHEMA_VERSION and version in MIGRATIONS:
             with transaction() as tx:
-                tx.executescript(MIGRATIONS[version])
+                # Statement by statement: ``executescript`` would commit the open transaction first.
+                for statement in MIGRATIONS[version].split(";"):
+                    if statement.strip():
+                        tx.execute(statement)
                 version += 1
                 tx.execute("INSERT OR REPLACE INTO meta VALUES('schema_version', ?)", (str(version),))
     if version != SCHEMA_VERSION or not tables >= REQUIRED_TABLES:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, tzinfo
 from pathlib import Path
 
 from engine.memory.drafting import Draft, DraftItem
@@ -14,12 +14,14 @@ from engine.memory.notes import FlushError, append_or_create, daily_file, daily_
 from engine.textio import WriteRefused, atomic_write_bytes
 
 
-def render_flush_block(draft: Draft, now: datetime) -> str:
+def render_flush_block(draft: Draft, now: datetime, tz: tzinfo | None = None) -> str:
     """Render a draft as a timestamped section for a daily file.
 
     Args:
         draft: the reviewed draft.
-        now: the time shown in the heading (as given; pass local time for the user's clock).
+        now: the time shown in the heading.
+        tz: the user's zone (see :func:`engine.memory.notes.note_timezone`): an aware ``now`` is shown in it.
+            None: ``now`` as given.
 
     Returns:
         ``## HH:MM — Memory flush from session <id8>``, a blank line and one bullet per item,
@@ -27,6 +29,8 @@ def render_flush_block(draft: Draft, now: datetime) -> str:
     """
     if draft.is_empty:
         return ""
+    if tz is not None and now.tzinfo is not None:
+        now = now.astimezone(tz)
     lines = [f"## {now:%H:%M} — Memory flush from session {draft.session_id[:8]}", ""]
     for item in draft.items:
         single = DraftItem(" ".join(item.text.split()), item.kind, item.session_id, item.line)

@@ -13,6 +13,7 @@ from engine.config import LLMConfig
 from engine.health.secrets import redact_secrets
 from engine.memory.notes import FUNCTION_WORDS, WORD
 from engine.sessions.model import Entry, Transcript
+from engine.sessions.reader import spoken
 
 MAX_ITEM_CHARS = 200
 DRAFT_KINDS = ("preference", "identity", "decision", "instruction", "plan", "fact", "confirmed")
@@ -371,10 +372,9 @@ def draft_extractive(
         message = entry.message
         if message is None or not _in_range(entry, turn_range) or message.role not in ("user", "assistant"):
             continue
-        if message.role == "user" and message.provenance_kind == "inter_session":
-            continue
-        text = message.text.strip()
-        if not text or text.startswith("/"):
+        # Only what was said: no injected metadata, system/exec events, slash commands, forwarded messages.
+        text = spoken(message).strip()
+        if not text:
             continue
         classify = _classify_user if message.role == "user" else _classify_assistant
         for sentence in _sentences(text):

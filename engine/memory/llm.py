@@ -18,7 +18,7 @@ from engine.http import HttpClient, HttpError, RetryPolicy, Transport, public_ur
 from engine.memory.drafting import DRAFT_KINDS, MAX_ITEM_CHARS, Draft, DraftItem
 from engine.memory.notes import clean_slug
 from engine.sessions.model import Transcript
-from engine.sessions.reader import normalize_session_text
+from engine.sessions.reader import normalize_session_text, spoken
 
 NOTHING_TO_STORE = "NOTHING_TO_STORE"
 MESSAGE_CHARS = 2000
@@ -244,10 +244,9 @@ def _conversation(transcript: Transcript, turn_range: tuple[int, int] | None) ->
             continue
         if turn_range is not None and not turn_range[0] <= entry.line <= turn_range[1]:
             continue
-        if message.role == "user" and message.provenance_kind == "inter_session":
-            continue
-        text = normalize_session_text(redact_secrets(message.text))
-        if not text or text.startswith("/"):
+        # Only what was said: no injected metadata, system/exec events, slash commands, forwarded messages.
+        text = normalize_session_text(redact_secrets(spoken(message)))
+        if not text:
             continue
         if len(text) > MESSAGE_CHARS:
             text = text[:MESSAGE_CHARS] + " …"

@@ -4,13 +4,16 @@ another writer's change)."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import shutil
+import stat
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta, tzinfo
 from pathlib import Path
 
 from engine.config import Config
@@ -21,14 +24,17 @@ from engine.textio import (
     ChangedOnDisk,
     DiskStamp,
     atomic_append,
+    atomic_write_text,
     create_new_file,
     decode_bytes,
+    fsync_dir,
+    make_private_dir,
     read_stamp,
     read_text_file,
     replace_if_unchanged,
     stamp_bytes,
 )
-from engine.workspace import resolve_memory_path
+from engine.workspace import ROOT_MEMORY_FILES, resolve_memory_path
 
 NOTE_MESSAGE_CHARS = 4000
 SLUG_MAX_CHARS = 30
@@ -240,23 +246,42 @@ def save_note(config: Config, rel: str, text: str, expected: DiskStamp | None) -
     return SaveResult(rel, stamp)
 
 
-def write_copy(config: Config, rel: str, text: str, now: datetime | None = None) -> str:
-    """Keep text aside as a sibling copy ``<name>.mine-YYYYmmdd-HHMMSS.md`` (never over a file); returns its rel.
+CONFLICT_COPIES_DIR = "conflict-copies"
+"""memdeck's data-dir folder for "keep mine as a copy": outside the workspace, so neither memdeck nor OpenClaw
+indexes a copy as a duplicate memory."""
+
+TRASH_DIR = "trash"
+"""memdeck's data-dir folder for deleted memory files: ``trash/<timestamp>/<rel>``, each with its record."""
+
+_TRASH_RECORD = "deleted.json"  # beside the file's rel in its entry folder (a rel always ends in .md)
+
+
+def _aside_rel(config: Config, rel: str) -> str:
+    """Where a memory file's rel goes under a data-dir folder: the rel itself; ``extra/<path>`` for extra paths."""
+    return rel if not Path(rel).is_absolute() else "extra/" + Path(rel).as_posix().lstrip("/")
+
+
+def write_copy(config: Config, rel: str, text: str, now: datetime | None = None) -> Path:
+    """Keep text aside in memdeck's data dir: ``conflict-copies/<rel minus .md>.mine-YYYYmmdd-HHMMSS.md``.
+
+    Not next to the note: there the copy would be memory too, indexed (by OpenClaw as well) and found as a
+    duplicate of the note. Never over a file. Returns the copy's path.
 
     Raises:
         PathRefused: not a memory file.
         MemdeckError: no free name.
         OSError: the copy cannot be written.
     """
-    rel, path = resolve_memory_path(config, rel)
+    rel, _ = resolve_memory_path(config, rel)
     when = now or datetime.now()
-    stem = path.name[:-3] if path.name.endswith(".md") else path.name
+    aside = config.home / CONFLICT_COPIES_DIR / _aside_rel(config, rel)
+    stem = aside.name[:-3] if aside.name.endswith(".md") else aside.name
     data = text.encode("utf-8")
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_private_dir(aside.parent)
     for n in range(1, 100):
-        target = path.with_name(f"{stem}.mine-{when:%Y%m%d-%H%M%S}{'' if n == 1 else f'-{n}'}.md")
+        target = aside.with_name(f"{stem}.mine-{when:%Y%m%d-%H%M%S}{'' if n == 1 else f'-{n}'}.md")
         if create_new_file(target, data):
-            return resolve_memory_path(config, str(target))[0]
+            return target
     raise MemdeckError(f"no free name for a copy of {rel}")
 
 
@@ -329,21 +354,96 @@ def append_note(config: Config, rel: str, text: str) -> Appended:
     return Appended(rel, path, start, total, created)
 
 
-def rename_note(config: Config, rel: str, new_name: str) -> str:
-    """Rename a memory file (never over an existing one); returns the new rel.
+@dataclass(frozen=True)
+class RenamePlan:
+    """What a rename will do, worked out before it is asked for, so a confirmation can show it exactly.
 
-    ``new_name`` is a topic name (see :func:`topic_rel`) or ``MEMORY.md``/``memory.md``.
+    Attributes:
+        rel: the file now.
+        new_rel: the file it becomes (``.md`` added, the name cleaned: see ``rules``).
+        rules: each rule that changed what was typed, in words (``.md added: memory files end in .md``).
+    """
+
+    rel: str
+    new_rel: str
+    rules: tuple[str, ...] = ()
+
+    @property
+    def where(self) -> str:
+        """Where the new name is: ``root`` (the workspace root), else its folder (``memory/``, ``memory/x/``)."""
+        if "/" not in self.new_rel:
+            return "root"
+        return self.new_rel.rsplit("/", 1)[0] + "/"
+
+
+def plan_rename(config: Config, rel: str, new_name: str) -> RenamePlan:
+    """Work out where a rename of ``rel`` to what the user typed goes, refusing what would surprise them.
+
+    - ``MEMORY.md`` / ``memory.md``: the root file of that name.
+    - A ``memory/…`` path: exactly there (each part cleaned as :func:`topic_rel` does).
+    - A plain name renames within the file's own folder: a root file stays at the root — where only
+      ``MEMORY.md`` and ``memory.md`` are memory, so anything else is refused with how to move it into
+      ``memory/`` —, ``memory/projects/a.md`` + ``b`` is ``memory/projects/b.md``.
+    - A name with ``/`` for a file in ``memory/`` is a path under ``memory/``; an absolute path is taken as it is
+      (an extra path's file), if it is a memory file.
+    - A name without ``.md`` gets it; the rules applied are listed in :attr:`RenamePlan.rules`.
+
+    Raises:
+        PathRefused: the name leaves nothing usable, or the result would not be a memory file.
+        MemdeckError: the new name is taken.
+    """
+    rel, path = resolve_memory_path(config, rel)
+    typed = new_name.strip().replace("\\", "/")
+    if not typed:
+        raise PathRefused("a new name is needed")
+    rules: list[str] = []
+    if not typed.endswith(".md"):
+        rules.append(".md added: memory files end in .md")
+    root_name = typed if typed.endswith(".md") else typed + ".md"
+    if root_name in ROOT_MEMORY_FILES:
+        wanted = root_name
+    elif typed.startswith("memory/"):
+        wanted = topic_rel(typed)
+    elif Path(typed).is_absolute():  # an exact path (an extra path's file); resolve_memory_path decides
+        wanted = typed if typed.endswith(".md") else typed + ".md"
+    elif Path(rel).is_absolute():  # an extra path: a plain name stays in its folder
+        if "/" in typed:
+            raise PathRefused(f"type a plain name to rename {rel} in its folder, or a memory/… path")
+        wanted = str(path.with_name(topic_rel(typed).removeprefix("memory/")))
+    elif "/" not in rel:
+        shown = root_name
+        raise PathRefused(f"{shown} cannot be a memory file at the workspace root (only "
+                          f"{' and '.join(ROOT_MEMORY_FILES)} are); type memory/{typed.removeprefix('/')} "
+                          "to move it into memory/")
+    else:
+        folder = rel.removeprefix("memory/").rpartition("/")[0]
+        wanted = topic_rel(typed if "/" in typed or not folder else f"{folder}/{typed}")
+    new_rel, target = resolve_memory_path(config, wanted)
+    typed_stem = Path(root_name).name.removesuffix(".md")
+    if Path(new_rel).name.removesuffix(".md") != typed_stem:
+        rules.append("name cleaned: lower-case letters, digits, - _ and . only")
+    old_folder, new_folder = rel.rpartition("/")[0], new_rel.rpartition("/")[0]
+    if old_folder != new_folder:
+        rules.append(f"moves from {old_folder + '/' if old_folder else 'the workspace root'} to "
+                     f"{new_folder + '/' if new_folder else 'the workspace root'}")
+    if new_rel != rel and (os.path.lexists(target)):
+        raise MemdeckError(f"{new_rel} already exists")
+    return RenamePlan(rel, new_rel, tuple(rules))
+
+
+def rename_note(config: Config, rel: str, new_name: str) -> str:
+    """Rename a memory file as :func:`plan_rename` says (never over an existing one); returns the new rel.
 
     Raises:
         MemdeckError: the new name is taken.
         PathRefused: either path is refused.
         OSError: the rename failed (the file keeps its old name).
     """
-    rel, path = resolve_memory_path(config, rel)
-    wanted = new_name.strip()
-    new_rel, target = resolve_memory_path(config, wanted if wanted in ("MEMORY.md", "memory.md") else topic_rel(wanted))
-    if os.path.lexists(target):
-        raise MemdeckError(f"{new_rel} already exists")
+    plan = plan_rename(config, rel, new_name)
+    path = resolve_memory_path(config, plan.rel)[1]
+    new_rel, target = resolve_memory_path(config, plan.new_rel)
+    if new_rel == plan.rel:
+        return new_rel
     target.parent.mkdir(parents=True, exist_ok=True)
     try:
         os.link(path, target)  # fails if the target appeared meanwhile: never overwrite
@@ -353,15 +453,209 @@ def rename_note(config: Config, rel: str, new_name: str) -> str:
     return new_rel
 
 
-def delete_note(config: Config, rel: str) -> None:
-    """Delete a memory file (the next sync drops it from the index).
+# ---------------------------------------------------------------------------------------------
+# Deleting: into memdeck's trash, and back
+
+
+@dataclass(frozen=True)
+class Deleted:
+    """A memory file in memdeck's trash.
+
+    Attributes:
+        rel: the memory file it was.
+        path: where it was (and goes back to).
+        trashed: where it is now: ``<data dir>/trash/<entry>/<rel>``.
+        entry: the trash entry's name (its deletion time, ``YYYYmmdd-HHMMSS-ffffff``); :func:`restore_deleted`
+            takes it.
+        deleted_at: when it was deleted (UTC).
+    """
+
+    rel: str
+    path: Path
+    trashed: Path
+    entry: str
+    deleted_at: datetime
+
+
+def trash_dir(config: Config) -> Path:
+    """memdeck's trash: ``<data dir>/trash``."""
+    return config.home / TRASH_DIR
+
+
+def _workspace_key(config: Config) -> str:
+    return str(config.workspace.resolve())
+
+
+def _move_file(source: Path, target: Path) -> None:
+    """Move a file to a path that does not exist, atomically on one file system (never over a file).
+
+    Across file systems the bytes are copied first (fsynced), then the source is removed only if it did not
+    change meanwhile (an agent appending to it must not lose the append).
 
     Raises:
-        PathRefused: not a memory file.
-        OSError: it cannot be deleted (e.g. it is gone already).
+        MemdeckError: the target exists, or the source changed while it was copied (nothing removed).
+        OSError: the move failed (the source is intact).
     """
-    path = resolve_memory_path(config, rel)[1]
-    path.unlink()
+    try:
+        os.link(source, target)  # one file system: atomic, and never over an existing file
+    except FileExistsError:
+        raise MemdeckError(f"{target} already exists") from None
+    except OSError:
+        before = os.lstat(source)
+        with open(source, "rb") as fh:
+            data = fh.read()
+        if not create_new_file(target, data):
+            raise MemdeckError(f"{target} already exists") from None
+        after = os.lstat(source)
+        if (after.st_ino, after.st_size, after.st_mtime_ns) != (before.st_ino, before.st_size, before.st_mtime_ns):
+            os.unlink(target)
+            raise MemdeckError(f"{source} changed while it was moved; nothing was removed") from None
+    os.unlink(source)
+    fsync_dir(source.parent)
+
+
+def delete_note(config: Config, rel: str, now: datetime | None = None) -> Deleted:
+    """Delete a memory file by moving it to memdeck's trash (``<data dir>/trash/<time>/<rel>``), recoverably.
+
+    The next sync drops it from the index; :func:`restore_deleted` puts it back.
+
+    Raises:
+        PathRefused: not a memory file, or not a regular file.
+        OSError: it cannot be moved (e.g. it is gone already); the file is where it was.
+    """
+    rel, path = resolve_memory_path(config, rel)
+    if not stat.S_ISREG(os.lstat(path).st_mode):  # FileNotFoundError when it is gone
+        raise PathRefused(f"{rel} is not a regular file")
+    when = (now or datetime.now(UTC)).astimezone(UTC)
+    root = trash_dir(config)
+    make_private_dir(root)
+    for n in range(1, 100):
+        entry = f"{when:%Y%m%d-%H%M%S-%f}" + ("" if n == 1 else f"-{n}")
+        try:
+            (root / entry).mkdir(mode=0o700)
+        except FileExistsError:
+            continue
+        break
+    else:
+        raise MemdeckError(f"no free trash entry in {root}")
+    folder = root / entry
+    trashed = folder / _aside_rel(config, rel)
+    record = {"version": 1, "workspace": _workspace_key(config), "rel": rel, "path": str(path),
+              "deleted_at": when.isoformat()}
+    try:
+        make_private_dir(trashed.parent)
+        atomic_write_text(folder / _TRASH_RECORD, json.dumps(record, indent=2, ensure_ascii=False) + "\n",
+                          mode=0o600)
+        _move_file(path, trashed)
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)  # ours, just made: the file is still where it was
+        raise
+    return Deleted(rel, path, trashed, entry, when)
+
+
+def list_deleted(config: Config) -> list[Deleted]:
+    """This workspace's memory files in the trash, the most recently deleted first (unreadable entries skipped)."""
+    root = trash_dir(config)
+    try:
+        names = sorted(os.listdir(root), reverse=True)
+    except OSError:
+        return []
+    workspace = _workspace_key(config)
+    found: list[Deleted] = []
+    for entry in names:
+        try:
+            record = json.loads((root / entry / _TRASH_RECORD).read_text(encoding="utf-8"))
+            if record.get("workspace") != workspace:
+                continue
+            rel = str(record["rel"])
+            deleted = Deleted(rel, Path(record["path"]), root / entry / _aside_rel(config, rel), entry,
+                              datetime.fromisoformat(str(record["deleted_at"])))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            continue
+        if os.path.isfile(deleted.trashed):
+            found.append(deleted)
+    return found
+
+
+def restore_deleted(config: Config, entry: str | None = None) -> Deleted:
+    """Put a deleted memory file back where it was (the most recent deletion by default); never over a file.
+
+    Raises:
+        MemdeckError: nothing to restore, or a file of that name exists again (the trashed one stays).
+        PathRefused: the old path is no longer a memory file (e.g. a symlink on the way now).
+        OSError: the move failed (the trashed file stays).
+    """
+    deleted = list_deleted(config)
+    chosen = next((d for d in deleted if entry is None or d.entry == entry), None)
+    if chosen is None:
+        raise MemdeckError("nothing to restore: the trash has no deleted memory file of this workspace"
+                           if entry is None else f"no trash entry {entry!r} for this workspace")
+    rel, path = resolve_memory_path(config, chosen.rel)
+    if os.path.lexists(path):
+        raise MemdeckError(f"{rel} exists again; the deleted version stays in {chosen.trashed}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _move_file(chosen.trashed, path)
+    shutil.rmtree(trash_dir(config) / chosen.entry, ignore_errors=True)  # the record and empty folders
+    return chosen
+
+
+# ---------------------------------------------------------------------------------------------
+# The clock notes are written by
+
+_UTC_NAMES = frozenset({"UTC", "Etc/UTC", "Etc/UCT", "UCT", "Etc/Zulu", "Zulu", "Universal", "Etc/Universal",
+                        "Etc/GMT", "GMT", "Etc/Greenwich"})
+
+
+def _system_zone_name() -> str | None:
+    """The system's IANA zone name: what ``TZ`` names, else what ``/etc/localtime`` links to (None: unknown)."""
+    raw = os.environ.get("TZ")
+    if raw is not None:
+        name = raw.lstrip(":")
+        if "/zoneinfo/" in name:
+            name = name.split("/zoneinfo/", 1)[1]
+        # A POSIX rule ("CET-1CEST") passes this too; ZoneInfo then refuses it and the offset is used.
+        return name if re.fullmatch(r"[A-Za-z0-9_+-]+(?:/[A-Za-z0-9_+-]+)*", name) else None
+    target = os.path.realpath("/etc/localtime")
+    return target.split("/zoneinfo/", 1)[1] if "/zoneinfo/" in target else None
+
+
+def note_timezone(name: str = "") -> tzinfo:
+    """The zone memory notes are dated in: ``name`` (an IANA name), else the system's local zone.
+
+    The system zone is used by its IANA name when it has one (so a past or future time gets its own offset);
+    otherwise its current offset.
+
+    Raises:
+        ValueError: ``name`` is not a known zone (the config rule refuses such a value before this).
+    """
+    import zoneinfo  # deferred: only a note or a flush needs it
+
+    wanted = name.strip() or _system_zone_name()
+    if wanted:
+        try:
+            return zoneinfo.ZoneInfo(wanted)
+        except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):
+            if name.strip():
+                raise ValueError(f"unknown time zone {name!r}") from None
+    local = datetime.now().astimezone().tzinfo
+    return local if local is not None else UTC
+
+
+def zone_label(when: datetime) -> str:
+    """How a note's header names its zone: ``UTC``, the IANA name (``Europe/Berlin``), else its abbreviation."""
+    key = getattr(when.tzinfo, "key", None)
+    if isinstance(key, str) and key:
+        return "UTC" if key in _UTC_NAMES else key
+    name = when.tzname()
+    if when.utcoffset() == timedelta(0) and (not name or name in _UTC_NAMES):
+        return "UTC"
+    return name or when.strftime("UTC%z")
+
+
+def _in_zone(now: datetime | None, tz: tzinfo | None) -> datetime:
+    """``now`` (default: now) in ``tz`` (None: UTC, the name and header rule before OpenClaw 2026.9)."""
+    zone = tz if tz is not None else UTC
+    return (now or datetime.now(zone)).astimezone(zone)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -455,6 +749,7 @@ def build_session_note(
     now: datetime | None = None,
     *,
     redact: bool = True,
+    tz: tzinfo | None = None,
 ) -> str:
     """Render a session note like OpenClaw's session-memory hook.
 
@@ -466,15 +761,16 @@ def build_session_note(
         session_key: e.g. ``agent:main:main``.
         source: where the session came from (e.g. ``telegram``).
         messages: how many messages to keep (after filtering).
-        now: the event time (UTC is used); defaults to now.
+        now: the event time; defaults to now.
         redact: mask secrets in message text.
+        tz: the zone of the header, ``# Session: <date> <time> <zone>`` (see :func:`note_timezone`; None: UTC).
 
     Returns:
         The Markdown note, ending with a newline.
     """
-    when = (now or datetime.now(UTC)).astimezone(UTC)
+    when = _in_zone(now, tz)
     lines = [
-        f"# Session: {when:%Y-%m-%d %H:%M:%S} UTC",
+        f"# Session: {when:%Y-%m-%d %H:%M:%S} {zone_label(when)}",
         "",
         f"- **Session Key**: {session_key or 'unknown'}",
         f"- **Session ID**: {transcript.session_id or 'unknown'}",
@@ -497,11 +793,14 @@ def note_slug(
     *,
     slug: str | None = None,
     slugger: Callable[[str], str] | None = None,
+    keywords: bool = True,
+    tz: tzinfo | None = None,
 ) -> str:
     """Choose a session note's slug.
 
     ``slug`` if given (cleaned), else ``slugger(conversation)`` (e.g. an LLM; an exception or an
-    empty answer falls through), else the conversation's top keywords, else the UTC ``HHMM``.
+    empty answer falls through), else (with ``keywords``) the conversation's top keywords, else the ``HHMM``
+    of ``now`` in ``tz`` — OpenClaw 2026.9's name when no LLM slug is made (``keywords=False``).
 
     Args:
         transcript: the session.
@@ -509,16 +808,18 @@ def note_slug(
         now: the event time; defaults to now.
         slug: an explicit slug.
         slugger: makes a slug from the conversation text (secrets already masked).
+        keywords: fall back to the conversation's keywords before the time.
+        tz: the zone of the ``HHMM`` (None: UTC).
     """
-    when = (now or datetime.now(UTC)).astimezone(UTC)
+    when = _in_zone(now, tz)
     conversation = "\n".join(f"{role}: {text}" for role, text in _note_messages(transcript, messages))
     chosen = clean_slug(slug) if slug else ""
     if not chosen and slugger is not None and conversation:
         try:
             chosen = clean_slug(slugger(redact_secrets(conversation)))
-        except Exception:  # an LLM failure must not lose the note; keywords stand in
+        except Exception:  # an LLM failure must not lose the note; keywords (or the time) stand in
             chosen = ""
-    if not chosen:
+    if not chosen and keywords:
         chosen = keyword_slug(conversation)
     return chosen or f"{when:%H%M}"
 
@@ -528,9 +829,9 @@ def _note_candidates(folder: Path, stem: str) -> Iterable[Path]:
         yield folder / (f"{stem}.md" if counter == 1 else f"{stem}-{counter}.md")
 
 
-def session_note_path(workspace: Path, slug: str, now: datetime | None = None) -> Path:
-    """The path a session note with ``slug`` would get now (the first name not taken)."""
-    when = (now or datetime.now(UTC)).astimezone(UTC)
+def session_note_path(workspace: Path, slug: str, now: datetime | None = None, tz: tzinfo | None = None) -> Path:
+    """The path a session note with ``slug`` would get now (the first name not taken; the date in ``tz``)."""
+    when = _in_zone(now, tz)
     folder = Path(workspace) / "memory"
     stem = f"{when:%Y-%m-%d}-{slug}"
     for candidate in _note_candidates(folder, stem):
@@ -550,11 +851,14 @@ def write_session_note(
     slug: str | None = None,
     slugger: Callable[[str], str] | None = None,
     redact: bool = True,
+    keywords: bool = True,
+    tz: tzinfo | None = None,
 ) -> Path:
-    """Write a session note to ``memory/YYYY-MM-DD-<slug>.md`` (UTC date), never overwriting.
+    """Write a session note to ``memory/YYYY-MM-DD-<slug>.md`` (the date in ``tz``), never overwriting.
 
     The slug comes from :func:`note_slug`. When the name is taken, ``-2``, ``-3``, … is appended;
-    the file is created atomically and only if it does not exist.
+    the file is created atomically and only if it does not exist. OpenClaw 2026.9's names are
+    ``keywords=False`` with the user's zone: ``memory/YYYY-MM-DD-HHMM.md``, or an LLM's slug for ``HHMM``.
 
     Args:
         workspace: the workspace root (``memory/`` is created if missing).
@@ -566,6 +870,8 @@ def write_session_note(
         slug: an explicit slug (cleaned).
         slugger: makes a slug from the conversation text (e.g. :func:`engine.memory.llm.slug_with_llm`).
         redact: mask secrets in the note.
+        keywords: let the conversation's keywords name the note when there is no slug (see :func:`note_slug`).
+        tz: the zone of the date, the ``HHMM`` and the header (None: UTC).
 
     Returns:
         The path written.
@@ -574,9 +880,9 @@ def write_session_note(
         FlushError: no free file name could be found.
         OSError: the memory folder cannot be written.
     """
-    when = (now or datetime.now(UTC)).astimezone(UTC)
-    note = build_session_note(transcript, session_key, source, messages, when, redact=redact)
-    chosen = note_slug(transcript, messages, when, slug=slug, slugger=slugger)
+    when = _in_zone(now, tz)
+    note = build_session_note(transcript, session_key, source, messages, when, redact=redact, tz=tz)
+    chosen = note_slug(transcript, messages, when, slug=slug, slugger=slugger, keywords=keywords, tz=tz)
     folder = Path(workspace) / "memory"
     folder.mkdir(parents=True, exist_ok=True)
     data = note.encode("utf-8")

@@ -9,6 +9,7 @@ from typing import Any
 
 from engine.config import SearchConfig
 from engine.index import queries
+from engine.index.chunking import importance_multiplier
 from engine.index.fts import build_fts_query
 from engine.index.store import DB_ERRORS, Store, is_corruption, serialize_vector
 from engine.index.vectors import VectorIndex
@@ -94,6 +95,7 @@ class _Row:
     end_line: int
     text: str
     line_map: tuple[int, ...] | None
+    importance: int | None = None
 
 
 def common_terms(store: Store, terms: Sequence[str]) -> frozenset[str]:
@@ -231,7 +233,7 @@ def load_rows(store: Store, ids: Sequence[int]) -> dict[int, _Row]:
     out: dict[int, _Row] = {}
     for r in queries.chunk_rows(store.conn, ids):
         line_map = tuple(json.loads(r[6])) if r[6] else None
-        out[int(r[0])] = _Row(int(r[0]), r[1], r[2], int(r[3]), int(r[4]), r[5], line_map)
+        out[int(r[0])] = _Row(int(r[0]), r[1], r[2], int(r[3]), int(r[4]), r[5], line_map, r[7])
     return out
 
 
@@ -348,6 +350,8 @@ def run_search(
         fused = [Fused(f.key, f.score * decay_factor(rows[f.key].path, settings.half_life_days), f.vector, f.keyword)
                  for f in fused if f.key in rows]
         fused.sort(key=lambda f: (-f.score, f.key))
+    if settings.importance:
+        fused = apply_importance(fused, rows)
     fused = spread_overlaps(fused, rows, SPREAD_LIMIT)
     chosen = select_results(fused, max_results if not settings.mmr else len(fused), min_score,
                             has_vector=mode == "hybrid" and use_vec)
@@ -366,6 +370,24 @@ def run_search(
         seen.update(range(hit.snippet_start_line, hit.snippet_end_line + 1))
         hits.append(hit)
     return hits
+
+
+def apply_importance(fused: list[Fused], rows: dict[int, _Row]) -> list[Fused]:
+    """OpenClaw's recall weight, after decay: a curated chunk's score × ``0.75 + 0.05·N`` (N: its importance).
+
+    Only ``MEMORY.md``/``USER.md`` chunks carry an importance (the indexer reads it from their
+    ``<!-- importance: N -->`` comments); every other score is unchanged, so without such comments nothing moves.
+    Like OpenClaw's, a weighted score may pass 1 (at most 1.25).
+    """
+    if not any(row.importance is not None for row in rows.values()):
+        return fused
+    out = []
+    for f in fused:
+        row = rows.get(f.key)
+        weight = importance_multiplier(row.importance) if row is not None else 1.0
+        out.append(f if weight == 1.0 else Fused(f.key, f.score * weight, f.vector, f.keyword))
+    out.sort(key=lambda f: (-f.score, f.key))
+    return out
 
 
 # A chunk with this share of its lines already in a better-ranked result of the same file goes behind the rest.

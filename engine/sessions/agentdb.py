@@ -46,7 +46,16 @@ _FALLBACK_CODES = frozenset({_SQLITE_PERM, _SQLITE_READONLY, _SQLITE_IOERR, _SQL
 
 
 class AgentDbError(MemdeckError):
-    """The OpenClaw agent database cannot be read (missing, locked, damaged, not an agent database)."""
+    """The OpenClaw agent database cannot be read (missing, locked, damaged, not an agent database).
+
+    Attributes:
+        reason: ``missing``, ``locked``, ``damaged``, ``not-a-database``, ``unsupported`` (an SQLite
+            database that is not OpenClaw's), ``permission``, ``needs-zstandard`` or ``unreadable``.
+    """
+
+    def __init__(self, message: str, reason: str = "unreadable") -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 @dataclass(frozen=True)
@@ -102,6 +111,9 @@ class DbSession:
         last_event: the time of the newest transcript entry.
         event_count: transcript rows, the header included (= JSONL lines).
         last_seq: the highest ``seq`` (its citation line is ``last_seq + 1``).
+        message_count: ``message`` entries (all roles), from OpenClaw's entry index; None without it.
+        last_message: the time of the newest ``message`` entry, when known.
+        size: the transcript's size as JSONL (every line's UTF-8 bytes plus its newline).
     """
 
     session_id: str
@@ -130,11 +142,35 @@ class DbSession:
     last_event: datetime | None
     event_count: int
     last_seq: int | None
+    message_count: int | None = None
+    last_message: datetime | None = None
+    size: int = 0
 
     @property
     def last_activity(self) -> datetime | None:
         """The newest entry's time, else ``updated``."""
         return self.last_event or self.updated
+
+
+@dataclass(frozen=True)
+class TranscriptStats:
+    """What changes when a transcript grows or is rewritten, read in one cheap query.
+
+    Attributes:
+        session_id: the transcript id.
+        rows: how many rows (JSONL lines) it has.
+        last_seq: the highest ``seq``.
+        first_ms: the oldest row's ``created_at`` (epoch ms), when recorded.
+        last_ms: the newest row's ``created_at`` (epoch ms), when recorded.
+        size: its size as JSONL bytes (each row's UTF-8 bytes plus a newline).
+    """
+
+    session_id: str
+    rows: int
+    last_seq: int | None
+    first_ms: int | None
+    last_ms: int | None
+    size: int
 
 
 def citation_line(seq: int) -> int:
@@ -300,11 +336,13 @@ class AgentDb:
             nodes = self._nodes(conn)
             stats = self._event_stats(conn)
             compactions = self._compaction_counts(conn)
+            messages = self._message_stats(conn)
             conn.execute("COMMIT")
         by_current = {node["current_session_id"]: node for node in nodes.values()}
         ids = sorted(set(windows) | set(stats) | {sid for sid in by_current if sid})
         sessions = [
-            self._session(sid, windows.get(sid, {}), by_current, nodes, stats.get(sid), compactions.get(sid))
+            self._session(sid, windows.get(sid, {}), by_current, nodes, stats.get(sid), compactions.get(sid),
+                          messages.get(sid) if messages is not None else None, messages is not None)
             for sid in ids
         ]
         floor = datetime.min.replace(tzinfo=UTC)
@@ -359,6 +397,59 @@ class AgentDb:
                 return
             next_seq = rows[-1][0] + 1
 
+    def event_lines_backward(
+        self,
+        session_id: str,
+        *,
+        skipped: list[tuple[int, str]] | None = None,
+        batch: int = 16,
+    ) -> Iterator[tuple[int, bytes]]:
+        """Yield ``(seq, line)`` newest first, in small batches (to find the last reply without reading all).
+
+        Args:
+            session_id: the transcript id.
+            skipped: as for :meth:`event_lines`.
+            batch: rows per short read transaction.
+
+        Raises:
+            AgentDbError: as for :meth:`event_lines`.
+        """
+        events = self._columns.get("transcript_events", frozenset())
+        sql = (
+            "SELECT seq, CAST(event_json AS BLOB), "
+            f"{'event_zstd' if 'event_zstd' in events else 'NULL'}, "
+            f"{'event_utf8_bytes' if 'event_utf8_bytes' in events else 'NULL'} "
+            "FROM transcript_events WHERE session_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?"
+        )
+        below = 1 << 62
+        while True:
+            with self._read() as conn:
+                rows = self._fetch(conn, sql, (session_id, below, max(1, batch)))
+            for seq, text, blob, expected in rows:
+                try:
+                    yield seq, self._line(text, blob, expected)
+                except AgentDbError as exc:
+                    if skipped is None:
+                        raise AgentDbError(f"{self.path}: session {session_id} line {seq + 1}: {exc}") from exc
+                    skipped.append((seq, str(exc)))
+            if len(rows) < max(1, batch):
+                return
+            below = rows[-1][0]
+            batch = min(BATCH_ROWS, batch * 2)  # the last reply is usually near the end: start small
+
+    def transcript_stats(self) -> dict[str, TranscriptStats]:
+        """Per transcript: rows, last ``seq``, first/last ``created_at`` and JSONL size (one query).
+
+        Raises:
+            AgentDbError: the database cannot be read.
+        """
+        with self._read() as conn:
+            stats = self._event_stats(conn)
+        return {
+            sid: TranscriptStats(sid, count, last_seq, _int(first), _int(last), size)
+            for sid, (count, last_seq, first, last, size) in stats.items()
+        }
+
     def active_branch(self, session_id: str) -> list[int]:
         """The ``seq`` of each entry on the transcript's current branch, root to leaf (no header).
 
@@ -385,20 +476,20 @@ class AgentDb:
         path = self.path
         try:
             if not path.exists():
-                raise AgentDbError(f"OpenClaw agent database not found: {path}")
+                raise AgentDbError(f"OpenClaw agent database not found: {path}", "missing")
             if not path.is_file():
-                raise AgentDbError(f"{path} is not a file")
+                raise AgentDbError(f"{path} is not a file", "unsupported")
             real = Path(os.path.realpath(path))
             with open(real, "rb") as fh:
                 header = fh.read(100)
         except PermissionError as exc:
-            raise AgentDbError(f"permission denied reading {path}") from exc
+            raise AgentDbError(f"permission denied reading {path}", "permission") from exc
         except OSError as exc:
             raise AgentDbError(f"cannot read {path}: {exc.strerror or exc}") from exc
         if not header:
-            raise AgentDbError(f"{path} is empty, not an OpenClaw agent database")
+            raise AgentDbError(f"{path} is empty, not an OpenClaw agent database", "not-a-database")
         if not header.startswith(_HEADER_MAGIC) or len(header) < 100:
-            raise AgentDbError(f"{path} is not an SQLite database (not an OpenClaw agent database)")
+            raise AgentDbError(f"{path} is not an SQLite database (not an OpenClaw agent database)", "not-a-database")
         return real
 
     def _choose_mode(self) -> tuple[str, str | None]:
@@ -476,17 +567,18 @@ class AgentDb:
         if code in (_SQLITE_BUSY, _SQLITE_LOCKED):
             return AgentDbError(
                 f"{where}: the OpenClaw database stayed locked by another process for more than "
-                f"{self.busy_timeout:g} s; try again in a moment"
+                f"{self.busy_timeout:g} s; try again in a moment", "locked"
             )
         if code == _SQLITE_NOTADB:
-            return AgentDbError(f"{where} is not an SQLite database (or it is encrypted)")
+            return AgentDbError(f"{where} is not an SQLite database (or it is encrypted)", "not-a-database")
         if code == _SQLITE_CORRUPT:
             return AgentDbError(
                 f"{where}: the OpenClaw database is damaged ({exc}); memdeck only reads it — "
-                "OpenClaw's `openclaw doctor` can check it"
+                "OpenClaw's `openclaw doctor` can check it", "damaged"
             )
         if code in (_SQLITE_CANTOPEN, _SQLITE_PERM):
-            return AgentDbError(f"cannot open {where}: {exc} (check that you may read it and its folder)")
+            return AgentDbError(f"cannot open {where}: {exc} (check that you may read it and its folder)",
+                                "permission")
         return AgentDbError(f"{where}: cannot read the OpenClaw database: {exc}")
 
     def _load_schema(self) -> None:
@@ -518,7 +610,7 @@ class AgentDb:
         if events is None or not {"session_id", "seq", "event_json"} <= events:
             raise AgentDbError(
                 f"{self.path} is an SQLite database but not an OpenClaw agent database "
-                "(no transcript_events table with session_id, seq, event_json)"
+                "(no transcript_events table with session_id, seq, event_json)", "unsupported"
             )
         self._refresh_warnings()
 
@@ -568,14 +660,30 @@ class AgentDb:
         sql = f"SELECT {self._select('session_nodes', 'n', self._NODE_COLUMNS)} FROM session_nodes n"
         return {row[0]: dict(zip(self._NODE_COLUMNS, row, strict=True)) for row in conn.execute(sql)}
 
-    def _event_stats(self, conn: sqlite3.Connection) -> dict[str, tuple[int, int | None, Any, Any]]:
-        created = "created_at" in self._columns["transcript_events"]
+    def _event_stats(self, conn: sqlite3.Connection) -> dict[str, tuple[int, int | None, Any, Any, int]]:
+        events = self._columns["transcript_events"]
+        created = "created_at" in events
+        # A row's JSONL bytes: OpenClaw records them for every row (compressed or not); count them otherwise.
+        plain = "length(CAST(event_json AS BLOB))"
+        size = f"coalesce(event_utf8_bytes, {plain})" if "event_utf8_bytes" in events else plain
         sql = (
             "SELECT session_id, count(*), max(seq), "
-            f"{'min(created_at), max(created_at)' if created else 'NULL, NULL'} "
+            f"{'min(created_at), max(created_at)' if created else 'NULL, NULL'}, "
+            f"sum(coalesce({size}, 0)) + count(*) "
             "FROM transcript_events GROUP BY session_id"
         )
-        return {row[0]: (row[1], row[2], row[3], row[4]) for row in conn.execute(sql)}
+        return {row[0]: (row[1], row[2], row[3], row[4], _int(row[5]) or 0) for row in conn.execute(sql)}
+
+    def _message_stats(self, conn: sqlite3.Connection) -> dict[str, tuple[int, Any]] | None:
+        ident = self._columns.get("transcript_event_identities", frozenset())
+        if not {"session_id", "event_type"} <= ident:
+            return None
+        last = "max(created_at)" if "created_at" in ident else "NULL"
+        sql = (
+            f"SELECT session_id, count(*), {last} FROM transcript_event_identities "
+            "WHERE event_type = 'message' GROUP BY session_id"
+        )
+        return {row[0]: (row[1], row[2]) for row in conn.execute(sql)}
 
     def _compaction_counts(self, conn: sqlite3.Connection) -> dict[str, int]:
         if not {"session_id", "event_type"} <= self._columns.get("transcript_event_identities", frozenset()):
@@ -592,8 +700,10 @@ class AgentDb:
         window: dict[str, Any],
         by_current: dict[str, dict[str, Any]],
         nodes: dict[str, dict[str, Any]],
-        stats: tuple[int, int | None, Any, Any] | None,
+        stats: tuple[int, int | None, Any, Any, int] | None,
         compactions: int | None,
+        messages: tuple[int, Any] | None = None,
+        counted: bool = False,
     ) -> DbSession:
         node = by_current.get(session_id)
         current = node is not None
@@ -614,7 +724,7 @@ class AgentDb:
         archived_at = _ms(node.get("archived_at")) if current else None
         archived_at = archived_at or _ms(entry.get("archivedAt"))
         archived = archived_at is not None or not current or (key is not None and ":recovered:" in key)
-        count, last_seq, first_ms, last_ms = stats if stats is not None else (0, None, None, None)
+        count, last_seq, first_ms, last_ms, size = stats if stats is not None else (0, None, None, None, 0)
         compaction_count = _int(entry.get("compactionCount"))
         if compaction_count is None:
             compaction_count = compactions or 0
@@ -647,6 +757,9 @@ class AgentDb:
             last_event=_ms(last_ms),
             event_count=count,
             last_seq=last_seq,
+            message_count=(messages[0] if messages is not None else 0) if counted else None,
+            last_message=_ms(messages[1]) if messages is not None else None,
+            size=size,
         )
 
     def _line(self, text: bytes | None, blob: bytes | None, expected: int | None) -> bytes:
@@ -737,7 +850,7 @@ def _decode_zstd(blob: bytes, expected: int | None) -> bytes:
         import zstandard  # only compressed rows need it; listing works without
     except ImportError as exc:
         raise AgentDbError(
-            "a compressed transcript entry needs the zstandard package: pip install zstandard"
+            "a compressed transcript entry needs the zstandard package: pip install zstandard", "needs-zstandard"
         ) from exc
     limit = expected if expected is not None and expected > 0 else 4 * 1024 * 1024
     try:

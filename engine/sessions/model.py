@@ -9,9 +9,13 @@ from pathlib import Path
 from typing import Any
 
 from engine.errors import MemdeckError
+from engine.sessions.legacy import classify_legacy_name
 
 RESET_MARK = ".jsonl.reset."
 """What an archived transcript's name holds: ``<id>.jsonl.reset.<timestamp>`` (left by ``/new`` and ``/reset``)."""
+
+DELETED_MARK = ".jsonl.deleted."
+"""What a deleted session's archive is named: ``<id>.jsonl.deleted.<timestamp>``."""
 
 ENTRY_KINDS = frozenset(
     {
@@ -32,6 +36,10 @@ ENTRY_KINDS = frozenset(
 
 class SessionReadError(MemdeckError):
     """A transcript or sessions folder cannot be read at all (missing, unreadable, not a file)."""
+
+
+class SessionLookupError(SessionReadError):
+    """Nothing, or more than one session, matches what a user or agent named."""
 
 
 @dataclass(frozen=True)
@@ -119,6 +127,9 @@ class Entry:
         detail: a short human description for other kinds (custom_message content, label text,
             session name, ``provider/model`` of a model change, thinking level).
         raw_type: the ``type`` value as written.
+        hidden: a ``custom_message`` written with ``display: false`` (context for the model; OpenClaw does not
+            show it).
+        retained: a compaction's ``retainedTail``: the messages it kept verbatim.
     """
 
     line: int
@@ -132,6 +143,8 @@ class Entry:
     custom_type: str | None = None
     detail: str | None = None
     raw_type: str | None = None
+    hidden: bool = False
+    retained: tuple[Message, ...] = ()
 
     @property
     def time(self) -> datetime | None:
@@ -229,6 +242,9 @@ class SessionSummary:
     compactions: int
     skipped: int
     size: int
+    first_words: str | None = None
+    """The first thing the user said (injected metadata stripped): a title when the store has none."""
+    line_count: int | None = None
 
 
 @dataclass(frozen=True)
@@ -256,6 +272,23 @@ class SessionInfo:
         flushed_at: when memdeck last flushed this session (its own record).
         skipped_lines: lines of the transcript that were not usable.
         error: why the file could not be summarised, when it could not.
+        title: what a listing shows as the session's name: OpenClaw's label, else its display name;
+            when that is injected metadata, the first thing the user said.
+        label: the user-set label.
+        model_provider: the session's model provider (agent database only).
+        model: the session's model (agent database only).
+        input_tokens: the store's ``inputTokens``.
+        output_tokens: the store's ``outputTokens``.
+        tokens_source: which count ``total_tokens`` is: ``store`` (the session store's fresh
+            ``totalTokens``) or ``usage`` (the last reply's usage in the transcript); None without one.
+        memory_flush_recorded: OpenClaw's own flush record exists (2026.9's ``memoryFlush`` has no
+            time: then ``memory_flush_at`` is None but ``memory_flush_compaction_count`` is set).
+        memory_flush_kind: what OpenClaw recorded about that flush.
+        source: ``folder`` (a JSONL file) or ``agent-db`` (a row set in OpenClaw's database).
+        rel: the session's name in search results and citations: ``sessions/<file>`` for a file,
+            OpenClaw's ``sessions/<agent>/<id>.jsonl`` for a database session (its ``path`` is then
+            the same stand-in, never a file to open).
+        line_count: JSONL lines (= database rows), the header included, when known.
     """
 
     session_id: str
@@ -278,11 +311,43 @@ class SessionInfo:
     flushed_at: datetime | None = None
     skipped_lines: int = 0
     error: str | None = None
+    title: str | None = None
+    label: str | None = None
+    model_provider: str | None = None
+    model: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    tokens_source: str | None = None
+    memory_flush_recorded: bool = False
+    memory_flush_kind: str | None = None
+    source: str = "folder"
+    rel: str | None = None
+    line_count: int | None = None
 
     @property
     def flushed(self) -> bool:
         """True when memdeck or OpenClaw flushed this session at least once."""
-        return self.flushed_at is not None or self.memory_flush_at is not None
+        return self.flushed_at is not None or self.memory_flush_at is not None or self.memory_flush_recorded
+
+    @property
+    def openclaw_flushed_this_cycle(self) -> bool:
+        """OpenClaw ran its own memory flush in the current compaction cycle (its count is the session's).
+
+        OpenClaw 2026.9 records no flush time, only the compaction count it flushed at; an older
+        entry's ``memoryFlushAt`` counts the same way. Without any record this is False, even when
+        both counts are 0 (unlike OpenClaw #47143).
+        """
+        recorded = self.memory_flush_recorded or self.memory_flush_at is not None
+        return (
+            recorded
+            and self.memory_flush_compaction_count is not None
+            and self.memory_flush_compaction_count == self.compactions
+        )
+
+    @property
+    def citation_path(self) -> str:
+        """The session's name in search results and citations (see ``rel``)."""
+        return self.rel or f"sessions/{self.path.name}"
 
     @property
     def last_flush(self) -> datetime | None:
@@ -368,16 +433,22 @@ def parse_timestamp(value: Any) -> datetime | None:
 def session_id_from_path(path: Path) -> str:
     """The session id a transcript file name carries.
 
-    ``<id>.jsonl`` → ``<id>``; ``<id>.jsonl.reset.<ts>`` → ``<id>``; any other name → its stem.
+    ``<id>.jsonl`` → ``<id>``; ``<id>.jsonl.reset.<ts>`` and ``<id>.jsonl.deleted.<ts>`` → ``<id>``;
+    any other name → its stem.
     """
     name = path.name
-    if RESET_MARK in name:
-        return name.split(RESET_MARK, 1)[0]
+    for mark in (RESET_MARK, DELETED_MARK):
+        if mark in name:
+            return name.split(mark, 1)[0]
     if name.endswith(".jsonl"):
         return name[: -len(".jsonl")]
     return path.stem
 
 
 def is_transcript_name(name: str) -> bool:
-    """Whether a file name is a transcript: ``<id>.jsonl`` or an archive ``<id>.jsonl.reset.<ts>``."""
-    return name.endswith(".jsonl") or RESET_MARK in name
+    """Whether a file in a sessions folder is a session: ``<id>.jsonl`` or a ``.reset.``/``.deleted.`` archive.
+
+    Trajectory exports (``*.trajectory.jsonl``) and checkpoint copies (``*.checkpoint.<uuid>.jsonl``)
+    are not sessions, as in OpenClaw (see :func:`engine.sessions.legacy.classify_legacy_name`).
+    """
+    return classify_legacy_name(name).is_session

@@ -6,8 +6,8 @@ import io
 import json
 import os
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
@@ -31,6 +31,7 @@ from engine.sessions.model import (
     parse_timestamp,
     session_id_from_path,
 )
+from engine.sessions.speech import speech_text
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
 """Lines longer than this are skipped without being held in memory."""
@@ -92,6 +93,40 @@ def _iter_raw_lines(fh: IO[bytes], max_line_bytes: int) -> Iterator[_RawLine]:
             return
 
 
+def _row_lines(rows: Iterable[tuple[int, bytes]], max_line_bytes: int) -> Iterator[_RawLine]:
+    """Stored transcript rows as the JSONL lines they are: the row at ``seq`` is line ``seq + 1``.
+
+    A row left out (one that could not be decoded) leaves a gap in the numbering rather than
+    shifting the lines after it, so a citation names the same entry as in the legacy file.
+    """
+    for seq, data in rows:
+        if len(data) > max_line_bytes:
+            yield _RawLine(seq + 1, None, True, len(data))
+        else:
+            yield _RawLine(seq + 1, data, True, len(data))
+
+
+class _Budget:
+    """Passes rows through until ``max_bytes`` (JSONL bytes, newlines included) would be exceeded."""
+
+    def __init__(self, rows: Iterable[tuple[int, bytes]], max_bytes: int | None) -> None:
+        self._rows = rows
+        self._left = max_bytes
+        self.read = 0
+        self.last_seq = -1
+        self.cut = False
+
+    def __iter__(self) -> Iterator[tuple[int, bytes]]:
+        for seq, data in self._rows:
+            cost = len(data) + 1
+            if self._left is not None and self.read + cost > self._left:
+                self.cut = True
+                return
+            self.read += cost
+            self.last_seq = seq
+            yield seq, data
+
+
 def _looks_binary(data: bytes) -> bool:
     sample = data[:4096]
     if b"\x00" in sample:
@@ -109,7 +144,10 @@ class _LineReader:
     line_count: int = 0
 
     def objects(self, fh: IO[bytes], max_line_bytes: int) -> Iterator[tuple[int, dict[str, Any]]]:
-        for raw in _iter_raw_lines(fh, max_line_bytes):
+        return self.objects_from(_iter_raw_lines(fh, max_line_bytes), max_line_bytes)
+
+    def objects_from(self, raw_lines: Iterable[_RawLine], max_line_bytes: int) -> Iterator[tuple[int, dict[str, Any]]]:
+        for raw in raw_lines:
             self.line_count = raw.number
             if raw.data is None:
                 self.skipped.append(
@@ -319,7 +357,20 @@ def _parse_entry(line: int, obj: dict[str, Any]) -> Entry | Skipped:
         custom_type=as_str(obj.get("customType")),
         detail=_detail(obj, kind),
         raw_type=raw_type,
+        hidden=kind == "custom_message" and obj.get("display") is False,
+        retained=_retained(obj.get("retainedTail")) if kind == "compaction" else (),
     )
+
+
+RETAINED_MAX = 200
+"""Messages of a compaction's ``retainedTail`` kept (the tail is short; a damaged one must not cost memory)."""
+
+
+def _retained(raw: Any) -> tuple[Message, ...]:
+    """A compaction's ``retainedTail``: its message objects parsed like any message (others left out)."""
+    if not isinstance(raw, list):
+        return ()
+    return tuple(_parse_message(item) for item in raw[:RETAINED_MAX] if isinstance(item, dict))
 
 
 def _header(line: int, obj: dict[str, Any]) -> SessionHeader:
@@ -353,8 +404,6 @@ def read_transcript(path: Path, *, max_line_bytes: int = MAX_LINE_BYTES, max_byt
     """
     path = Path(path)
     reader = _LineReader()
-    entries: list[Entry] = []
-    header: SessionHeader | None = None
     fh = _open(path)
     complete = True
     try:
@@ -365,14 +414,7 @@ def read_transcript(path: Path, *, max_line_bytes: int = MAX_LINE_BYTES, max_byt
             # Whole lines only: a line cut at the limit would read as a truncated (skipped) line.
             source = io.BytesIO(head[: head.rfind(b"\n") + 1])
             complete = False
-        for line, obj in reader.objects(source, max_line_bytes):
-            parsed = _parse_entry(line, obj)
-            if isinstance(parsed, Skipped):
-                reader.skipped.append(parsed)
-                continue
-            if parsed.kind == "session" and header is None:
-                header = _header(line, obj)
-            entries.append(parsed)
+        header, entries = _parse_objects(reader, reader.objects(source, max_line_bytes))
     except OSError as exc:
         raise SessionReadError(f"cannot read {path}: {exc.strerror or exc}") from exc
     finally:
@@ -387,6 +429,70 @@ def read_transcript(path: Path, *, max_line_bytes: int = MAX_LINE_BYTES, max_byt
         size=size,
         decode_errors=reader.decode_errors,
         complete=complete,
+    )
+
+
+def _parse_objects(
+    reader: _LineReader, objects: Iterable[tuple[int, dict[str, Any]]]
+) -> tuple[SessionHeader | None, list[Entry]]:
+    header: SessionHeader | None = None
+    entries: list[Entry] = []
+    for line, obj in objects:
+        parsed = _parse_entry(line, obj)
+        if isinstance(parsed, Skipped):
+            reader.skipped.append(parsed)
+            continue
+        if parsed.kind == "session" and header is None:
+            header = _header(line, obj)
+        entries.append(parsed)
+    return header, entries
+
+
+def read_transcript_rows(
+    rows: Iterable[tuple[int, bytes]],
+    *,
+    path: Path,
+    session_id: str,
+    size: int | None = None,
+    line_count: int | None = None,
+    skipped: Iterable[tuple[int, str]] = (),
+    max_line_bytes: int = MAX_LINE_BYTES,
+    max_bytes: int | None = None,
+) -> Transcript:
+    """Parse a transcript stored as rows (``(seq, line bytes)``, e.g. OpenClaw's agent database).
+
+    The same reader as :func:`read_transcript`: every row is one JSONL line, ``seq`` 0 the header,
+    and the entry at ``seq`` carries line number ``seq + 1`` (what a citation names).
+
+    Args:
+        rows: ``(seq, line)`` in ``seq`` order (a generator is read lazily, once).
+        path: what the transcript is called (for a database session a stand-in, never opened).
+        session_id: its id.
+        size: the whole transcript's size as JSONL bytes; defaults to what was read.
+        line_count: the whole transcript's lines; defaults to the last row read + 1.
+        skipped: rows the caller could not decode, as ``(seq, reason)``.
+        max_line_bytes: rows longer than this are skipped.
+        max_bytes: read only the rows within the first ``max_bytes`` JSONL bytes (a first screen);
+            the result then has ``complete=False`` when there were more.
+
+    Returns:
+        The parsed transcript.
+    """
+    reader = _LineReader()
+    budget = _Budget(rows, max_bytes)
+    header, entries = _parse_objects(reader, reader.objects_from(_row_lines(budget, max_line_bytes), max_line_bytes))
+    reader.skipped.extend(Skipped(seq + 1, reason) for seq, reason in skipped)
+    last = max(budget.last_seq, *(item.line - 1 for item in reader.skipped)) if reader.skipped else budget.last_seq
+    return Transcript(
+        path=Path(path),
+        session_id=session_id,
+        header=header,
+        entries=tuple(entries),
+        skipped=tuple(sorted(reader.skipped, key=lambda item: item.line)),
+        line_count=line_count if line_count is not None and not budget.cut else last + 1,
+        size=size if size is not None else budget.read,
+        decode_errors=reader.decode_errors,
+        complete=not budget.cut,
     )
 
 
@@ -410,6 +516,7 @@ def summarize_transcript(path: Path, *, max_line_bytes: int = MAX_LINE_BYTES) ->
     last_message: datetime | None = None
     messages = users = assistants = compactions = 0
     total_tokens: int | None = None
+    first_words: str | None = None
     fh = _open(path)
     try:
         size = os.fstat(fh.fileno()).st_size
@@ -434,6 +541,9 @@ def summarize_transcript(path: Path, *, max_line_bytes: int = MAX_LINE_BYTES) ->
             messages += 1
             role = message.get("role")
             users += role == "user"
+            if role == "user" and first_words is None:
+                parsed = _parse_message(message)
+                first_words = spoken(parsed) or None
             if role == "assistant":
                 assistants += 1
                 usage = _usage(message.get("usage"))
@@ -459,6 +569,8 @@ def summarize_transcript(path: Path, *, max_line_bytes: int = MAX_LINE_BYTES) ->
         compactions=compactions,
         skipped=len(reader.skipped),
         size=size,
+        first_words=first_words,
+        line_count=reader.line_count,
     )
 
 
@@ -476,9 +588,10 @@ def normalize_session_text(text: str) -> str:
 def session_search_text(transcript: Transcript) -> tuple[str, list[int]]:
     """Build the text a transcript contributes to the search index.
 
-    Only user and assistant messages with text count; each becomes one line ``User: …`` or
-    ``Assistant: …`` with whitespace normalised and secrets redacted (before normalising, so a
-    PEM block's lines are still recognised).
+    Only what user and assistant said counts (:func:`engine.sessions.speech.speech_text`: no
+    injected metadata, system or exec-completion events, slash commands or forwarded messages);
+    each message becomes one line ``User: …`` or ``Assistant: …`` with whitespace normalised and
+    secrets redacted (before normalising, so a PEM block's lines are still recognised).
 
     Args:
         transcript: the parsed transcript.
@@ -491,14 +604,54 @@ def session_search_text(transcript: Transcript) -> tuple[str, list[int]]:
     line_map: list[int] = []
     for entry in transcript.entries:
         message = entry.message
-        if message is None or message.role not in ("user", "assistant"):
+        if message is None:
             continue
-        text = normalize_session_text(redact_secrets(message.text))
+        text = normalize_session_text(redact_secrets(spoken(message)))
         if not text:
             continue
         label = "User" if message.role == "user" else "Assistant"
         lines.append(f"{label}: {text}")
         line_map.append(entry.line)
     return "\n".join(lines), line_map
+
+
+def spoken(message: Message) -> str:
+    """What was said in a message (``""`` for tool traffic and anything OpenClaw injected).
+
+    The one filter for flush drafts, session notes and search text: see
+    :func:`engine.sessions.speech.speech_text`.
+    """
+    return speech_text(
+        message.role,
+        message.text,
+        provenance_kind=message.provenance_kind,
+        provider=message.provider,
+        model=message.model,
+    )
+
+
+def spoken_transcript(transcript: Transcript) -> Transcript:
+    """The transcript with only what was said: each user/assistant message's text replaced by its speech
+    (:func:`spoken`), messages with none (tool traffic, injected events, commands) left out; every other
+    entry and every line number kept. For code that reads ``message.text`` (session notes)."""
+    entries: list[Entry] = []
+    for entry in transcript.entries:
+        message = entry.message
+        if message is None:
+            entries.append(entry)
+            continue
+        words = spoken(message)
+        if words:
+            entries.append(replace(entry, message=replace(message, text=words)))
+    return replace(transcript, entries=tuple(entries))
+
+
+def parse_line(number: int, data: bytes) -> Entry | None:
+    """One JSONL line (``number`` 1-based) parsed as the reader does; None when it is not a usable entry."""
+    reader = _LineReader()
+    for line, obj in reader.objects_from([_RawLine(number, data, True, len(data))], MAX_LINE_BYTES):
+        parsed = _parse_entry(line, obj)
+        return parsed if isinstance(parsed, Entry) else None
+    return None
 
 

@@ -1,22 +1,37 @@
-"""Where sessions come from: a folder of transcripts (today), its ``sessions.json`` store, and flush state.
+"""Where sessions come from: OpenClaw's agent database, or a legacy folder of transcripts; and flush state.
 
-Callers go through a :class:`SessionSource`; :class:`FolderSource` is OpenClaw's ``agents/<agent>/sessions``
-folder. Another source (e.g. an agent database) implements the same few methods and no caller changes.
+Callers go through a :class:`SessionSource`, made by :func:`open_session_source`: an
+:class:`AgentDbSource` over OpenClaw 2026.9's ``agents/<agent>/agent/openclaw-agent.sqlite`` when it
+exists (plus the ``.reset.`` / ``.deleted.`` archives OpenClaw leaves in the old folder), else a
+:class:`FolderSource` over the legacy ``agents/<agent>/sessions`` folder. Both are read-only: memdeck
+never writes an agent's database or sessions folder.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-from collections.abc import Mapping
-from dataclasses import dataclass
+import sqlite3
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
-from typing import Any, Protocol
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Any, Protocol
 
+from engine.sessions.agentdb import (
+    DB_FILE_NAME,
+    DEFAULT_BUSY_TIMEOUT,
+    KNOWN_SCHEMA_VERSION,
+    AgentDb,
+    AgentDbError,
+    DbSession,
+    open_agent_db,
+)
+from engine.sessions.legacy import LegacyName, classify_legacy_name
 from engine.sessions.model import (
-    RESET_MARK,
     SessionInfo,
+    SessionLookupError,
     SessionReadError,
     SessionSummary,
     StoreEntry,
@@ -24,19 +39,44 @@ from engine.sessions.model import (
     as_float,
     as_int,
     as_str,
-    is_transcript_name,
     parse_timestamp,
-    session_id_from_path,
 )
-from engine.sessions.reader import read_transcript, summarize_transcript
+from engine.sessions.reader import (
+    parse_line,
+    read_transcript,
+    read_transcript_rows,
+    spoken,
+    summarize_transcript,
+)
+from engine.sessions.speech import is_injected
+from engine.workspace import MemoryFile
+
+if TYPE_CHECKING:
+    from engine.config import Config
 
 FLUSH_STATE_FILE = "flush-state.json"
 """memdeck's own record of which sessions it flushed (in its data dir, never in OpenClaw's folders)."""
+
+BUSY_TIMEOUT_ENV = "MEMDECK_AGENT_DB_TIMEOUT"
+"""Seconds memdeck waits for a locked OpenClaw database (default 3; OpenClaw's writer waits 5)."""
+
+KIND_FOLDER = "folder"
+KIND_AGENT_DB = "agent-db"
+
+TITLE_CHARS = 60
+"""A title made from the first words is cut here (OpenClaw's own display names are about as long)."""
+
+_TITLE_SCAN_ROWS = 512
+"""How far into a transcript a title is looked for (the first thing the user said is near the start)."""
+_USAGE_SCAN_ROWS = 256
+"""How far back from the end the last reply's usage is looked for."""
 
 DEFAULT_CONTEXT_WINDOW = 200_000
 DEFAULT_RESERVE_TOKENS = 20_000
 DEFAULT_SOFT_THRESHOLD = 4_000
 DEFAULT_FORCE_FLUSH_BYTES = 2 * 1024 * 1024
+
+_EPOCH = datetime.fromtimestamp(0, tz=UTC)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -45,23 +85,82 @@ DEFAULT_FORCE_FLUSH_BYTES = 2 * 1024 * 1024
 
 @dataclass(frozen=True)
 class SourceStatus:
-    """What a session source says about itself, for status screens.
+    """What a session source says about itself, for status screens and ``doctor``.
 
     Attributes:
-        kind: ``folder`` (later also e.g. ``agent-db``).
-        location: the folder or file it reads.
+        kind: ``folder`` or ``agent-db``.
+        location: the folder or database file it reads.
         available: whether it can be read now.
         detail: a short human note (why it is unavailable, or what it holds).
+        sessions: how many sessions it holds, when it could count them.
+        schema_version: the database's ``PRAGMA user_version`` (agent-db only).
+        known_schema_version: the newest schema memdeck was written against (agent-db only).
+        app_version: the OpenClaw release that created the database, when recorded.
+        warnings: what may be missing or stale (a newer schema, a snapshot read, ...).
+        problem: why it is unavailable, for ``doctor``: ``missing``, ``locked``, ``damaged``,
+            ``not-a-database``, ``unsupported``, ``permission`` or ``unreadable``; None when available.
+        legacy_folder: the old sessions folder whose leftover archives are listed too (agent-db only).
     """
 
     kind: str
     location: str
     available: bool
     detail: str = ""
+    sessions: int | None = None
+    schema_version: int | None = None
+    known_schema_version: int | None = None
+    app_version: str | None = None
+    warnings: tuple[str, ...] = ()
+    problem: str | None = None
+    legacy_folder: str | None = None
+
+    @property
+    def newer_schema(self) -> bool:
+        """True when the database's schema is newer than the one memdeck knows."""
+        return (
+            self.schema_version is not None
+            and self.known_schema_version is not None
+            and self.schema_version > self.known_schema_version
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """A camelCase dict for ``--json`` output."""
+        return {
+            "kind": self.kind,
+            "location": self.location,
+            "available": self.available,
+            "detail": self.detail,
+            "sessions": self.sessions,
+            "schemaVersion": self.schema_version,
+            "knownSchemaVersion": self.known_schema_version,
+            "appVersion": self.app_version,
+            "warnings": list(self.warnings),
+            "problem": self.problem,
+            "legacyFolder": self.legacy_folder,
+        }
+
+
+@dataclass(frozen=True)
+class SessionFile(MemoryFile):
+    """A session as the search index sees it: its citation name (``rel``), a change stamp, and how to read it.
+
+    ``path`` is the transcript file for a folder session and the stand-in ``sessions/<agent>/<id>.jsonl``
+    for a database session: read it with :func:`read_session_file`, never by opening ``path``.
+    """
+
+    session: str = ""
+    reader: SessionSource | None = field(default=None, compare=False, repr=False)
 
 
 class SessionSource(Protocol):
     """Where an agent's sessions come from. Read-only: memdeck never writes an agent's sessions."""
+
+    kind: str
+
+    @property
+    def location(self) -> Path:
+        """The folder or database file it reads."""
+        ...
 
     def list_sessions(self) -> list[SessionInfo]:
         """Every session, newest activity first (joined with memdeck's flush record).
@@ -72,7 +171,11 @@ class SessionSource(Protocol):
         ...
 
     def find(self, session: str) -> Path:
-        """The transcript a user named: a path, a session id or a unique id prefix.
+        """The session a user named: a path, a citation path, a session id or a unique id prefix.
+
+        Returns:
+            The transcript file, or for a database session its stand-in ``sessions/<agent>/<id>.jsonl``
+            (pass it back to :meth:`read`; it is not a file).
 
         Raises:
             SessionReadError: nothing, or more than one session, matches.
@@ -91,20 +194,78 @@ class SessionSource(Protocol):
         """The session's entry in the agent's session store (its key and channel), if it has one."""
         ...
 
+    def jsonl_lines(self, session: str | Path) -> Iterator[tuple[int, bytes]]:
+        """The session's JSONL lines exactly as stored: ``(line number, bytes without the newline)``.
+
+        Raises:
+            SessionReadError: the session cannot be read.
+        """
+        ...
+
     def describe(self) -> SourceStatus:
-        """Where the source reads from and whether it can."""
+        """Where the source reads from and whether it can (never raises)."""
+        ...
+
+    def index_files(self) -> list[SessionFile]:
+        """Every session as the search index lists it, sorted by ``rel`` (cheap: no transcript is parsed).
+
+        Raises:
+            SessionReadError: the source cannot be listed at all.
+        """
         ...
 
 
+def read_session_file(file: MemoryFile) -> Transcript:
+    """Parse a session the index listed (a :class:`SessionFile`), through its source.
+
+    Raises:
+        SessionReadError: it cannot be read; ``__cause__`` is a ``FileNotFoundError`` when it is gone.
+    """
+    if isinstance(file, SessionFile) and file.reader is not None:
+        return file.reader.read(file.session or file.path)
+    return read_transcript(file.path)
+
+
+# ---------------------------------------------------------------------------------------------
+# Titles
+
+
+def title_from_words(text: str, limit: int = TITLE_CHARS) -> str | None:
+    """A title from what someone said: its first non-blank line, whitespace collapsed, cut at ``limit``."""
+    for line in text.splitlines():
+        words = " ".join(line.split())
+        if words:
+            return words if len(words) <= limit else words[: limit - 1].rstrip() + "…"
+    return None
+
+
+def _choose_title(label: str | None, display_name: str | None, first_words: str | None) -> str | None:
+    """OpenClaw's title (the label, else the display name) unless it is injected metadata; then the first words."""
+    for candidate in (label, display_name):
+        if candidate and candidate.strip():
+            if not is_injected(candidate):
+                return candidate.strip()
+            break  # OpenClaw titled it with the metadata block it put before the user's words
+    return title_from_words(first_words) if first_words else None
+
+
+# ---------------------------------------------------------------------------------------------
+# The legacy folder
+
+
 class FolderSource:
-    """A folder of JSONL transcripts (OpenClaw's ``~/.openclaw/agents/<agent>/sessions``) and its ``sessions.json``.
+    """A folder of JSONL transcripts (OpenClaw's legacy ``agents/<agent>/sessions``) and its ``sessions.json``.
+
+    Lists ``<id>.jsonl`` transcripts (``-topic-<n>`` ones too) and ``.reset.`` / ``.deleted.``
+    archives (marked archived); ``*.trajectory.jsonl`` exports and ``*.checkpoint.<uuid>.jsonl``
+    copies are not sessions (see :func:`engine.sessions.legacy.classify_legacy_name`).
 
     Args:
         folder: the sessions folder (it may not exist).
         flush_state: memdeck's flush record (see :func:`read_flush_state`); None: no record.
     """
 
-    kind = "folder"
+    kind = KIND_FOLDER
 
     def __init__(self, folder: Path, flush_state: Path | None = None) -> None:
         self.folder = Path(folder)
@@ -113,47 +274,98 @@ class FolderSource:
     def __repr__(self) -> str:
         return f"FolderSource({str(self.folder)!r})"
 
+    @property
+    def location(self) -> Path:
+        """The folder."""
+        return self.folder
+
     def list_sessions(self) -> list[SessionInfo]:
         """Every transcript in the folder, newest activity first (see :func:`list_sessions`)."""
         return list_sessions(self.folder, self.flush_state)
 
     def find(self, session: str) -> Path:
-        """A path, an id or a unique id prefix → the transcript (see :func:`find_transcript`)."""
+        """A path, a citation path, an id or a unique id prefix → the transcript (see :func:`find_transcript`)."""
         return find_transcript(self.folder, session)
 
     def read(self, session: str | Path, *, max_bytes: int | None = None) -> Transcript:
         """Parse a transcript named by path, id or id prefix."""
-        path = session if isinstance(session, Path) else self.find(session)
+        path = session if isinstance(session, Path) and session.is_absolute() else self.find(str(session))
         return read_transcript(path, max_bytes=max_bytes)
 
     def store_entry(self, session: str | Path) -> StoreEntry | None:
         """The transcript's ``sessions.json`` entry (see :func:`store_entry_for`)."""
-        path = session if isinstance(session, Path) else self.find(session)
+        path = session if isinstance(session, Path) and session.is_absolute() else self.find(str(session))
         return store_entry_for(path)
+
+    def jsonl_lines(self, session: str | Path) -> Iterator[tuple[int, bytes]]:
+        """The transcript file's lines, as they are on disk."""
+        path = session if isinstance(session, Path) and session.is_absolute() else self.find(str(session))
+        return _file_lines(path)
 
     def describe(self) -> SourceStatus:
         """The folder, and whether it exists and holds transcripts."""
+        where = str(self.folder)
         if not self.folder.exists():
-            return SourceStatus(self.kind, str(self.folder), False, f"no sessions folder ({self.folder})")
+            return SourceStatus(self.kind, where, False, f"no sessions folder ({self.folder})", problem="missing")
         if not self.folder.is_dir():
-            return SourceStatus(self.kind, str(self.folder), False, f"not a folder: {self.folder}")
+            return SourceStatus(self.kind, where, False, f"not a folder: {self.folder}", problem="unsupported")
         try:
-            with os.scandir(self.folder) as entries:
-                count = sum(1 for entry in entries if is_transcript_name(entry.name))
+            names = _folder_sessions(self.folder)
+        except SessionReadError as exc:
+            return SourceStatus(self.kind, where, False, str(exc), problem="unreadable")
+        count = len(names)
+        return SourceStatus(self.kind, where, True, f"{count} transcript{'s' if count != 1 else ''}", sessions=count)
+
+    def index_files(self) -> list[SessionFile]:
+        """The folder's transcripts and archives (regular files, no symlinks) as the index lists them."""
+        folder = str(self.folder)
+        try:
+            with os.scandir(folder) as it:
+                entries = sorted((e for e in it if classify_legacy_name(e.name).is_session), key=lambda e: e.name)
+        except FileNotFoundError as exc:
+            raise SessionReadError(f"sessions directory missing ({self.folder})") from exc
         except OSError as exc:
-            return SourceStatus(self.kind, str(self.folder), False, f"cannot list {self.folder}: {exc.strerror or exc}")
-        return SourceStatus(self.kind, str(self.folder), True, f"{count} transcript{'s' if count != 1 else ''}")
+            if os.path.isdir(folder):
+                return []  # an unreadable folder lists nothing, as glob did
+            raise SessionReadError(f"sessions directory missing ({self.folder})") from exc
+        found: list[SessionFile] = []
+        for entry in entries:
+            try:
+                if entry.is_symlink() or not entry.is_file():
+                    continue
+                st = entry.stat()
+            except OSError:
+                continue  # removed between listing and stat
+            found.append(SessionFile(f"sessions/{entry.name}", Path(entry.path), "sessions", st.st_mtime_ns,
+                                     st.st_size, session=entry.path, reader=None))
+        return found
 
 
-# ---------------------------------------------------------------------------------------------
-# The sessions folder
+def _file_lines(path: Path) -> Iterator[tuple[int, bytes]]:
+    try:
+        fh = open(path, "rb")  # noqa: SIM115 (opened now so a missing file fails here; the generator closes it)
+    except OSError as exc:
+        raise SessionReadError(f"cannot read {path}: {exc.strerror or exc}") from exc
+
+    def lines() -> Iterator[tuple[int, bytes]]:
+        with fh:
+            for number, line in enumerate(fh, 1):
+                yield number, line[:-1] if line.endswith(b"\n") else line
+
+    return lines()
+
+
+def openclaw_state_dir() -> Path:
+    """OpenClaw's state folder: ``$OPENCLAW_STATE_DIR``, else ``~/.openclaw``."""
+    env = os.environ.get("OPENCLAW_STATE_DIR", "").strip()
+    return Path(env).expanduser() if env else Path.home() / ".openclaw"
 
 
 def resolve_sessions_dir(explicit: Path | None, config_value: Path | None, agent: str = "main") -> Path:
-    """Decide which sessions folder to read.
+    """Decide which legacy sessions folder to read.
 
     Precedence: ``explicit`` (``--sessions``), env ``MEMDECK_SESSIONS``, ``config_value``, then
-    OpenClaw's default ``~/.openclaw/agents/<agent>/sessions``.
+    OpenClaw's default ``<state>/agents/<agent>/sessions`` (``$OPENCLAW_STATE_DIR`` or ``~/.openclaw``).
 
     Args:
         explicit: a folder given on the command line.
@@ -170,42 +382,82 @@ def resolve_sessions_dir(explicit: Path | None, config_value: Path | None, agent
         return Path(env).expanduser()
     if config_value is not None:
         return Path(config_value).expanduser()
-    return Path.home() / ".openclaw" / "agents" / agent / "sessions"
+    return openclaw_state_dir() / "agents" / agent / "sessions"
+
+
+def _folder_sessions(folder: Path) -> list[LegacyName]:
+    """The sessions among a folder's regular files (archives included), sorted by name.
+
+    Raises:
+        SessionReadError: the folder does not exist or cannot be listed.
+    """
+    try:
+        with os.scandir(folder) as it:
+            names = [entry.name for entry in it if entry.is_file()]
+    except FileNotFoundError as exc:
+        raise SessionReadError(f"sessions folder not found: {folder}") from exc
+    except NotADirectoryError as exc:
+        raise SessionReadError(f"not a folder: {folder}") from exc
+    except OSError as exc:
+        raise SessionReadError(f"cannot list {folder}: {exc.strerror or exc}") from exc
+    return sorted((item for item in map(classify_legacy_name, names) if item.is_session), key=lambda i: i.name)
+
+
+def _listed_id(item: LegacyName) -> str:
+    """The id a listing shows for a legacy file: the transcript's own id (unique per file, topics included)."""
+    return item.file_id or item.session_id or item.name
+
+
+def _citation_name(session: str) -> str | None:
+    """The file name a citation path names: ``sessions/<file>`` or ``sessions/<agent>/<id>.jsonl`` → the last part."""
+    text = session.strip()
+    if not text.startswith("sessions/") or "\\" in text or "\x00" in text:
+        return None
+    parts = PurePosixPath(text).parts
+    if len(parts) not in (2, 3) or ".." in parts or not parts[-1]:
+        return None
+    return parts[-1]
 
 
 def find_transcript(sessions_dir: Path, session: str) -> Path:
-    """Find a transcript from what the user typed: a path, a session id, or a unique id prefix.
+    """Find a transcript from what the user typed: a path, a citation path, a session id, or a unique id prefix.
 
-    Active transcripts win over ``.reset.`` archives with the same id.
+    Active transcripts win over ``.reset.`` / ``.deleted.`` archives with the same id. Trajectory
+    exports and checkpoint copies never match.
 
     Raises:
         SessionReadError: nothing or more than one session matches.
     """
+    folder = Path(sessions_dir)
+    cited = _citation_name(session)
+    if cited is not None:
+        item = classify_legacy_name(cited)
+        candidate = folder / cited
+        if item.is_session and candidate.is_file():
+            return candidate
+        if item.kind.value == "session" and item.file_id:
+            session = item.file_id  # sessions/<agent>/<id>.jsonl names the id
+        else:
+            raise SessionLookupError(f"transcript not found: {session}")
     candidate = Path(session).expanduser()
     if candidate.is_file():
         return candidate
     if os.sep in session or "/" in session or session.endswith(".jsonl"):
-        raise SessionReadError(f"transcript not found: {session}")
-    folder = Path(sessions_dir)
+        raise SessionLookupError(f"transcript not found: {session}")
     exact = folder / f"{session}.jsonl"
-    if exact.is_file():
+    if exact.is_file() and classify_legacy_name(exact.name).is_session:
         return exact
-    try:
-        names = sorted(entry.name for entry in os.scandir(folder) if entry.is_file() and is_transcript_name(entry.name))
-    except FileNotFoundError as exc:
-        raise SessionReadError(f"sessions folder not found: {folder}") from exc
-    except OSError as exc:
-        raise SessionReadError(f"cannot list {folder}: {exc.strerror or exc}") from exc
-    matches = [name for name in names if session_id_from_path(Path(name)).startswith(session)]
-    ids = sorted({session_id_from_path(Path(name)) for name in matches})
+    items = _folder_sessions(folder)
+    matches = [item for item in items if _listed_id(item).startswith(session)]
+    ids = sorted({_listed_id(item) for item in matches})
     if len(ids) == 1:
         # The active transcript wins; else the newest archive (names end in a sortable timestamp).
-        active = [name for name in matches if name.endswith(".jsonl")]
-        return folder / (active or matches)[-1]
+        active = [item.name for item in matches if not item.archived]
+        return folder / (active or [item.name for item in matches])[-1]
     if not ids:
-        raise SessionReadError(f"no session matching {session!r} in {folder} (memdeck sessions lists them)")
+        raise SessionLookupError(f"no session matching {session!r} in {folder} (memdeck sessions lists them)")
     shown = ", ".join(ids[:5]) + (" …" if len(ids) > 5 else "")
-    raise SessionReadError(f"{session!r} matches {len(ids)} sessions: {shown}; type more of the id")
+    raise SessionLookupError(f"{session!r} matches {len(ids)} sessions: {shown}; type more of the id")
 
 
 def read_flush_state(state_path: Path | None) -> dict[str, datetime]:
@@ -283,8 +535,9 @@ def store_entry_for(path: Path, store_path: Path | None = None) -> StoreEntry | 
     path = Path(path)
     by_file, by_id = _read_store(store_path if store_path is not None else path.parent / "sessions.json")
     found = by_file.get(path.name)
-    if found is None and RESET_MARK not in path.name:
-        found = by_id.get(session_id_from_path(path))
+    item = classify_legacy_name(path.name)
+    if found is None and not item.archived:
+        found = by_id.get(_listed_id(item))
     if found is None:
         return None
     data = found.data
@@ -305,9 +558,9 @@ def list_sessions(
 ) -> list[SessionInfo]:
     """List the transcripts in a sessions folder, newest activity first.
 
-    Takes ``*.jsonl`` files directly in the folder and ``*.jsonl.reset.*`` archives (marked
-    ``archived``), joins each with its ``sessions.json`` entry (by ``sessionFile``, else by
-    ``sessionId``) and with memdeck's flush record.
+    Takes the sessions directly in the folder (``*.jsonl``, ``.reset.`` and ``.deleted.`` archives —
+    those marked ``archived``; not trajectories or checkpoint copies), joins each with its
+    ``sessions.json`` entry (by ``sessionFile``, else by ``sessionId``) and with memdeck's flush record.
 
     Args:
         sessions_dir: the folder.
@@ -321,38 +574,28 @@ def list_sessions(
         SessionReadError: the folder does not exist or cannot be listed.
     """
     folder = Path(sessions_dir)
-    try:
-        names = sorted(
-            entry.name for entry in os.scandir(folder) if entry.is_file() and is_transcript_name(entry.name)
-        )
-    except FileNotFoundError as exc:
-        raise SessionReadError(f"sessions folder not found: {folder}") from exc
-    except NotADirectoryError as exc:
-        raise SessionReadError(f"not a folder: {folder}") from exc
-    except OSError as exc:
-        raise SessionReadError(f"cannot list {folder}: {exc.strerror or exc}") from exc
+    items = _folder_sessions(folder)
     by_file, by_id = _read_store(store_path if store_path is not None else folder / "sessions.json")
     flushes = read_flush_state(flush_state)
-    infos: list[SessionInfo] = []
-    for name in names:
-        infos.append(_session_info(folder / name, by_file, by_id, flushes))
+    infos = [_session_info(folder / item.name, item, by_file, by_id, flushes) for item in items]
     infos.sort(key=lambda info: (info.last_activity, info.session_id), reverse=True)
     return infos
 
 
 def _session_info(
     path: Path,
+    item: LegacyName,
     by_file: dict[str, _StoreEntry],
     by_id: dict[str, _StoreEntry],
     flushes: dict[str, datetime],
 ) -> SessionInfo:
-    session_id = session_id_from_path(path)
-    archived = RESET_MARK in path.name
+    session_id = _listed_id(item)
+    archived = item.archived
     try:
         stat = path.stat()
         size, mtime = stat.st_size, datetime.fromtimestamp(stat.st_mtime, tz=UTC)
     except OSError:
-        size, mtime = 0, datetime.fromtimestamp(0, tz=UTC)
+        size, mtime = 0, _EPOCH
     summary: SessionSummary | None = None
     error: str | None = None
     try:
@@ -366,11 +609,22 @@ def _session_info(
         )
     data: Mapping[str, Any] = store.data if store is not None else {}
     total = as_int(data.get("totalTokens"))
+    tokens_source: str | None = "store"
     if data.get("totalTokensFresh") is False or not total:
         total = summary.total_tokens if summary else None
+        tokens_source = "usage"
+    if total is None:
+        tokens_source = None
     compactions = as_int(data.get("compactionCount"))
     if compactions is None:
         compactions = summary.compactions if summary else 0
+    label = as_str(data.get("label"))
+    display_name = as_str(data.get("displayName"))
+    flush = data.get("memoryFlush")
+    flush_record = flush if isinstance(flush, dict) else {}
+    flush_count = as_int(data.get("memoryFlushCompactionCount"))
+    if flush_count is None:
+        flush_count = as_int(flush_record.get("compactionCount"))
     return SessionInfo(
         session_id=session_id,
         path=path,
@@ -386,13 +640,425 @@ def _session_info(
         session_key=store.key if store is not None else None,
         chat_type=as_str(data.get("chatType")),
         channel=as_str(data.get("channel")),
-        display_name=as_str(data.get("displayName")),
+        display_name=display_name,
         memory_flush_at=parse_timestamp(data.get("memoryFlushAt")),
-        memory_flush_compaction_count=as_int(data.get("memoryFlushCompactionCount")),
+        memory_flush_compaction_count=flush_count,
         flushed_at=flushes.get(session_id),
         skipped_lines=summary.skipped if summary else 0,
         error=error,
+        title=_choose_title(label, display_name, summary.first_words if summary else None),
+        label=label,
+        model_provider=as_str(data.get("modelProvider")),
+        model=as_str(data.get("model")),
+        input_tokens=as_int(data.get("inputTokens")),
+        output_tokens=as_int(data.get("outputTokens")),
+        tokens_source=tokens_source,
+        memory_flush_recorded=bool(flush_record),
+        memory_flush_kind=as_str(flush_record.get("kind")),
+        source=KIND_FOLDER,
+        rel=f"sessions/{path.name}",
+        line_count=summary.line_count if summary else None,
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# OpenClaw's agent database
+
+
+def busy_timeout_from_env() -> float:
+    """The lock wait for OpenClaw's database: ``$MEMDECK_AGENT_DB_TIMEOUT`` seconds if valid, else 3."""
+    raw = os.environ.get(BUSY_TIMEOUT_ENV, "").strip()
+    if raw:
+        with contextlib.suppress(ValueError):
+            value = float(raw)
+            if 0 <= value <= 600:
+                return value
+    return DEFAULT_BUSY_TIMEOUT
+
+
+class AgentDbSource:
+    """OpenClaw 2026.9's per-agent database, read-only (see :class:`engine.sessions.agentdb.AgentDb`).
+
+    A session's transcript is its rows fed, in ``seq`` order, to the same JSONL reader a file goes
+    through: entry ``seq`` is line ``seq + 1``, so a citation names the same entry as in the legacy
+    file it was imported from. A database session has no file: its ``path`` (and its name in search
+    results) is OpenClaw's own ``sessions/<agent>/<id>.jsonl``, a stand-in nothing opens.
+
+    Sessions of the old folder that the database does not hold — the ``.reset.`` / ``.deleted.``
+    archives OpenClaw leaves there (its memory index still reads them), transcripts its importer
+    deferred — are listed and read from the folder.
+
+    Args:
+        path: the ``openclaw-agent.sqlite`` file.
+        agent: the agent id (for the stand-in names).
+        flush_state: memdeck's flush record; None: no record.
+        legacy_folder: the old ``agents/<agent>/sessions`` folder, if there is one to look in.
+        busy_timeout: seconds to wait for OpenClaw's writer; defaults to :func:`busy_timeout_from_env`.
+    """
+
+    kind = KIND_AGENT_DB
+
+    def __init__(self, path: Path, *, agent: str = "main", flush_state: Path | None = None,
+                 legacy_folder: Path | None = None, busy_timeout: float | None = None) -> None:
+        self.path = Path(path)
+        self.agent = agent
+        self.flush_state = flush_state
+        self.legacy_folder = Path(legacy_folder) if legacy_folder is not None else None
+        self.busy_timeout = busy_timeout_from_env() if busy_timeout is None else busy_timeout
+        self._db: AgentDb | None = None
+
+    def __repr__(self) -> str:
+        return f"AgentDbSource({str(self.path)!r})"
+
+    @property
+    def location(self) -> Path:
+        """The database file."""
+        return self.path
+
+    # -- helpers ------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[None]:
+        """Any failure reading the database as one :class:`SessionReadError` (never a raw sqlite error:
+        callers must not mistake it for a problem with memdeck's own index)."""
+        try:
+            yield
+        except AgentDbError as exc:
+            raise SessionReadError(str(exc)) from exc
+        except sqlite3.Error as exc:
+            raise SessionReadError(f"{self.path}: cannot read the OpenClaw database: {exc}") from exc
+
+    def database(self) -> AgentDb:
+        """The database, opened (its schema read) on first use.
+
+        Raises:
+            AgentDbError: missing, locked past the timeout, damaged, or not an agent database.
+        """
+        if self._db is None:
+            self._db = open_agent_db(self.path, busy_timeout=self.busy_timeout)
+        return self._db
+
+    def _legacy(self) -> FolderSource | None:
+        if self.legacy_folder is None or not self.legacy_folder.is_dir():
+            return None
+        return FolderSource(self.legacy_folder, self.flush_state)
+
+    def rel_for(self, session_id: str) -> str:
+        """OpenClaw's name for a database session: ``sessions/<agent>/<id>.jsonl``."""
+        return f"sessions/{self.agent}/{session_id}.jsonl"
+
+    def _db_id(self, session: str | Path) -> str | None:
+        """The session id a stand-in path or citation names, if it names one of this agent's."""
+        text = session.as_posix() if isinstance(session, Path) else session.strip()
+        parts = PurePosixPath(text).parts
+        if len(parts) == 3 and parts[0] == "sessions" and parts[1] == self.agent and parts[2].endswith(".jsonl"):
+            return parts[2][: -len(".jsonl")] or None
+        return None
+
+    def _ids(self) -> set[str]:
+        with self._reading():
+            return set(self.database().transcript_stats())
+
+    def _legacy_ids(self, legacy: FolderSource | None) -> list[tuple[str, LegacyName]]:
+        if legacy is None:
+            return []
+        with contextlib.suppress(SessionReadError):
+            return [(_listed_id(item), item) for item in _folder_sessions(legacy.folder)]
+        return []
+
+    # -- the seam -----------------------------------------------------------------------------
+    def list_sessions(self) -> list[SessionInfo]:
+        """The database's sessions (titles, keys, tokens and flush state from OpenClaw's store), then the
+        old folder's leftovers, newest activity first."""
+        flushes = read_flush_state(self.flush_state)
+        with self._reading():
+            db = self.database()
+            infos = [self._info(db, session, flushes) for session in db.list_sessions()]
+        known = {info.session_id for info in infos}
+        legacy = self._legacy()
+        if legacy is not None:
+            with contextlib.suppress(SessionReadError):
+                infos.extend(info for info in legacy.list_sessions() if info.session_id not in known)
+        infos.sort(key=lambda info: (info.last_activity, info.session_id), reverse=True)
+        return infos
+
+    def _info(self, db: AgentDb, session: DbSession, flushes: dict[str, datetime]) -> SessionInfo:
+        sid = session.session_id
+        rel = self.rel_for(sid)
+        total, source = session.total_tokens, "store"
+        if not total or session.total_tokens_fresh is False:
+            total, source = self._last_usage(db, sid), "usage"
+        flush = session.memory_flush
+        title = _choose_title(session.label, session.display_name, None)
+        if title is None:
+            title = _choose_title(None, None, self._first_words(db, sid))
+        last_message = session.last_message or session.last_event
+        return SessionInfo(
+            session_id=sid,
+            path=Path(rel),
+            archived=session.archived,
+            size=session.size,
+            mtime=session.last_activity or _EPOCH,
+            started=session.started,
+            last_message=last_message,
+            message_count=session.message_count or 0,
+            total_tokens=total,
+            context_tokens=session.context_tokens or None,
+            compactions=session.compaction_count,
+            session_key=session.session_key,
+            chat_type=session.chat_type,
+            channel=session.channel,
+            display_name=session.display_name,
+            memory_flush_at=flush.at if flush is not None else None,
+            memory_flush_compaction_count=flush.compaction_count if flush is not None else None,
+            flushed_at=flushes.get(sid),
+            title=title,
+            label=session.label,
+            model_provider=session.model_provider,
+            model=session.model,
+            input_tokens=session.input_tokens,
+            output_tokens=session.output_tokens,
+            tokens_source=source if total is not None else None,
+            memory_flush_recorded=flush is not None,
+            memory_flush_kind=flush.kind if flush is not None else None,
+            source=KIND_AGENT_DB,
+            rel=rel,
+            line_count=session.event_count,
+        )
+
+    @staticmethod
+    def _first_words(db: AgentDb, session_id: str) -> str | None:
+        """The first thing the user said in a transcript (its title when OpenClaw's is injected metadata)."""
+        for seq, line in db.event_lines(session_id, skipped=[]):
+            if seq >= _TITLE_SCAN_ROWS:
+                break
+            entry = parse_line(seq + 1, line)
+            message = entry.message if entry is not None else None
+            if message is not None and message.role == "user":
+                words = spoken(message)
+                if words:
+                    return words
+        return None
+
+    @staticmethod
+    def _last_usage(db: AgentDb, session_id: str) -> int | None:
+        """The last reply's total tokens (when OpenClaw's store has no fresh total), read from the end."""
+        for read, (seq, line) in enumerate(db.event_lines_backward(session_id, skipped=[])):
+            if read >= _USAGE_SCAN_ROWS:
+                break
+            entry = parse_line(seq + 1, line)
+            message = entry.message if entry is not None else None
+            if message is not None and message.usage is not None and message.usage.total_tokens > 0:
+                return message.usage.total_tokens
+        return None
+
+    def find(self, session: str) -> Path:
+        """A citation path, an id, a unique id prefix (or a legacy file's path) → the session.
+
+        Returns:
+            ``sessions/<agent>/<id>.jsonl`` for a database session (a stand-in, not a file), the file for a
+            legacy leftover.
+        """
+        text = session.strip()
+        ids = self._ids()
+        named = self._db_id(text)
+        if named is not None:
+            if named in ids:
+                return Path(self.rel_for(named))
+            raise SessionLookupError(f"no session {named} in {self.path}")
+        legacy = self._legacy()
+        if "/" in text or os.sep in text or text.endswith(".jsonl") or _citation_name(text) is not None:
+            name = Path(text).name
+            stem = name[: -len(".jsonl")] if name.endswith(".jsonl") else None
+            if stem and stem in ids and not Path(text).expanduser().is_file():
+                return Path(self.rel_for(stem))
+            if legacy is not None:
+                return legacy.find(text)
+            candidate = Path(text).expanduser()
+            if candidate.is_file():
+                return candidate
+            raise SessionLookupError(f"transcript not found: {session}")
+        leftovers = [(sid, item) for sid, item in self._legacy_ids(legacy) if sid not in ids]
+        if text in ids:
+            return Path(self.rel_for(text))
+        matches = sorted({sid for sid in ids if sid.startswith(text)} | {sid for sid, _ in leftovers
+                                                                          if sid.startswith(text)})
+        if len(matches) == 1:
+            if matches[0] in ids:
+                return Path(self.rel_for(matches[0]))
+            assert legacy is not None
+            return legacy.find(matches[0])
+        if not matches:
+            raise SessionLookupError(f"no session matching {text!r} in {self.path} (memdeck sessions lists them)")
+        shown = ", ".join(matches[:5]) + (" …" if len(matches) > 5 else "")
+        raise SessionLookupError(f"{text!r} matches {len(matches)} sessions: {shown}; type more of the id")
+
+    def _resolve(self, session: str | Path) -> tuple[str | None, Path]:
+        """``(database session id, stand-in)`` or ``(None, legacy file)``."""
+        if isinstance(session, Path) and session.is_absolute():
+            return None, session
+        named = self._db_id(session)
+        path = Path(self.rel_for(named)) if named is not None else self.find(str(session))
+        db_id = self._db_id(path)
+        return (db_id, path) if db_id is not None else (None, path)
+
+    def read(self, session: str | Path, *, max_bytes: int | None = None) -> Transcript:
+        """Parse a session: a database session's rows through the JSONL reader, a leftover file as a file."""
+        db_id, path = self._resolve(session)
+        if db_id is None:
+            return read_transcript(path, max_bytes=max_bytes)
+        with self._reading():
+            db = self.database()
+            stats = db.transcript_stats().get(db_id)
+            if stats is None:
+                raise SessionReadError(f"no session {db_id} in {self.path}") from FileNotFoundError(str(path))
+            skipped: list[tuple[int, str]] = []
+            return read_transcript_rows(
+                db.event_lines(db_id, skipped=skipped), path=path, session_id=db_id, size=stats.size,
+                line_count=(stats.last_seq + 1) if stats.last_seq is not None else stats.rows,
+                skipped=skipped, max_bytes=max_bytes,
+            )
+
+    def store_entry(self, session: str | Path) -> StoreEntry | None:
+        """The session key OpenClaw files the session under, its chat type, channel and display name."""
+        db_id, path = self._resolve(session)
+        if db_id is None:
+            return store_entry_for(path)
+        with self._reading():
+            found = next((s for s in self.database().list_sessions() if s.session_id == db_id), None)
+        if found is None or found.session_key is None:
+            return None
+        return StoreEntry(session_key=found.session_key, session_id=found.session_id, chat_type=found.chat_type,
+                          channel=found.channel, display_name=found.display_name)
+
+    def jsonl_lines(self, session: str | Path) -> Iterator[tuple[int, bytes]]:
+        """A database session's rows as the JSONL lines they are (row ``seq`` is line ``seq + 1``, a compressed
+        row decoded byte for byte); a leftover file's lines."""
+        db_id, path = self._resolve(session)
+        if db_id is None:
+            return _file_lines(path)
+        with self._reading():
+            db = self.database()
+
+        def lines() -> Iterator[tuple[int, bytes]]:
+            with self._reading():
+                for seq, line in db.event_lines(db_id):
+                    yield seq + 1, line
+
+        return lines()
+
+    def describe(self) -> SourceStatus:
+        """The database file, its schema, how many sessions it holds and what to watch out for."""
+        legacy = str(self.legacy_folder) if self.legacy_folder is not None and self.legacy_folder.is_dir() else None
+        try:
+            db = self.database()
+            stats = db.transcript_stats()
+        except AgentDbError as exc:
+            return SourceStatus(self.kind, str(self.path), False, str(exc), known_schema_version=KNOWN_SCHEMA_VERSION,
+                                problem=exc.reason, legacy_folder=legacy,
+                                schema_version=self._db.schema_version if self._db is not None else None)
+        except sqlite3.Error as exc:
+            return SourceStatus(self.kind, str(self.path), False, f"cannot read the OpenClaw database: {exc}",
+                                known_schema_version=KNOWN_SCHEMA_VERSION, problem="unreadable", legacy_folder=legacy)
+        count = len(stats)
+        leftovers = [sid for sid, _item in self._legacy_ids(self._legacy()) if sid not in stats]
+        detail = f"{count} session{'s' if count != 1 else ''}"
+        if leftovers:
+            detail += f" + {len(leftovers)} left in {self.legacy_folder}"
+        return SourceStatus(
+            self.kind, str(self.path), True, detail, sessions=count + len(leftovers),
+            schema_version=db.schema_version, known_schema_version=KNOWN_SCHEMA_VERSION,
+            app_version=db.app_version, warnings=db.warnings, legacy_folder=legacy,
+        )
+
+    def index_files(self) -> list[SessionFile]:
+        """Every database session (named ``sessions/<agent>/<id>.jsonl``; stamped by its newest row's time and
+        its JSONL size), then the old folder's leftovers."""
+        with self._reading():
+            stats = self.database().transcript_stats()
+        files = [
+            SessionFile(self.rel_for(sid), Path(self.rel_for(sid)), "sessions", (st.last_ms or 0) * 1_000_000,
+                        st.size, session=sid, reader=self)
+            for sid, st in stats.items()
+        ]
+        legacy = self._legacy()
+        if legacy is not None:
+            with contextlib.suppress(SessionReadError):
+                files.extend(f for f in legacy.index_files()
+                             if _listed_id(classify_legacy_name(f.path.name)) not in stats)
+        files.sort(key=lambda f: f.rel)
+        return files
+
+
+# ---------------------------------------------------------------------------------------------
+# Choosing the source
+
+
+def explicit_sessions_location(config: Config) -> Path | None:
+    """What the user named, if anything: ``MEMDECK_SESSIONS``, else ``sessions_dir`` (``--sessions``/config)."""
+    env = os.environ.get("MEMDECK_SESSIONS")
+    if env:
+        return Path(env).expanduser()
+    return Path(config.sessions_dir).expanduser() if config.sessions_dir is not None else None
+
+
+def _agent_of(db_path: Path, default: str) -> str:
+    """The agent id in ``<state>/agents/<agent>/agent/openclaw-agent.sqlite``, else ``default``."""
+    parent = db_path.parent
+    if parent.name == "agent" and parent.parent.parent.name == "agents" and parent.parent.name:
+        return parent.parent.name
+    return default
+
+
+def session_source_at(location: Path, *, agent: str = "main", flush_state: Path | None = None,
+                      busy_timeout: float | None = None) -> SessionSource:
+    """The source a path names: an ``openclaw-agent.sqlite`` file (or a folder holding one) or a sessions folder.
+
+    A legacy ``agents/<agent>/sessions`` folder whose agent has a database next to it (``../agent/``) is read
+    through the database (OpenClaw migrated it; the folder keeps only archives, which are listed too).
+    """
+    path = Path(location).expanduser()
+    if path.is_dir():
+        inside = path / DB_FILE_NAME
+        if inside.is_file():
+            legacy = path.parent / "sessions" if path.name == "agent" else None
+            return AgentDbSource(inside, agent=_agent_of(inside, agent), flush_state=flush_state,
+                                 legacy_folder=legacy, busy_timeout=busy_timeout)
+        sibling = path.parent / "agent" / DB_FILE_NAME
+        if path.name == "sessions" and sibling.is_file():
+            return AgentDbSource(sibling, agent=_agent_of(sibling, agent), flush_state=flush_state,
+                                 legacy_folder=path, busy_timeout=busy_timeout)
+        return FolderSource(path, flush_state)
+    if path.is_file() or path.suffix in (".sqlite", ".sqlite3", ".db"):
+        legacy = path.parent.parent / "sessions" if path.parent.name == "agent" else None
+        return AgentDbSource(path, agent=_agent_of(path, agent), flush_state=flush_state, legacy_folder=legacy,
+                             busy_timeout=busy_timeout)
+    return FolderSource(path, flush_state)
+
+
+def open_session_source(config: Config, *, flush_state: Path | None = None,
+                        location: Path | None = None) -> SessionSource:
+    """The one way every door finds an agent's sessions.
+
+    ``location`` (else ``MEMDECK_SESSIONS``, else ``sessions_dir`` from ``--sessions`` or the config) may
+    name a folder or an ``openclaw-agent.sqlite`` file (see :func:`session_source_at`). Without one:
+    OpenClaw's database ``<state>/agents/<agent>/agent/openclaw-agent.sqlite`` when it exists
+    (``$OPENCLAW_STATE_DIR``, else ``~/.openclaw``), else the legacy folder ``<state>/agents/<agent>/sessions``.
+
+    Args:
+        config: the agent id, the sessions setting and memdeck's data dir.
+        flush_state: memdeck's flush record; defaults to ``<home>/flush-state.json``.
+        location: a path that wins over the configured one.
+    """
+    state_file = flush_state if flush_state is not None else config.home / FLUSH_STATE_FILE
+    named = location if location is not None else explicit_sessions_location(config)
+    if named is not None:
+        return session_source_at(named, agent=config.agent, flush_state=state_file)
+    agent_dir = openclaw_state_dir() / "agents" / config.agent
+    database = agent_dir / "agent" / DB_FILE_NAME
+    legacy = agent_dir / "sessions"
+    if database.exists():
+        return AgentDbSource(database, agent=config.agent, flush_state=state_file, legacy_folder=legacy)
+    return FolderSource(legacy, state_file)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -437,12 +1103,8 @@ def needs_flush(
     over_bytes = force_bytes > 0 and info.size >= force_bytes
     if not (over_tokens or over_bytes):
         return False
-    if (
-        info.memory_flush_at is not None
-        and info.memory_flush_compaction_count is not None
-        and info.memory_flush_compaction_count == info.compactions
-    ):
-        return False
+    if info.openclaw_flushed_this_cycle:
+        return False  # OpenClaw flushed at this compaction count (2026.9 records no time, only the count)
     last = info.last_flush
     if last is None:
         return True

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -33,9 +34,31 @@ def config(demo_workspace: Path) -> Config:
     return tui_config(demo_workspace)
 
 
+_APPS: list[MemdeckApp] = []
+
+
 def make_app(config: Config) -> MemdeckApp:
     """The app as tests drive it: no file watcher (tests post changes themselves), no blinking."""
-    return MemdeckApp(config, watch=False)
+    app = MemdeckApp(config, watch=False)
+    _APPS.append(app)
+    return app
+
+
+@pytest.fixture(autouse=True)
+def _no_hidden_worker_errors(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A worker's exception is an error notification in the app (it never kills it): fail the test on one anyway,
+    unless the test asks for ``allow_worker_errors``, or a bug would hide behind a toast."""
+    _APPS.clear()
+    yield
+    errors = [error for app in _APPS for error in app.worker_errors]
+    _APPS.clear()
+    if "allow_worker_errors" not in request.fixturenames:
+        assert not errors, f"a worker raised (the app showed it as a notification): {errors!r}"
+
+
+@pytest.fixture
+def allow_worker_errors() -> None:
+    """This test makes a worker raise on purpose."""
 
 
 async def settle(pilot: Pilot, rounds: int = 20) -> None:

@@ -8,7 +8,6 @@ import json
 import os
 import stat
 import threading
-import tomllib
 from dataclasses import replace
 from datetime import date
 from pathlib import Path
@@ -17,6 +16,7 @@ import pytest
 from rich.style import Style
 from textual.color import Color
 
+from engine.api import state_path
 from engine.config import Config
 from tests.tui.conftest import make_app, settle, tui_config, type_query
 from tui.bridge import SaveConflict, SessionEntry, build_tree_model
@@ -137,10 +137,15 @@ async def test_change_on_disk_while_editing_never_loses_text(config: Config, cho
         await pilot.click(f"#choice-{choice}")
         await settle(pilot)
         assert target.read_text(encoding="utf-8") == theirs, "the agent's change was overwritten"
-        copies = list(target.parent.glob("2026-10-02.mine-*.md"))
+        # Issue 16 #6: "keep mine" goes to memdeck's data dir (never next to the note, where it is indexed as a
+        # duplicate); the editor shows the disk's version and its banner says where the copy went.
+        assert not list(target.parent.glob("2026-10-02.mine-*.md"))
+        copies = list((config.home / "conflict-copies" / "memory").glob("2026-10-02.mine-*.md"))
         if choice == "copy":
             assert len(copies) == 1 and copies[0].read_text(encoding="utf-8") == mine
-            assert app.main.editor.rel == f"memory/{copies[0].name}"
+            assert app.main.editor.rel == rel and app.main.editor.area.text == theirs
+            banner = str(app.main.editor.query_one("#editor-banner").render())
+            assert str(copies[0]) in banner
         elif choice == "reload":
             assert not copies
             assert app.main.editor.area.text == theirs
@@ -254,8 +259,10 @@ async def test_theme_switch_persists(config: Config) -> None:
         assert app.theme == "memdeck-dark"
         app.theme = "memdeck-light"
         await settle(pilot)
-    saved = tomllib.loads(config.config_path.read_text(encoding="utf-8"))
-    assert saved["tui"]["theme"] == "memdeck-light"
+    # Issue 16 #4: remembered in memdeck's state file, never by rewriting config.toml.
+    assert not config.config_path.exists()
+    saved = json.loads(state_path(config).read_text(encoding="utf-8"))
+    assert saved["choices"]["theme"]["value"] == "memdeck-light"
     again = make_app(tui_config(config.workspace))
     assert again.theme == "memdeck-light"
 

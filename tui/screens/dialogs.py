@@ -1,4 +1,8 @@
-"""Small modal screens: a choice, a name prompt, and a diff viewer."""
+"""Small modal screens: a choice, a name prompt, a typed-name confirmation, and a diff viewer.
+
+Titles and messages name files and quote memory: they are shown through ``engine.display``'s one rule, so no
+control character of a file name reaches the terminal.
+"""
 
 from __future__ import annotations
 
@@ -12,31 +16,40 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
+from engine.api import safe_name, safe_text
+
 Choice = tuple[str, str, str]
 """(id, label, button variant)."""
 
 
 class ChoiceScreen(ModalScreen[str]):
-    """Ask the user to pick one of a few buttons; escape picks ``cancel``."""
+    """Ask the user to pick one of a few buttons; escape picks ``cancel``.
+
+    The focused button — what one Enter picks — is ``focus``, by default Cancel when there is one: a dialog
+    that guards a destructive action (delete, rename, discard, reload over edits) never does it on a reflex.
+    """
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss_cancel", "Cancel", show=False)]
 
-    def __init__(self, title: str, message: str, choices: list[Choice]) -> None:
+    def __init__(self, title: str, message: str, choices: list[Choice], focus: str | None = None) -> None:
         super().__init__()
         self.title_text = title
         self.message = message
         self.choices = choices
+        ids = [ident for ident, _, _ in choices]
+        self.focus_id = focus if focus in ids else "cancel" if "cancel" in ids else ids[0] if ids else None
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Label(Content(self.title_text), classes="dialog-title")
-            yield Static(Content(self.message), classes="dialog-message")
+            yield Label(Content(safe_name(self.title_text)), classes="dialog-title")
+            yield Static(Content(safe_text(self.message)), classes="dialog-message")
             with Horizontal(classes="dialog-buttons"):
                 for ident, label, variant in self.choices:
                     yield Button(Content(label), id=f"choice-{ident}", variant=variant)  # type: ignore[arg-type]
 
     def on_mount(self) -> None:
-        self.query(Button).first().focus()
+        if self.focus_id is not None:
+            self.query_one(f"#choice-{self.focus_id}", Button).focus()
 
     @on(Button.Pressed)
     def _pressed(self, event: Button.Pressed) -> None:
@@ -62,8 +75,8 @@ class PromptScreen(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Label(Content(self.title_text), classes="dialog-title")
-            yield Static(Content(self.message), classes="dialog-message")
+            yield Label(Content(safe_name(self.title_text)), classes="dialog-title")
+            yield Static(Content(safe_text(self.message)), classes="dialog-message")
             yield Input(self.value, placeholder=self.placeholder, id="prompt-input")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("OK", id="prompt-ok", variant="primary")
@@ -80,6 +93,55 @@ class PromptScreen(ModalScreen[str | None]):
         self.dismiss(None)
 
 
+class ConfirmNameScreen(ModalScreen[bool]):
+    """Confirm a destructive action by typing the file's name (for files too important for one click).
+
+    The action's button stays disabled until the input holds exactly ``name``; Enter in the input confirms only
+    then; escape and Cancel refuse.
+    """
+
+    AUTO_FOCUS = "#confirm-input"
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel", show=False)]
+
+    def __init__(self, title: str, message: str, name: str, action: str = "Delete") -> None:
+        super().__init__()
+        self.title_text = title
+        self.message = message
+        self.name_to_type = name
+        self.action_label = action
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label(Content(safe_name(self.title_text)), classes="dialog-title")
+            yield Static(Content(safe_text(self.message)), classes="dialog-message")
+            yield Input(placeholder=safe_name(self.name_to_type), id="confirm-input")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button(self.action_label, id="confirm-ok", variant="error", disabled=True)
+                yield Button("Cancel", id="confirm-cancel")
+
+    @property
+    def matches(self) -> bool:
+        """Whether the input holds the name exactly."""
+        return self.query_one("#confirm-input", Input).value == self.name_to_type
+
+    @on(Input.Changed, "#confirm-input")
+    def _typed(self) -> None:
+        self.query_one("#confirm-ok", Button).disabled = not self.matches
+
+    @on(Input.Submitted, "#confirm-input")
+    @on(Button.Pressed, "#confirm-ok")
+    def _ok(self, event: Input.Submitted | Button.Pressed) -> None:
+        event.stop()
+        if self.matches:
+            self.dismiss(True)
+        else:
+            self.app.bell()
+
+    @on(Button.Pressed, "#confirm-cancel")
+    def action_cancel(self) -> None:
+        self.dismiss(False)
+
+
 def diff_content(diff: str) -> Content:
     """A unified diff coloured line by line (the text is never parsed as markup)."""
     lines: list[Content] = []
@@ -94,7 +156,7 @@ def diff_content(diff: str) -> Content:
             style = "$text-error"
         else:
             style = "$text-muted"
-        lines.append(Content.styled(line, style))
+        lines.append(Content.styled(safe_text(line), style))
     return Content("\n").join(lines) if lines else Content("No differences.")
 
 
@@ -110,7 +172,7 @@ class DiffScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog dialog-wide"):
-            yield Label(Content(f"{self.rel}: disk → editor"), classes="dialog-title")
+            yield Label(Content(f"{safe_name(self.rel)}: disk → editor"), classes="dialog-title")
             with VerticalScroll(classes="diff-body"):
                 yield Static(diff_content(self.diff), id="diff-text")
             with Horizontal(classes="dialog-buttons"):

@@ -7,7 +7,6 @@ import gc
 import importlib
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
@@ -43,11 +42,15 @@ from tui.widgets.memory_tree import MemoryTree, NoteRef, SessionRef
 from tui.widgets.search_pane import ModeSwitch, SearchPane
 
 if TYPE_CHECKING:
-    from engine.api import Hit
+    from engine.api import Hit, Note
     from engine.config import Config
     from tui.screens.dialogs import ChoiceScreen, PromptScreen
+    from tui.widgets.big_file_view import BigFileView
     from tui.widgets.note_editor import NoteEditor
     from tui.widgets.transcript_view import TranscriptView
+
+PRECIOUS_NAMES = frozenset({"memory.md", "user.md"})
+"""Files whose delete needs their name typed (compared lower-case): the agent's long-term memory and profile."""
 
 WELCOME = (
     "Search as you type above: keyword results at once, semantic ones when the model is ready.\n"
@@ -163,11 +166,15 @@ class MainScreen(Screen[None]):
 
     def _mount_pane(self, pane_id: str) -> AwaitMount:
         if pane_id not in self._panes:
-            widget: NoteEditor | TranscriptView
+            widget: NoteEditor | TranscriptView | BigFileView
             if pane_id == "editor":
                 from tui.widgets.note_editor import NoteEditor
 
                 widget = NoteEditor(self.bridge, id="editor")
+            elif pane_id == "bigfile":
+                from tui.widgets.big_file_view import BigFileView
+
+                widget = BigFileView(id="bigfile")
             else:
                 from tui.widgets.transcript_view import TranscriptView
 
@@ -180,6 +187,16 @@ class MainScreen(Screen[None]):
         """The editor, mounted first if that has not happened yet."""
         await self._mount_pane("editor")
         return self.editor
+
+    async def ensure_big_file(self) -> BigFileView:
+        """The big-file viewer, mounted on first use."""
+        await self._mount_pane("bigfile")
+        return cast("BigFileView", self.query_one("#bigfile"))
+
+    @property
+    def loaded_big_file(self) -> BigFileView | None:
+        """The big-file viewer, or None while it was never needed (instant)."""
+        return cast("BigFileView | None", self._pane("bigfile"))
 
     async def ensure_transcript(self) -> TranscriptView:
         """The transcript viewer, mounted first if that has not happened yet."""
@@ -321,8 +338,23 @@ class MainScreen(Screen[None]):
                 if paths:
                     self.post_message(FilesChanged(paths))
 
+        # OpenClaw 2026.9 writes sessions into its agent database (and its WAL): a write there is a change to
+        # the sessions, reported as the database's path. Its folder is watched flat; only the database counts.
+        database = await asyncio.to_thread(self._session_database)
+        pumps = [pump(w) for w in watchers]
+        if database is not None and database.parent.is_dir():
+            names = {database.name, f"{database.name}-wal"}
+
+            async def pump_database(watcher: object) -> None:
+                async for changes in watcher:  # type: ignore[attr-defined]
+                    if any(Path(p).name in names for _, p in changes):
+                        self.post_message(FilesChanged(frozenset({database})))
+
+            pumps.append(pump_database(awatch(database.parent, debounce=WATCH_DEBOUNCE_MS, recursive=False,
+                                              stop_event=self._watch_stop)))
+
         try:
-            await asyncio.gather(*(pump(w) for w in watchers))
+            await asyncio.gather(*pumps)
         except (OSError, RuntimeError) as exc:
             self.notify(f"Not watching for changes: {exc}", severity="warning")
 
@@ -335,10 +367,25 @@ class MainScreen(Screen[None]):
             self.watch_files()  # memory/ appeared or vanished: watch it (again)
         if self.centre.current == "editor":
             await self.editor.check_disk()
+        big = self.loaded_big_file
+        if self.centre.current == "bigfile" and big is not None and big.path in message.paths and big.rel:
+            self.open_note(big.rel)  # changed on disk: read it again (its size may now suit the editor)
         if self.centre.current == "transcript":
             transcript = self.transcript
-            if transcript.path in message.paths:
+            if transcript.path in message.paths or self._in_changed_database(transcript.path, message.paths):
                 transcript.load(transcript.path, transcript.label, keep_position=True)
+
+    def _session_database(self) -> Path | None:
+        try:
+            return self.bridge.session_database()
+        except (MemdeckError, OSError):
+            return None
+
+    def _in_changed_database(self, path: Path | None, changed: frozenset[Path]) -> bool:
+        """Whether ``path`` is a session of OpenClaw's database and the database is among ``changed``."""
+        if path is None or not any(p.name.endswith(".sqlite") for p in changed):
+            return False
+        return any(s.in_db and s.path == path for s in self.memory_tree.model.sessions)
 
     # -- opening things -----------------------------------------------------------------------
     @on(ResultChosen)
@@ -348,8 +395,8 @@ class MainScreen(Screen[None]):
     def open_hit(self, hit: Hit) -> None:
         """Open a search result: the file at its lines, or the session at its turn."""
         if hit.source == "sessions" or hit.path.startswith("sessions/"):
-            path = self.bridge.sessions_dir / Path(hit.path).name
-            self.open_session(path, line=hit.start_line)
+            # The engine names the session from the hit's path: a file, or a session in OpenClaw's database.
+            self.open_session(Path(hit.path), line=hit.start_line, named=True)
         else:
             self.open_note(hit.path, (hit.start_line, hit.end_line))
 
@@ -363,7 +410,12 @@ class MainScreen(Screen[None]):
 
     @work(group="open", exclusive=True)
     async def open_note(self, rel: str, select: tuple[int, int] | None = None) -> None:
-        """Show a memory file in the editor (asks first if the open one has unsaved changes)."""
+        """Show a memory file in the editor (asks first if the open one has unsaved changes).
+
+        A file of 1 MB or more, or with a line of 10,000 characters or more, opens in the read-only big-file
+        viewer instead: the editor would take seconds per keystroke on it. The editor keeps its own file and
+        any unsaved text behind the viewer.
+        """
         editor = await self.ensure_editor()
         same = editor.rel is not None and _same_rel(editor.rel, rel)
         if same and editor.modified:
@@ -372,26 +424,74 @@ class MainScreen(Screen[None]):
                 editor.select_range(*select)
             editor.area.focus()
             return
-        if not same and not await self.confirm_discard():
-            return
         try:
-            note = await asyncio.to_thread(self.bridge.read_note, rel)
+            found, path, size, reason, note = await asyncio.to_thread(self._read_for_editor, rel)
         except (MemdeckError, OSError) as exc:
             self.notify(f"Cannot open {rel}: {exc}", severity="error")
             return
+        if note is None:
+            await self._show_big_file(found, path, size, reason, select)
+            return
+        asked = not same and editor.modified
+        if not same and not await self.confirm_discard():
+            return
+        if asked:  # the dialog may have been up for a while: show the file as it is now
+            try:
+                note = await asyncio.to_thread(self.bridge.read_note, rel)
+            except (MemdeckError, OSError) as exc:
+                self.notify(f"Cannot open {rel}: {exc}", severity="error")
+                return
+        big = self.loaded_big_file
+        if big is not None:
+            big.close()
         self.centre.current = "editor"
         editor.load(note, select)
         self.memory_tree.select_note(note.rel)
         self.call_after_refresh(editor.area.focus)
 
     @work(group="open", exclusive=True)
-    async def open_session(self, path: Path, line: int | None = None) -> None:
-        """Show a transcript (the editor keeps its file and any unsaved text behind it)."""
+    async def open_session(self, path: Path, line: int | None = None, named: bool = False) -> None:
+        """Show a session (the editor keeps its file and any unsaved text behind it).
+
+        ``path`` is what the tree lists (a file, or a database session's stand-in); with ``named`` it is a
+        search hit's path, which the engine turns into that first.
+        """
+        if named:
+            try:
+                path = await asyncio.to_thread(self.bridge.find_session, path.as_posix())
+            except (MemdeckError, OSError) as exc:
+                self.notify(f"Cannot open {path}: {exc}", severity="error")
+                return
         label = next((s.label for s in self._sessions() if s.path == path), path.name)
         view = await self.ensure_transcript()
         self.centre.current = "transcript"
         view.load(path, label, focus_line=line)
         self.memory_tree.select_data(SessionRef(path, label, ""))
+        self.call_after_refresh(view.lines.focus)
+
+    def _read_for_editor(self, rel: str) -> tuple[str, Path, int, str, Note | None]:
+        """(rel, path, size, why not the editor, the note or None for the viewer); runs in a thread."""
+        from tui.widgets.big_file_view import LONG_LINE_CHARS, longest_line, too_big_for_editor
+
+        found, path, size = self.bridge.note_size(rel)
+        if size is not None and too_big_for_editor(size):
+            return found, path, size, "", None
+        note = self.bridge.read_note(rel)
+        longest = longest_line(note.text)
+        if longest >= LONG_LINE_CHARS:
+            return found, path, size or 0, f"a line of {longest:,} characters", None
+        return found, path, size or 0, "", note
+
+    async def _show_big_file(self, rel: str, path: Path, size: int, reason: str,
+                             select: tuple[int, int] | None) -> None:
+        view = await self.ensure_big_file()
+        try:
+            view.open(rel, path, size, reason, select)
+        except OSError as exc:
+            self.notify(f"Cannot open {rel}: {exc}", severity="error")
+            return
+        self.centre.current = "bigfile"
+        self.memory_tree.select_note(rel)
         self.call_after_refresh(view.lines.focus)
 
     def _sessions(self) -> list[SessionRef]:
@@ -459,7 +559,12 @@ class MainScreen(Screen[None]):
 
     @work(group="files", exclusive=True)
     async def action_close_file(self) -> None:
-        if self.centre.current == "editor" and await self.confirm_discard():
+        big = self.loaded_big_file
+        if self.centre.current == "bigfile" and big is not None:
+            big.close()
+            self.centre.current = "welcome"
+            self.search.query_input.focus()
+        elif self.centre.current == "editor" and await self.confirm_discard():
             self.editor.clear()
             self.centre.current = "welcome"
             self.search.query_input.focus()
@@ -467,7 +572,8 @@ class MainScreen(Screen[None]):
     @work(group="files", exclusive=True)
     async def action_new_daily(self) -> None:
         try:
-            rel, created = await asyncio.to_thread(self.bridge.create_daily, date.today())
+            # Today in the zone notes are dated in ([memory] timezone, else the system's), as the engine's appends.
+            rel, created = await asyncio.to_thread(lambda: self.bridge.create_daily(self.bridge.now().date()))
         except (MemdeckError, OSError) as exc:
             self.notify(f"Cannot create today's note: {exc}", severity="error")
             return
@@ -500,6 +606,9 @@ class MainScreen(Screen[None]):
         node = self.memory_tree.cursor_node
         if self.memory_tree.has_focus and node is not None and isinstance(node.data, NoteRef):
             return node.data.rel
+        big = self.loaded_big_file
+        if self.centre.current == "bigfile" and big is not None:
+            return big.rel
         return self.editor.rel if self.centre.current == "editor" else None
 
     @work(group="files", exclusive=True)
@@ -509,11 +618,30 @@ class MainScreen(Screen[None]):
             self.notify("Select a memory file first", severity="warning")
             return
         ChoiceScreen, PromptScreen = _dialogs()
-        name = await self.app.push_screen_wait(PromptScreen("Rename", f"New name for {rel}:", rel))
-        if not name or name == rel:
+        name: str | None = rel
+        problem = ""
+        while True:
+            where = "the workspace root" if "/" not in rel else rel.rpartition("/")[0] + "/"
+            message = (f"{problem}\n\n" if problem else "") + (
+                f"New name for {rel}. A plain name stays in {where}; type memory/… to move it into memory/. "
+                "Memory files end in .md: it is added when left out.")
+            name = await self.app.push_screen_wait(PromptScreen("Rename", message, name or rel))
+            if not name or name == rel:
+                return
+            try:
+                plan = await asyncio.to_thread(self.bridge.plan_rename, rel, name)
+            except (MemdeckError, OSError) as exc:
+                problem = f"Not renamed: {exc}"
+                continue
+            break
+        if plan.new_rel == plan.rel:
+            self.notify(f"{rel} already has that name")
             return
+        shown = plan.new_rel + (" (root)" if plan.where == "root" else "")
+        rules = "".join(f"\n· {rule}" for rule in plan.rules)
         choice = await self.app.push_screen_wait(ChoiceScreen(
-            "Rename?", f"Rename {rel} → {name}?", [("rename", "Rename", "warning"), ("cancel", "Cancel", "default")]))
+            "Rename?", f"Rename {rel} → {shown}?{rules}",
+            [("rename", "Rename", "warning"), ("cancel", "Cancel", "default")]))
         if choice != "rename":
             return
         editor = self.loaded_editor
@@ -521,15 +649,19 @@ class MainScreen(Screen[None]):
         if was_open and not await self.confirm_discard():
             return
         try:
-            new_rel = await asyncio.to_thread(self.bridge.rename_note, rel, name)
+            new_rel = await asyncio.to_thread(self.bridge.rename_note, rel, plan.new_rel)
         except (MemdeckError, OSError) as exc:
             self.notify(f"Cannot rename: {exc}", severity="error")
             return
         self.notify(f"Renamed {rel} → {new_rel}")
         self.sync.request()
         self.scan_tree(with_sessions=False)
+        big = self.loaded_big_file
         if editor is not None and was_open:
             editor.clear()
+            self.open_note(new_rel)
+        elif big is not None and big.rel == rel:
+            big.close()
             self.open_note(new_rel)
 
     @work(group="files", exclusive=True)
@@ -539,32 +671,64 @@ class MainScreen(Screen[None]):
             self.notify("Select a memory file first", severity="warning")
             return
         ChoiceScreen, _ = _dialogs()
-        choice = await self.app.push_screen_wait(ChoiceScreen(
-            "Delete?", f"Delete {rel}? This cannot be undone.",
-            [("delete", "Delete", "error"), ("cancel", "Cancel", "default")]))
-        if choice != "delete":
+        trash = "It goes to memdeck's trash; ctrl+p → Undo delete puts it back."
+        if Path(rel).name.lower() in PRECIOUS_NAMES:
+            from tui.screens.dialogs import ConfirmNameScreen
+
+            name = Path(rel).name
+            confirmed = await self.app.push_screen_wait(ConfirmNameScreen(
+                f"Delete {name}?", f"{rel} is the agent's long-term memory. {trash}\n\nType {name} to delete it.",
+                name))
+            if not confirmed:
+                return
+        else:
+            choice = await self.app.push_screen_wait(ChoiceScreen(
+                "Delete?", f"Delete {rel}? {trash}",
+                [("delete", "Delete", "error"), ("cancel", "Cancel", "default")]))
+            if choice != "delete":
+                return
+        editor = self.loaded_editor
+        was_open = editor is not None and editor.rel == rel
+        if was_open and not await self.confirm_discard():
             return
         try:
-            await asyncio.to_thread(self.bridge.delete_note, rel)
+            deleted = await asyncio.to_thread(self.bridge.delete_note, rel)
         except (MemdeckError, OSError) as exc:
             self.notify(f"Cannot delete: {exc}", severity="error")
             return
-        editor = self.loaded_editor
-        if editor is not None and editor.rel == rel:
+        if editor is not None and was_open:
             editor.clear()
             self.centre.current = "welcome"
-        self.notify(f"Deleted {rel}")
+        big = self.loaded_big_file
+        if big is not None and big.rel == rel:
+            big.close()
+            self.centre.current = "welcome"
+        self.notify(f"Deleted {rel} (kept in {deleted.trashed}; ctrl+p → Undo delete)")
         self.sync.request()
         self.scan_tree(with_sessions=False)
 
+    @work(group="files", exclusive=True)
+    async def action_undo_delete(self) -> None:
+        try:
+            restored = await asyncio.to_thread(self.bridge.restore_deleted)
+        except (MemdeckError, OSError) as exc:
+            self.notify(f"Nothing restored: {exc}", severity="warning")
+            return
+        self.notify(f"Restored {restored.rel}")
+        self.sync.request()
+        self.scan_tree(with_sessions=False)
+        self.open_note(restored.rel)
+
     # -- sessions -----------------------------------------------------------------------------
     def action_open_session(self) -> None:
-        sessions = self._sessions()
+        from tui.commands import SessionChoice, open_session_picker
+
+        sessions = self.memory_tree.model.sessions
         if not sessions:
-            self.notify("No session transcripts found", severity="warning")
+            self.notify("No sessions found", severity="warning")
             return
-        commands = [(s.label, _bind(self.open_session, s.path), s.detail) for s in sessions]
-        self.app.search_commands(commands, placeholder="Open a session…")
+        open_session_picker(self.app, [SessionChoice(s.label, s.session_id, s.detail, _bind(self.open_session, s.path))
+                                       for s in sessions])
 
     @work(group="flush", exclusive=True)
     async def action_flush(self) -> None:
@@ -576,7 +740,7 @@ class MainScreen(Screen[None]):
             self.notify("Open a session first (ctrl+p → Open session)", severity="warning")
             return
         self.notify("Drafting memories from the session…")
-        now = datetime.now().astimezone()
+        now = self.bridge.now()  # the zone notes are dated in: the heading's time and the daily note's day
         draft = await asyncio.to_thread(self.bridge.draft_flush, transcript)
         if draft.is_empty:
             known = f" ({draft.skipped_known} already in memory)" if draft.skipped_known else ""

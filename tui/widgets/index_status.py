@@ -94,10 +94,15 @@ class IndexStatus(Vertical):
 
     def show_error(self, message: str) -> None:
         """The index could not be opened."""
-        self.query_one("#status-engine", TextLine).update(Content.styled(f"index unavailable: {message}", "$text-error"))
+        from engine.api import safe_name  # paths and errors are shown through the display rule
+
+        self.query_one("#status-engine", TextLine).update(
+            Content.styled(f"index unavailable: {safe_name(message)}", "$text-error"))
 
     def show_status(self, status: Any, vector_state: str | None = None) -> None:
         """Render an engine Status (``vector_state`` overrides its vector state, e.g. after a model load)."""
+        from engine.api import safe_name  # paths and issues name files: shown through the display rule
+
         self.status = status
         state = vector_state or status.vector_state
         provider = status.provider
@@ -121,10 +126,10 @@ class IndexStatus(Vertical):
         if status.pending_embeddings:
             index += [("  not embedded ", "$text-muted"), (f"{status.pending_embeddings:,}", "bold")]
         index += [("  synced ", "$text-muted"), (format_clock(status.last_sync), "bold")]
-        index += [_sep(), (display_path(status.index_path), "$text-muted"),
+        index += [_sep(), (safe_name(display_path(status.index_path)), "$text-muted"),
                   (f" {format_size(status.index_bytes)}", "$text-muted")]
         if status.issues:
-            index += [_sep(), (f"⚠ {status.issues[0]}", "$text-warning")]
+            index += [_sep(), (f"⚠ {safe_name(status.issues[0])}", "$text-warning")]
         self.query_one("#status-index", TextLine).update(Content.assemble(*index))
 
     def show_progress(self, phase: str, done: int, total: int, path: str | None) -> None:

@@ -11,7 +11,8 @@ from textual.content import Content
 from textual.widgets import TextArea
 from textual.widgets.text_area import Selection
 
-from tui.bridge import Bridge, DiskStamp, Note, SaveConflict, same_content, unified_diff
+from engine.api import safe_name, safe_text
+from tui.bridge import Bridge, DiskStamp, MemdeckError, Note, SaveConflict, same_content, unified_diff
 from tui.messages import NoteSaved
 from tui.widgets.markdown_area import MarkdownArea
 from tui.widgets.text_line import TextLine
@@ -28,6 +29,10 @@ class NoteEditor(Vertical):
         self.stamp: DiskStamp | None = None
         self.conflict = False
         self.selected_range: tuple[int, int] | None = None
+        self.control_chars = False
+        """The file has control characters (ESC, BEL, C1…): shown as visible escapes, so opened read-only."""
+        self.notice = ""
+        """A one-off message for the banner (where a conflict copy went); cleared when another file loads."""
 
     def compose(self) -> ComposeResult:
         yield TextLine("", id="editor-header")
@@ -51,18 +56,27 @@ class NoteEditor(Vertical):
 
     @property
     def read_only(self) -> bool:
-        """Files with undecodable bytes open read-only: saving would lose those bytes."""
-        return self.note is not None and (self.note.binary or self.note.decode_errors > 0)
+        """Files with undecodable bytes or control characters open read-only: saving would lose or change them."""
+        return self.note is not None and (self.note.binary or self.note.decode_errors > 0 or self.control_chars)
 
     # -- loading ------------------------------------------------------------------------------
     def load(self, note: Note, select: tuple[int, int] | None = None) -> None:
         """Show a file; ``select`` is a 1-based inclusive line range to select and scroll to."""
         self.note = note
-        self.saved_text = note.text
+        # TextArea sends a document's ESC, C1 and other control characters to the terminal as they are, where
+        # they would run as escape sequences: such a file is shown with them as visible escapes, read-only.
+        text = note.text
+        lines = text.replace("\r\n", "\n") if "\r" in text else text
+        shown = safe_text(lines)
+        self.control_chars = shown != lines
+        if not self.control_chars:
+            shown = text
+        self.saved_text = shown
         self.stamp = note.stamp
         self.conflict = False
+        self.notice = ""
         area = self.area
-        area.load_text(note.text)
+        area.load_text(shown)
         area.read_only = self.read_only
         self.selected_range = None
         if select is not None:
@@ -102,6 +116,8 @@ class NoteEditor(Vertical):
         self.saved_text = ""
         self.stamp = None
         self.conflict = False
+        self.control_chars = False
+        self.notice = ""
         self.area.load_text("")
         self._update_chrome()
 
@@ -118,7 +134,7 @@ class NoteEditor(Vertical):
             if banner.display:
                 banner.display = False
             return
-        parts: list[Content | str | tuple[str, str]] = [(self.note.rel, "bold")]
+        parts: list[Content | str | tuple[str, str]] = [(safe_name(self.note.rel), "bold")]
         if self.modified:
             parts.append(("  ● modified", "$text-warning"))
         if self.selected_range is not None:
@@ -135,6 +151,10 @@ class NoteEditor(Vertical):
         elif self.note.decode_errors:
             message = (f"{self.note.decode_errors} bytes are not UTF-8: opened read-only so they are not replaced "
                        "on save")
+        elif self.control_chars:
+            message = "Control characters (shown as \\x1b and the like): opened read-only so they are kept as they are"
+        elif self.notice:
+            message = self.notice
         banner.update(Content(message))
         if banner.display != bool(message):
             banner.display = bool(message)
@@ -210,15 +230,18 @@ class NoteEditor(Vertical):
             self.notify(f"Reloaded {conflict.rel} from disk; your edits were discarded")
             return True
         if choice == "copy":
+            # The copy goes to memdeck's data dir, not next to the note: there it would be memory too, indexed
+            # by memdeck and OpenClaw alike and found as a duplicate. The editor then shows the disk's version.
             try:
                 copy = await asyncio.to_thread(self.bridge.write_copy, conflict.rel, mine)
-                note = await asyncio.to_thread(self.bridge.read_note, copy)
-            except OSError as exc:
+                note = await asyncio.to_thread(self.bridge.read_note, conflict.rel)
+            except (MemdeckError, OSError) as exc:
                 self.notify(f"Could not write the copy: {exc}", severity="error")
                 return False
             self.load(note)
-            self.post_message(NoteSaved(copy))
-            self.notify(f"Your version is saved as {copy}; {conflict.rel} was left as it is on disk")
+            self.notice = f"Your version is kept in {copy} (outside memory: not indexed); this is the disk's"
+            self._update_chrome()
+            self.notify(f"Your version is kept in {copy}; {conflict.rel} was left as it is on disk")
             return True
         return False
 

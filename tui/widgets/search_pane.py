@@ -28,7 +28,10 @@ if TYPE_CHECKING:
 DEBOUNCE_SECONDS = 0.1
 SNIPPET_LINES = 3
 MATCH_STYLE = "bold $text-accent underline"
-_CONTROL = {i: "\ufffd" for i in range(32) if i not in (9, 10)} | {9: " ", 127: "\ufffd"}
+# Snippet text keeps its length (the engine's match spans are offsets into it): C0, DEL, C1 and the bidi
+# overrides each become one U+FFFD, a tab one space. Escape sequences in memory never reach the terminal.
+_CONTROL = ({i: "\ufffd" for i in range(32) if i not in (9, 10)} | {9: " ", 127: "\ufffd"}
+            | {i: "\ufffd" for i in (*range(0x80, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A))})
 
 
 @dataclass(frozen=True)
@@ -86,7 +89,7 @@ def render_hit(hit: Hit) -> Content:
     list's size: no screen re-layout per keystroke, and rows do not jump.
     """
     header = Content.assemble(
-        (hit.path, "bold $text-primary"),
+        (hit.path.translate(_CONTROL), "bold $text-primary"),
         "  ",
         (line_range(hit), "$text-secondary"),
         "   ",

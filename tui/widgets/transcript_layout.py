@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -11,10 +10,11 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from rich.cells import cell_len
 
-if TYPE_CHECKING:
-    from engine.api import Entry, Transcript
+from engine.api import safe_name, safe_text
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+if TYPE_CHECKING:
+    from engine.api import Entry, Message, Transcript
+
 
 
 class Block(NamedTuple):
@@ -56,10 +56,11 @@ class TranscriptSummary:
 
 
 def _clean(text: str) -> str:
-    """Tabs to spaces, other control characters to U+FFFD (they would move the terminal's cursor)."""
+    """Tabs to spaces; control, C1 and bidi characters shown as visible escapes (engine.display's one rule):
+    a transcript is data, and an ``ESC]0;…BEL`` in it must be shown, never reach the terminal."""
     if "\t" in text:
         text = text.replace("\t", "    ")
-    return _CONTROL.sub("\ufffd", text) if _CONTROL.search(text) else text
+    return safe_text(text)
 
 
 def _one_line(text: str, limit: int = 160) -> str:
@@ -166,6 +167,10 @@ def build_blocks(transcript: Transcript) -> tuple[list[Block], TranscriptSummary
             before = f" · {entry.tokens_before:,} tokens before" if entry.tokens_before else ""
             blocks.append(Block("compaction", f"compaction{before}", _clean(entry.summary or ""), entry.line,
                                 stamp, folded=True))
+            if entry.retained:
+                # The turns the compaction kept word for word: the model still sees them, so the reader does.
+                blocks.append(Block("compaction", f"retained tail · {plural(len(entry.retained), 'message')}",
+                                    retained_text(entry.retained), entry.line, stamp, folded=True))
         elif kind == "branch_summary":
             blocks.append(Block("compaction", "branch summary", _clean(entry.summary or ""), entry.line, stamp,
                                 folded=True))
@@ -173,6 +178,8 @@ def build_blocks(transcript: Transcript) -> tuple[list[Block], TranscriptSummary
             blocks.append(Block("meta", f"model → {entry.detail or '?'}", line=entry.line, stamp=stamp))
         elif kind == "thinking_level_change":
             blocks.append(Block("meta", f"thinking level → {entry.detail or '?'}", line=entry.line, stamp=stamp))
+        elif kind == "custom_message" and entry.hidden:
+            continue  # ``display: false``: context for the model that OpenClaw does not show either
         elif kind == "custom_message":
             blocks.append(Block("meta", f"{entry.custom_type or 'custom message'} · {_one_line(entry.detail or '', 100)}",
                                 _clean(entry.detail or ""), entry.line, stamp, folded=True))
@@ -186,6 +193,19 @@ def build_blocks(transcript: Transcript) -> tuple[list[Block], TranscriptSummary
     flush_skipped(1 << 62)
     summary = TranscriptSummary(messages, tool_calls, transcript.compactions, len(transcript.skipped), tokens)
     return blocks, summary
+
+
+def retained_text(messages: Sequence[Message]) -> str:
+    """A compaction's retained tail as ``role: text`` lines (continuation lines indented)."""
+    lines: list[str] = []
+    for message in messages:
+        role = message.raw_role or message.role or "message"
+        text = _clean(message.text).strip() or ("(no text)" if not message.tool_calls else
+                                               " ".join(f"[{call.name}]" for call in message.tool_calls))
+        first, *rest = text.split("\n")
+        lines.append(f"{role}: {first}")
+        lines.extend(f"    {line}" for line in rest)
+    return "\n".join(lines)
 
 
 def wrap_text(text: str, width: int) -> list[str]:
@@ -302,12 +322,18 @@ def title_row(block: Block, width: int) -> TitleRow:
     stamp = format_stamp(block.stamp)
     time_text = f"  {stamp} L{block.line}" if stamp else f"  L{block.line}"
     room = width - 2 - cell_len(time_text)
-    title = block.title
+    title = _title_text(block.title)
     if block.kind in ("user", "assistant") and not block.body:
         title = f"{title} · (no text)"
     if cell_len(title) > room:
         title = title[: max(0, room - 1)] + "…"
     return TitleRow(glyph, title, max(0, room - cell_len(title)), time_text)
+
+
+@lru_cache(maxsize=8192)
+def _title_text(title: str) -> str:
+    """A title as one safe line: some are built from names in the transcript (tools, roles, entry types)."""
+    return safe_name(title)
 
 
 def summary_counts(summary: TranscriptSummary) -> str:
@@ -316,5 +342,5 @@ def summary_counts(summary: TranscriptSummary) -> str:
     if summary.compactions:
         bits.append(plural(summary.compactions, "compaction"))
     if summary.tokens:
-        bits.append(f"{summary.tokens:,} tokens")
+        bits.append(f"{summary.tokens:,} tokens (last turn usage)")
     return " · ".join(bits)

@@ -21,6 +21,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from engine.api import safe_name
 from tui.bridge import Bridge, MemdeckError
 from tui.quiet_gc import quiet_gc
 from tui.widgets.text_line import TextLine
@@ -368,7 +369,7 @@ class TranscriptView(Vertical):
             self.partial = False
             self.transcript = None
             lines.set_blocks([Block("skipped", str(exc))])
-            self.query_one("#transcript-header", TextLine).update(Content(str(exc)))
+            self.query_one("#transcript-header", TextLine).update(Content(safe_name(str(exc))))
             return
         self.loading = False
         if self.partial:
@@ -409,8 +410,8 @@ class TranscriptView(Vertical):
         first = next((entry.time for entry in transcript.entries if entry.time is not None), None)
         when = first.astimezone().strftime("%Y-%m-%d %H:%M") if first is not None else ""
         parts: list[Content | str | tuple[str, str]] = [
-            (self.label or transcript.session_id[:8], "bold"),
-            (f"  {transcript.session_id[:8]}", "$text-muted"),
+            (safe_name(self.label or transcript.session_id[:8]), "bold"),
+            (f"  {safe_name(transcript.session_id[:8])}", "$text-muted"),
         ]
         if when:
             parts.append((f"  {when}", "$text-muted"))
