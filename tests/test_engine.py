@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from engine.api import MemoryEngine
-from engine.fts import query_terms
 from engine.config import load_config
 from engine.embeddings import HashingEmbedder
+from engine.fts import query_terms
 from tests.helpers import hash_config
 
 NASTY_QUERIES = ['"', "don't", "20.04", "C++", "NEAR(", "*", "multi-agent", "🙂", "数据库", "x" * 5000,
