@@ -228,9 +228,11 @@ def test_scan_secrets_for_the_tui(tmp_path: Path) -> None:
 
 
 def test_lock_holder_is_reported(cfg: Config) -> None:
-    code = ("import time\nfrom pathlib import Path\nfrom engine.index.indexer import writer_lock\n"
-            f"with writer_lock(Path({str(cfg.index_path)!r})):\n    print('locked', flush=True)\n    time.sleep(120)\n")
-    holder = subprocess.Popen([sys.executable, "-c", code], cwd=REPO, stdout=subprocess.PIPE, text=True)
+    # The holder says "locked" once it has the lock, then holds it until its stdin closes: no clock involved.
+    code = ("import sys\nfrom pathlib import Path\nfrom engine.index.indexer import writer_lock\n"
+            f"with writer_lock(Path({str(cfg.index_path)!r})):\n    print('locked', flush=True)\n    sys.stdin.read()\n")
+    holder = subprocess.Popen([sys.executable, "-c", code], cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True)
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
         lock = _finding(diagnose(cfg), "lock")
@@ -238,8 +240,9 @@ def test_lock_holder_is_reported(cfg: Config) -> None:
     finally:
         holder.kill()
         holder.wait()
-        if holder.stdout:
-            holder.stdout.close()
+        for pipe in (holder.stdin, holder.stdout):
+            if pipe:
+                pipe.close()
     assert _finding(diagnose(cfg), "lock").severity == "ok"
 
 

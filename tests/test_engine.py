@@ -13,6 +13,7 @@ import pytest
 from engine.api import MemoryEngine
 from engine.config import load_config
 from engine.embed.choice import HashingEmbedder
+from engine.search.query import query_terms
 from tests.helpers import hash_config
 
 NASTY_QUERIES = ['"', "don't", "20.04", "C++", "NEAR(", "*", "multi-agent", "🙂", "数据库", "x" * 5000,
@@ -59,7 +60,15 @@ def test_search_finds_exact_token_with_line_ranges(engine: MemoryEngine) -> None
 @pytest.mark.parametrize("query", NASTY_QUERIES)
 def test_nasty_queries_never_raise(engine: MemoryEngine, query: str, mode: str) -> None:
     resp = engine.search(query, mode=mode)
-    assert isinstance(resp.results, tuple)
+    files = {rel: (engine.config.workspace / rel).read_text().splitlines()
+             for rel in ("MEMORY.md", "memory/2026-10-01.md", "memory/2026-10-02.md")}
+    for hit in resp.results:  # whatever matched is real: an indexed file, lines inside it, its own text
+        lines = files[hit.path]
+        assert 1 <= hit.start_line <= hit.end_line <= len(lines)
+        assert 0.0 < hit.score <= 1.0
+        assert hit.snippet.splitlines() == lines[hit.snippet_start_line - 1 : hit.snippet_end_line]
+    if mode == "keyword" and not query_terms(query):
+        assert resp.results == ()  # nothing searchable in the text, so nothing found
 
 
 def test_json_shape(engine: MemoryEngine) -> None:

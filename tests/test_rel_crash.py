@@ -6,8 +6,11 @@ import hashlib
 import json
 import os
 import random
+import selectors
+import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -94,6 +97,72 @@ def _mutate(rng: random.Random, ws: Path, round_no: int) -> None:
         rng.choice(notes).unlink()
 
 
+# `memdeck index` as the CLI runs it, reporting its own progress on stdout: one line per file written and per
+# embedding slice, then ``synced`` once the sync returned. The kill moments follow the work, not the clock.
+CHILD = """
+import sys
+
+import engine.api
+from memdeck.cli import main
+
+
+def emit(line):
+    sys.stdout.write(line + "\\n")
+    sys.stdout.flush()
+
+
+real_sync = engine.api.MemoryEngine.sync
+
+
+def sync(self, *args, **kwargs):
+    kwargs["progress"] = lambda p: emit(f"progress {p.phase} {p.done} {p.total}")
+    report = real_sync(self, *args, **kwargs)
+    emit("synced")
+    return report
+
+
+engine.api.MemoryEngine.sync = sync
+sys.argv[0] = "memdeck"
+main()
+"""
+WAIT_CAP = 120.0  # seconds without a line from the child: it hangs, and the test fails instead of waiting on
+
+
+def _lines(proc: subprocess.Popen[bytes]) -> Iterator[str]:
+    """The child's stdout, line by line, as it comes (ends when the child closes it)."""
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
+    pending = b""
+    with selectors.DefaultSelector() as sel:
+        sel.register(fd, selectors.EVENT_READ)
+        while True:
+            if not sel.select(timeout=WAIT_CAP):
+                raise AssertionError(f"memdeck index said nothing for {WAIT_CAP:.0f} s: {pending!r}")
+            data = os.read(fd, 65536)
+            if not data:
+                return
+            pending += data
+            *done, pending = pending.split(b"\n")
+            for line in done:
+                yield line.decode()
+
+
+def _kill_point(rng: random.Random) -> tuple[str, float]:
+    """Where to kill: after a random fraction of the files phase, of the embedding phase, or at its very end."""
+    return rng.choice(["files", "files", "embed", "embed", "end"]), rng.random()
+
+
+def _is_kill_point(line: str, target: tuple[str, float]) -> bool:
+    words = line.split()
+    if len(words) != 4 or words[0] != "progress":
+        return False
+    phase, done, total = words[1], int(words[2]), int(words[3])
+    want, fraction = target
+    if want == "end":
+        return phase == "embed" and done == total
+    return phase == want and done >= fraction * total
+
+
 def test_sigkill_during_index_never_corrupts(tmp_path: Path) -> None:
     rng = random.Random(20261130)
     ws = tmp_path / "ws"
@@ -110,34 +179,49 @@ def test_sigkill_during_index_never_corrupts(tmp_path: Path) -> None:
     index = load_config(workspace=ws, home=home).index_path
     config = default
     outcomes: list[str] = []
+    kills = 0  # SIGKILLs that met a live process whose sync had not returned yet
     round_no = 0
-    while sum("killed" in o for o in outcomes) < KILLS and round_no < 5 * KILLS:
+    while kills < KILLS and round_no < 5 * KILLS:
         round_no += 1
         _mutate(rng, ws, round_no)
         expected = _fingerprint(ws)
         kind = rng.choice(["index", "index", "force", "switch"])
         if kind == "switch":
             config = small if config == default else default
-        args = [sys.executable, "-m", "memdeck.cli", "--config", str(config), "--workspace", str(ws), "index"]
+        args = [sys.executable, "-c", CHILD, "--config", str(config), "--workspace", str(ws), "index"]
         if kind == "force":
             args.append("--force")
-        proc = subprocess.Popen(args, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        try:
-            proc.wait(timeout=rng.uniform(0.15, 1.5))  # the random moment of the kill
-            assert proc.returncode == 0, proc.stderr.read().decode() if proc.stderr else ""
-            outcomes.append(f"{kind}: finished")
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        target = _kill_point(rng)
+        with (tmp_path / "stderr.txt").open("w+b") as err:
+            proc = subprocess.Popen(args, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=err)
+            try:
+                seen: list[str] = []  # all it said, up to the kill and until the kill landed
+                at = "the end"
+                for line in _lines(proc):
+                    seen.append(line)
+                    if at == "the end" and _is_kill_point(line, target):
+                        proc.kill()  # the random moment of the kill: right after this much of the work
+                        at = line.removeprefix("progress ")
+                proc.wait()
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+                if proc.stdout:
+                    proc.stdout.close()
+            err.seek(0)
+            stderr = err.read().decode(errors="replace")
+        if proc.returncode == -signal.SIGKILL and "synced" not in seen:
+            kills += 1
             temps = len(list(index.parent.glob("*.rebuild-*"))) if index.parent.exists() else 0
-            outcomes.append(f"{kind}: killed" + (f", {temps} temp files left" if temps else ""))
-        finally:
-            if proc.stderr:
-                proc.stderr.close()
+            outcomes.append(f"{kind}: killed mid-index at {at}" + (f", {temps} temp files left" if temps else ""))
+        else:
+            assert proc.returncode in (0, -signal.SIGKILL), f"{kind} exited {proc.returncode}: {stderr}"
+            outcomes.append(f"{kind}: finished before the kill landed (kill point {target[0]} {target[1]:.2f})")
         assert _fingerprint(ws) == expected, "the Markdown is untouched"
         if index.exists():
             assert_consistent(index)
-    assert sum("killed" in o for o in outcomes) >= KILLS, outcomes
+    assert kills >= KILLS, outcomes
 
     # The next index completes, cleans up what the crashes left, and the index matches the files.
     done = subprocess.run([sys.executable, "-m", "memdeck.cli", "--config", str(config), "--workspace", str(ws),
@@ -185,20 +269,27 @@ def test_temp_file_of_a_rebuild_in_progress_is_kept(tmp_path: Path) -> None:
     (ws / "memory").mkdir(parents=True)
     cfg = hash_config(ws)
     cfg.index_path.parent.mkdir(parents=True, exist_ok=True)
-    code = ("import time\nfrom pathlib import Path\nfrom engine.index.indexer import writer_lock\n"
+    # The holder says "locked" once it has the lock, then holds it until its stdin closes: no clock involved.
+    code = ("import sys\nfrom pathlib import Path\nfrom engine.index.indexer import writer_lock\n"
             f"with writer_lock(Path({str(cfg.index_path)!r})):\n    print('locked', flush=True)\n"
-            "    time.sleep(120)\n")
-    holder = subprocess.Popen([sys.executable, "-c", code], cwd=REPO, stdout=subprocess.PIPE, text=True)
+            "    sys.stdin.read()\n")
+    holder = subprocess.Popen([sys.executable, "-c", code], cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True)
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
         busy = cfg.index_path.with_name(f"{cfg.index_path.name}.rebuild-{holder.pid}-1")
         busy.write_bytes(b"")
         with MemoryEngine(cfg):
             assert busy.exists(), "another process is rebuilding into it right now"
+        assert holder.stdin is not None
+        holder.stdin.close()  # the holder leaves its lock and exits
+        assert holder.wait(timeout=60) == 0  # a cap only: a holder that never exits fails here
     finally:
-        holder.kill()
-        holder.wait()
-        if holder.stdout:
-            holder.stdout.close()
+        if holder.poll() is None:
+            holder.kill()
+            holder.wait()
+        for pipe in (holder.stdin, holder.stdout):
+            if pipe:
+                pipe.close()
     with MemoryEngine(cfg):
         assert not busy.exists()

@@ -28,6 +28,32 @@ from tests.helpers import hash_config
 from tests.test_rel_crash import REPO, assert_consistent
 
 ROOT = os.geteuid() == 0 if hasattr(os, "geteuid") else False
+PR_CAPBSET_DROP, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH = 24, 1, 2  # <linux/prctl.h>, <linux/capability.h>
+
+
+def _obey_file_modes() -> Callable[[], None] | None:
+    """A ``preexec_fn`` that makes a child meet file modes the way any user does, or None when that is so already.
+
+    Root reads and writes whatever the modes say (CI runs as root), so as root the child drops the two
+    capabilities behind that, CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH, from its bounding set before it
+    starts: it is still uid 0, it still runs this Python wherever it lives, but a file or folder it has no
+    permission bits for is refused with EACCES, exactly as for an ordinary user.
+    """
+    if not ROOT:
+        return None
+    import ctypes
+
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl  # looked up here: the forked child only calls it
+    except AttributeError:
+        pytest.fail("as root this test needs Linux's prctl(2) to give up root's permission override")
+
+    def drop() -> None:
+        for cap in (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH):
+            if prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
+                raise OSError(ctypes.get_errno(), f"cannot drop capability {cap} for the unprivileged child")
+
+    return drop
 
 
 def _workspace(tmp_path: Path, files: int = 40) -> Path:
@@ -52,10 +78,11 @@ def _built(ws: Path) -> Path:
     return cfg.index_path
 
 
-def _cli(ws: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def _cli(ws: Path, *args: str, env: dict[str, str] | None = None,
+         preexec_fn: Callable[[], None] | None = None) -> subprocess.CompletedProcess[str]:
     full = {**os.environ, "MEMDECK_EMBEDDING_PROVIDER": "hash", **(env or {})}
     return subprocess.run([sys.executable, "-m", "memdeck.cli", "--workspace", str(ws), *args], cwd=REPO, env=full,
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=120, preexec_fn=preexec_fn)
 
 
 # -- 2. corrupt index ---------------------------------------------------------------------------------
@@ -237,18 +264,18 @@ def test_database_errors_are_classified(message: str, corrupt: bool) -> None:
 def test_reader_does_not_wait_for_a_writer(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A search opens and answers while another connection holds the write lock (WAL; no write at open)."""
     index = _built(ws)
-    monkeypatch.setattr(store_mod, "BUSY_TIMEOUT_MS", 200)  # any write attempt would fail fast, not hang
     writer, _ = connect_raw(index, query_only=False)
     writer.execute("BEGIN IMMEDIATE")
     writer.execute("UPDATE meta SET value = value WHERE key = 'schema_version'")
+    # No busy handler at all: the reader cannot wait for the writer, not even briefly. Anything that would
+    # have waited (a write at open, a lock) fails at once instead, and the test with it: no clock needed.
+    monkeypatch.setattr(store_mod, "BUSY_TIMEOUT_MS", 0)
     try:
-        started = time.monotonic()
         with MemoryEngine(hash_config(ws)) as eng:
             hits = eng.search("violin", mode="keyword").results
             st = eng.status()
         assert hits and hits[0].path == "MEMORY.md"
         assert not st.recovered
-        assert time.monotonic() - started < 5.0
     finally:
         writer.execute("ROLLBACK")
         writer.close()
@@ -266,19 +293,22 @@ def test_search_while_another_process_writes_warns_instead_of_waiting(ws: Path) 
 
 def test_lock_of_a_killed_holder_is_released(tmp_path: Path) -> None:
     index = tmp_path / "home" / "index" / "x.sqlite"
-    code = ("import sys, time\nfrom pathlib import Path\nfrom engine.index.indexer import writer_lock\n"
-            f"with writer_lock(Path({str(index)!r})):\n    print('locked', flush=True)\n    time.sleep(120)\n")
-    holder = subprocess.Popen([sys.executable, "-c", code], cwd=REPO, stdout=subprocess.PIPE, text=True)
+    # The holder says "locked" once it has the lock, then holds it until its stdin closes: no clock involved.
+    code = ("import sys\nfrom pathlib import Path\nfrom engine.index.indexer import writer_lock\n"
+            f"with writer_lock(Path({str(index)!r})):\n    print('locked', flush=True)\n    sys.stdin.read()\n")
+    holder = subprocess.Popen([sys.executable, "-c", code], cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True)
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
-        with pytest.raises(IndexBusy), writer_lock(index, wait=0.2):
+        with pytest.raises(IndexBusy), writer_lock(index, wait=0.2):  # held for certain: busy is the answer
             pass
     finally:
         holder.kill()
         holder.wait()
-        if holder.stdout:
-            holder.stdout.close()
-    with writer_lock(index, wait=2.0):
+        for pipe in (holder.stdin, holder.stdout):
+            if pipe:
+                pipe.close()
+    with writer_lock(index, wait=0.0):  # the holder is reaped: the kernel released its lock already
         pass
 
 
@@ -289,10 +319,12 @@ def test_two_cli_indexers_at_once_take_turns(tmp_path: Path) -> None:
     args = [sys.executable, "-m", "memdeck.cli", "--workspace", str(ws), "index", "--json"]
     procs = [subprocess.Popen(args, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for _ in range(2)]
-    outs = [p.communicate(timeout=120) for p in procs]
-    assert [p.returncode for p in procs] == [0, 0], outs
+    outs = [p.communicate(timeout=120) for p in procs]  # a cap: a hung indexer fails the test, never hangs it
+    said = "\n".join(f"--- indexer {i} exited {p.returncode}\nstdout:\n{o}\nstderr:\n{e}"
+                     for i, (p, (o, e)) in enumerate(zip(procs, outs, strict=True)))
+    assert [p.returncode for p in procs] == [0, 0], said
     reports = [json.loads(o[0]) for o in outs]
-    assert sorted(r["filesIndexed"] for r in reports) == [0, 31], "one indexed, the other found nothing to do"
+    assert sorted(r["filesIndexed"] for r in reports) == [0, 31], f"one indexed, the other idle\n{said}"
     index = load_config(workspace=ws, home=home).index_path
     assert assert_consistent(index)["files"] == 31
 
@@ -494,8 +526,8 @@ def test_unreadable_file_and_folder_simulated(ws: Path, monkeypatch: pytest.Monk
     assert_consistent(eng.config.index_path)
 
 
-@pytest.mark.skipif(ROOT, reason="root reads everything; the simulated variant above always runs")
 def test_unreadable_file_and_folder_for_real(ws: Path) -> None:
+    """Real modes, also as root: the index runs in a child that file modes bind (see ``_obey_file_modes``)."""
     locked = ws / "memory" / "2026-02-001.md"
     folder = ws / "memory" / "private"
     folder.mkdir()
@@ -503,10 +535,11 @@ def test_unreadable_file_and_folder_for_real(ws: Path) -> None:
     locked.chmod(0)
     folder.chmod(0)
     try:
-        eng, report = _sync(ws)
-        eng.close()
-        assert "memory/2026-02-001.md: not readable (permission denied)" in report.issues
-        assert any("private" in i and "not readable" in i for i in report.issues)
+        out = _cli(ws, "index", "--json", preexec_fn=_obey_file_modes())
+        assert out.returncode == 0, out.stderr
+        issues = json.loads(out.stdout)["issues"]
+        assert "memory/2026-02-001.md: not readable (permission denied)" in issues
+        assert any("private" in i and "not readable" in i for i in issues)
     finally:
         locked.chmod(0o644)
         folder.chmod(0o755)
@@ -636,13 +669,13 @@ def test_unwritable_data_dir(ws: Path, tmp_path: Path) -> None:
     assert out.stderr.count("\n") == 1 and "cannot create the index folder" in out.stderr
 
 
-@pytest.mark.skipif(ROOT, reason="root can write anywhere")
 def test_read_only_data_dir_for_real(ws: Path, tmp_path: Path) -> None:
+    """Real modes, also as root: ``memdeck status`` runs in a child that file modes bind."""
     home = tmp_path / "ro"
     home.mkdir()
     home.chmod(0o500)
     try:
-        out = _cli(ws, "status", env={"MEMDECK_HOME": str(home)})
+        out = _cli(ws, "status", env={"MEMDECK_HOME": str(home)}, preexec_fn=_obey_file_modes())
         assert out.returncode == 1 and "Traceback" not in out.stderr
     finally:
         home.chmod(0o700)

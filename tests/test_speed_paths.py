@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -239,17 +240,45 @@ def test_memory_file_stats_lists_exactly_what_the_scan_lists(tmp_path: Path) -> 
                            (tmp_path / "extra" / "deep" / "e.md").as_posix(), (tmp_path / "single.md").as_posix()]
 
 
-@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root reads every file")
+_SCAN_AS_NOBODY = """
+import json, os, sys
+from engine.config import load_config
+from engine.workspace import memory_file_stats, scan_memory_files
+cfg = load_config(workspace=sys.argv[1], overrides={"embedding": {"provider": "none"}})
+os.setgid(65534)
+os.setuid(65534)  # root reads every file: drop to nobody so the permission bits mean what they say
+print(json.dumps({"stats": list(memory_file_stats(cfg)), "issues": scan_memory_files(cfg).issues}))
+"""
+
+
 def test_unreadable_file_is_an_issue_not_a_file(tmp_path: Path) -> None:
-    cfg = _layout(tmp_path)
-    secret = cfg.workspace / "memory" / "z.md"
-    secret.chmod(0)
-    try:
-        scan = scan_memory_files(cfg)
-        assert "memory/z.md" not in memory_file_stats(cfg)
-        assert any(i.startswith("memory/z.md: not readable") for i in scan.issues)
-    finally:
-        secret.chmod(0o644)
+    if os.geteuid() == 0:
+        # As root (CI) the check runs in a child that drops to nobody; its workspace must be reachable by it.
+        root = Path(tempfile.mkdtemp(prefix="memdeck-perm-"))
+        root.chmod(0o755)
+        try:
+            cfg = _layout(root)
+            (cfg.workspace / "memory" / "z.md").chmod(0)
+            env = {**os.environ, "MEMDECK_HOME": str(root / "home")}
+            out = subprocess.run([sys.executable, "-c", _SCAN_AS_NOBODY, str(cfg.workspace)], capture_output=True,
+                                 text=True, env=env, cwd=str(root))
+            assert out.returncode == 0, out.stderr
+            seen = json.loads(out.stdout)
+            stats, issues = seen["stats"], seen["issues"]
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
+    else:
+        cfg = _layout(tmp_path)
+        secret = cfg.workspace / "memory" / "z.md"
+        secret.chmod(0)
+        try:
+            stats, issues = list(memory_file_stats(cfg)), scan_memory_files(cfg).issues
+        finally:
+            secret.chmod(0o644)
+    assert "memory/z.md" not in stats and "memory/hard.md" not in stats  # one unreadable inode, two names
+    assert "MEMORY.md" in stats and "memory/a/y.md" in stats
+    assert any(i.startswith("memory/hard.md: not readable") or i.startswith("memory/z.md: not readable")
+               for i in issues), issues
 
 
 def test_workspace_moved_away_reports_everything_deleted(demo_workspace: Path, tmp_path: Path) -> None:

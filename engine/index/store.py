@@ -181,7 +181,7 @@ class Store:
         vec_version, vec_error = _load_vec(conn)
         try:
             conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-            mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()
+            mode = _enable_wal(conn)
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA foreign_keys=OFF")
         except DB_ERRORS as exc:
@@ -319,6 +319,40 @@ def _inode(path: Path) -> int | None:
         return os.stat(path).st_ino
     except OSError:
         return None
+
+
+def _is_busy(exc: BaseException) -> bool:
+    """Whether a database error is another connection's lock (``SQLITE_BUSY``/``SQLITE_LOCKED``)."""
+    name = str(getattr(exc, "sqlite_errorname", "") or "")
+    if name:
+        return name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED"))
+    text = str(exc).lower()
+    return "database is locked" in text or "database table is locked" in text
+
+
+def _enable_wal(conn: Any) -> Any:
+    """Put the index in WAL mode; the pragma's row (``None``: the file cannot use WAL).
+
+    SQLite runs no busy handler for a journal-mode change: two processes opening a new index at the same
+    moment (two ``memdeck index`` started together) race on the conversion, and the loser got "database is
+    locked" at once, whatever the busy timeout. WAL is a property of the file, so the mode is read first
+    (after the first open there is nothing to change and no lock to take); a conversion that meets another
+    connection's lock is retried within the busy timeout, and another process finishing it meanwhile is
+    success.
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    delay = 0.005
+    while True:
+        try:
+            row = conn.execute("PRAGMA journal_mode").fetchone()
+            if row is not None and str(row[0]).lower() == "wal":
+                return row
+            return conn.execute("PRAGMA journal_mode=WAL").fetchone()
+        except DB_ERRORS as exc:
+            if not _is_busy(exc) or time.monotonic() + delay > deadline:
+                raise
+        time.sleep(delay)
+        delay = min(delay * 2, 0.1)
 
 
 def _create_private_file(path: Path) -> None:

@@ -8,6 +8,8 @@ import json
 import os
 import stat
 import threading
+import time
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import date
 from pathlib import Path
@@ -15,6 +17,7 @@ from pathlib import Path
 import pytest
 from rich.style import Style
 from textual.color import Color
+from textual.pilot import Pilot
 
 from engine.api import state_path
 from engine.config import Config
@@ -29,6 +32,18 @@ from tui.widgets.search_pane import ResultItem, line_range
 
 def _lines(path: Path, start: int, end: int) -> str:
     return "\n".join(path.read_text(encoding="utf-8").split("\n")[start - 1 : end])
+
+
+WAIT_CAP = 60.0  # seconds: only a bound on a failure (a dialog that never comes fails the test, clearly)
+
+
+async def wait_until(pilot: Pilot, condition: Callable[[], bool], what: str) -> None:
+    """Let the app process its messages and workers until ``condition`` holds (no count of pauses, no sleep)."""
+    deadline = time.monotonic() + WAIT_CAP
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"waited {WAIT_CAP:.0f} s for {what}; the screen is {pilot.app.screen!r}")
+        await pilot.pause()
 
 
 async def test_typing_shows_results_with_line_ranges(config: Config) -> None:
@@ -128,12 +143,7 @@ async def test_change_on_disk_while_editing_never_loses_text(config: Config, cho
         theirs = target.read_text(encoding="utf-8") + "- appended by the agent\n"
         target.write_text(theirs, encoding="utf-8")
         app.main.editor.save_in_background()
-        await pilot.pause()
-        for _ in range(50):
-            if isinstance(app.screen, ChoiceScreen):
-                break
-            await pilot.pause()
-        assert isinstance(app.screen, ChoiceScreen)
+        await wait_until(pilot, lambda: isinstance(app.screen, ChoiceScreen), "the conflict dialog")
         await pilot.click(f"#choice-{choice}")
         await settle(pilot)
         assert target.read_text(encoding="utf-8") == theirs, "the agent's change was overwritten"
@@ -165,17 +175,13 @@ async def test_conflict_dialog_shows_the_diff(config: Config) -> None:
         app.main.editor.area.insert("MY EDIT\n", (0, 0))
         target.write_text("replaced by someone else\n", encoding="utf-8")
         app.main.editor.save_in_background()
-        for _ in range(50):
-            if isinstance(app.screen, ChoiceScreen):
-                break
-            await pilot.pause()
+        await wait_until(pilot, lambda: isinstance(app.screen, ChoiceScreen), "the conflict dialog")
         await pilot.click("#choice-diff")
-        await pilot.pause()
+        await wait_until(pilot, lambda: isinstance(app.screen, DiffScreen), "the diff")
         assert isinstance(app.screen, DiffScreen)
         assert "+MY EDIT" in app.screen.diff and "-replaced by someone else" in app.screen.diff
         await pilot.press("escape")
-        await pilot.pause()
-        assert isinstance(app.screen, ChoiceScreen)
+        await wait_until(pilot, lambda: isinstance(app.screen, ChoiceScreen), "the conflict dialog again")
         await pilot.click("#choice-cancel")
         await settle(pilot)
         assert target.read_text(encoding="utf-8") == "replaced by someone else\n"
@@ -289,8 +295,7 @@ async def test_quit_with_unsaved_changes_asks_first(config: Config) -> None:
         await settle(pilot)
         app.main.editor.area.insert("unsaved\n", (0, 0))
         await pilot.press("ctrl+q")
-        await pilot.pause()
-        assert isinstance(app.screen, ChoiceScreen)
+        await wait_until(pilot, lambda: isinstance(app.screen, ChoiceScreen), "the unsaved-changes question")
         await pilot.click("#choice-cancel")
         await settle(pilot)
         assert app.is_running and app.main.editor.modified
@@ -318,7 +323,7 @@ async def test_help_lists_bindings_with_ids(config: Config) -> None:
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)
         await pilot.press("f1")
-        await pilot.pause()
+        await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen), "the help screen")
         assert isinstance(app.screen, HelpScreen)
         ids = {row.binding_id for row in app.screen.rows}
         assert {"memdeck.save", "memdeck.search", "results.copy_citation", "transcript.flush"} <= ids
@@ -334,10 +339,7 @@ async def test_flush_appends_the_reviewed_draft(config: Config) -> None:
         from tui.screens.flush import FlushScreen
 
         app.run_worker(app.main.run_action("flush"))
-        for _ in range(100):
-            if isinstance(app.screen, FlushScreen):
-                break
-            await pilot.pause()
+        await wait_until(pilot, lambda: isinstance(app.screen, FlushScreen), "the flush review")
         assert isinstance(app.screen, FlushScreen)
         assert "Memory flush from session 9b2d4e71" in app.screen.block
         await pilot.press("ctrl+s")
@@ -397,13 +399,13 @@ async def test_tree_label_widths_are_what_is_drawn(config: Config, sessions: tup
         tree = app.main.memory_tree
         tree.set_model(build_tree_model(rels, config.workspace, sessions))
         tree.set_states(states)
-        await pilot.pause()
+        await settle(pilot)
         for collapse in (False, True):
             if collapse:
                 for node in tree.nodes():
                     if node.allow_expand:
                         node.collapse()
-                await pilot.pause()
+                await settle(pilot)
             nodes = tree.nodes()
             assert len(nodes) > len(rels)
             for node in nodes:
@@ -470,13 +472,13 @@ async def test_progress_takes_the_index_line_and_the_status_pane_keeps_its_heigh
         status = app.main.status_pane
         height, tree_height = status.size.height, app.main.memory_tree.size.height
         status.show_progress("embed", 3, 56, None)
-        await pilot.pause()
+        await settle(pilot)  # the layout that follows
         label = app.query_one("#progress-label")
         assert "embedding chunks 3/56" in str(label.render())
         assert not app.query_one("#status-index").display and app.query_one("#status-progress").display
         assert (status.size.height, app.main.memory_tree.size.height) == (height, tree_height)
         status.hide_progress()
-        await pilot.pause()
+        await settle(pilot)
         assert app.query_one("#status-index").display and not app.query_one("#status-progress").display
         assert status.size.height == height and not status.indexing
 
