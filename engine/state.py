@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -70,6 +71,9 @@ def load_state(config: Config) -> UiState:
     return UiState(**values, warning=warning)
 
 
+_SAVE_LOCK = threading.Lock()
+
+
 def save_state(config: Config, **changes: str | None) -> UiState:
     """Remember UI choices (``save_state(cfg, theme="nord")``; None forgets one); returns the state in effect.
 
@@ -87,19 +91,20 @@ def save_state(config: Config, **changes: str | None) -> UiState:
         if problem is not None:
             raise StateError(f"cannot remember {name}: {problem}")
     path = state_path(config)
-    choices, _ = _read_choices(path)
-    for name, value in changes.items():
-        if value is None:
-            choices.pop(name, None)
-        else:
-            choices[name] = (value, _configured(config, name))
-    document = {"version": STATE_VERSION,
-                "choices": {k: {"value": v, "config": over} for k, (v, over) in sorted(choices.items())}}
-    try:
-        make_private_dir(path.parent)
-        atomic_write_text(path, json.dumps(document, indent=2, ensure_ascii=False) + "\n", mode=0o600)
-    except OSError as exc:
-        raise StateError(f"cannot save memdeck's UI state to {path}: {exc.strerror or exc}") from exc
+    with _SAVE_LOCK:  # read-modify-write: two saves from one process (theme, then mode) must not drop either
+        choices, _ = _read_choices(path)
+        for name, value in changes.items():
+            if value is None:
+                choices.pop(name, None)
+            else:
+                choices[name] = (value, _configured(config, name))
+        document = {"version": STATE_VERSION,
+                    "choices": {k: {"value": v, "config": over} for k, (v, over) in sorted(choices.items())}}
+        try:
+            make_private_dir(path.parent)
+            atomic_write_text(path, json.dumps(document, indent=2, ensure_ascii=False) + "\n", mode=0o600)
+        except OSError as exc:
+            raise StateError(f"cannot save memdeck's UI state to {path}: {exc.strerror or exc}") from exc
     return replace(load_state(config), warning=None)
 
 
