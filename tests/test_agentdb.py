@@ -8,6 +8,8 @@ import os
 import shutil
 import sqlite3
 import stat
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,6 +30,7 @@ from engine.sessions.agentdb import (
     open_agent_db,
     seq_for_line,
 )
+from tests.helpers import obey_file_modes
 
 DATA = Path(__file__).parent / "data"
 FIXTURE = DATA / "openclaw-agent.sqlite"
@@ -287,8 +290,17 @@ def test_refused_live_open_falls_back_to_a_snapshot_and_says_so(
     assert _state(db_path.parent) == before
 
 
-@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root ignores folder permissions")
+_READ_ALL = """
+import sys
+from pathlib import Path
+from engine.sessions.agentdb import open_agent_db
+db = open_agent_db(Path(sys.argv[1]))
+print(sum(1 for s in db.list_sessions() for _ in db.event_lines(s.session_id)))
+"""
+
+
 def test_unwritable_folder_with_sidecars_is_still_read(db_path: Path) -> None:
+    """Real modes, also as root: the read runs in a child that file modes bind (see ``obey_file_modes``)."""
     # Sidecars left behind by an earlier reader, then the folder and files made read-only.
     conn = sqlite3.connect(f"{db_path.as_uri()}?mode=ro", uri=True)
     conn.execute("SELECT 1 FROM sqlite_master").fetchall()
@@ -299,8 +311,10 @@ def test_unwritable_folder_with_sidecars_is_still_read(db_path: Path) -> None:
     folder.chmod(stat.S_IRUSR | stat.S_IXUSR)
     before = _state(folder)
     try:
-        db = open_agent_db(db_path)
-        assert _read_everything(db) == 161
+        out = subprocess.run([sys.executable, "-c", _READ_ALL, str(db_path)], capture_output=True, text=True,
+                             cwd=str(Path(__file__).resolve().parents[1]), preexec_fn=obey_file_modes())
+        assert out.returncode == 0, out.stderr
+        assert int(out.stdout) == 161
         assert _state(folder) == before
     finally:
         folder.chmod(stat.S_IRWXU)

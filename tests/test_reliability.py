@@ -25,35 +25,10 @@ from engine.index.store import IndexAccessError, connect_raw
 from engine.textio import atomic_append, atomic_write_text
 from memdeck.cli import cli
 from tests.helpers import hash_config
+from tests.helpers import obey_file_modes as _obey_file_modes
 from tests.test_rel_crash import REPO, assert_consistent
 
 ROOT = os.geteuid() == 0 if hasattr(os, "geteuid") else False
-PR_CAPBSET_DROP, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH = 24, 1, 2  # <linux/prctl.h>, <linux/capability.h>
-
-
-def _obey_file_modes() -> Callable[[], None] | None:
-    """A ``preexec_fn`` that makes a child meet file modes the way any user does, or None when that is so already.
-
-    Root reads and writes whatever the modes say (CI runs as root), so as root the child drops the two
-    capabilities behind that, CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH, from its bounding set before it
-    starts: it is still uid 0, it still runs this Python wherever it lives, but a file or folder it has no
-    permission bits for is refused with EACCES, exactly as for an ordinary user.
-    """
-    if not ROOT:
-        return None
-    import ctypes
-
-    try:
-        prctl = ctypes.CDLL(None, use_errno=True).prctl  # looked up here: the forked child only calls it
-    except AttributeError:
-        pytest.fail("as root this test needs Linux's prctl(2) to give up root's permission override")
-
-    def drop() -> None:
-        for cap in (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH):
-            if prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
-                raise OSError(ctypes.get_errno(), f"cannot drop capability {cap} for the unprivileged child")
-
-    return drop
 
 
 def _workspace(tmp_path: Path, files: int = 40) -> Path:

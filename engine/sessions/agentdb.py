@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.errors import MemdeckError
+from engine.sessions.model import as_int
 
 KNOWN_SCHEMA_VERSION = 23
 """``PRAGMA user_version`` of the OpenClaw release this reader was written against (2026.9.6)."""
@@ -215,14 +216,7 @@ def find_agent_db(state_dir: Path | None = None, agent: str = "main") -> Path | 
 # Small typed accessors for entry_json
 
 
-def _int(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value == value and abs(value) < 1e18:
-        return int(value)
-    return None
+_int = as_int  # the sessions model's rule: a finite number, not a bool
 
 
 def _str(value: Any) -> str | None:
