@@ -89,10 +89,10 @@ if TYPE_CHECKING:  # loaded on first use (see __getattr__): status and search ne
     from engine.memory.notes import daily_rel as daily_rel
     from engine.memory.notes import dated_note as dated_note
     from engine.memory.notes import topic_rel as topic_rel
+    from engine.sessions.dbsource import AgentDbSource as AgentDbSource
     from engine.sessions.excerpt import is_session_path as is_session_path
     from engine.sessions.excerpt import parse_citation as parse_citation
     from engine.sessions.sources import FLUSH_STATE_FILE as FLUSH_STATE_FILE
-    from engine.sessions.sources import AgentDbSource as AgentDbSource
     from engine.sessions.sources import FolderSource as FolderSource
     from engine.sessions.sources import SessionSource as SessionSource
     from engine.sessions.sources import SourceStatus as SourceStatus
@@ -119,7 +119,8 @@ _LAZY = {
                             "SaveConflict", "SaveResult", "daily_heading", "daily_rel", "dated_note", "topic_rel"),
     "engine.display": ("has_control_chars", "safe_name", "safe_text"),
     "engine.state": ("StateError", "UiState", "load_state", "save_state", "state_path"),
-    "engine.sessions.sources": ("FLUSH_STATE_FILE", "AgentDbSource", "FolderSource", "SessionSource", "SourceStatus",
+    "engine.sessions.dbsource": ("AgentDbSource",),
+    "engine.sessions.sources": ("FLUSH_STATE_FILE", "FolderSource", "SessionSource", "SourceStatus",
                                 "flush_threshold", "needs_flush", "open_session_source", "session_source_at"),
     "engine.sessions.excerpt": ("is_session_path", "parse_citation"),
     "engine.watch": ("WATCH_DEBOUNCE_MS", "WatchPlan", "affects_index", "awatch_changes", "is_relevant",

@@ -9,10 +9,8 @@ never writes an agent's database or sessions folder.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import sqlite3
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -21,12 +19,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from engine.sessions.agentdb import (
     DB_FILE_NAME,
-    DEFAULT_BUSY_TIMEOUT,
-    KNOWN_SCHEMA_VERSION,
-    AgentDb,
-    AgentDbError,
-    DbSession,
-    open_agent_db,
 )
 from engine.sessions.legacy import LegacyName, classify_legacy_name
 from engine.sessions.model import (
@@ -42,10 +34,7 @@ from engine.sessions.model import (
     parse_timestamp,
 )
 from engine.sessions.reader import (
-    parse_line,
     read_transcript,
-    read_transcript_rows,
-    spoken,
     summarize_transcript,
 )
 from engine.sessions.speech import is_injected
@@ -665,334 +654,6 @@ def _session_info(
 # OpenClaw's agent database
 
 
-def busy_timeout_from_env() -> float:
-    """The lock wait for OpenClaw's database: ``$MEMDECK_AGENT_DB_TIMEOUT`` seconds if valid, else 3."""
-    raw = os.environ.get(BUSY_TIMEOUT_ENV, "").strip()
-    if raw:
-        with contextlib.suppress(ValueError):
-            value = float(raw)
-            if 0 <= value <= 600:
-                return value
-    return DEFAULT_BUSY_TIMEOUT
-
-
-class AgentDbSource:
-    """OpenClaw 2026.9's per-agent database, read-only (see :class:`engine.sessions.agentdb.AgentDb`).
-
-    A session's transcript is its rows fed, in ``seq`` order, to the same JSONL reader a file goes
-    through: entry ``seq`` is line ``seq + 1``, so a citation names the same entry as in the legacy
-    file it was imported from. A database session has no file: its ``path`` (and its name in search
-    results) is OpenClaw's own ``sessions/<agent>/<id>.jsonl``, a stand-in nothing opens.
-
-    Sessions of the old folder that the database does not hold — the ``.reset.`` / ``.deleted.``
-    archives OpenClaw leaves there (its memory index still reads them), transcripts its importer
-    deferred — are listed and read from the folder.
-
-    Args:
-        path: the ``openclaw-agent.sqlite`` file.
-        agent: the agent id (for the stand-in names).
-        flush_state: memdeck's flush record; None: no record.
-        legacy_folder: the old ``agents/<agent>/sessions`` folder, if there is one to look in.
-        busy_timeout: seconds to wait for OpenClaw's writer; defaults to :func:`busy_timeout_from_env`.
-    """
-
-    kind = KIND_AGENT_DB
-
-    def __init__(self, path: Path, *, agent: str = "main", flush_state: Path | None = None,
-                 legacy_folder: Path | None = None, busy_timeout: float | None = None) -> None:
-        self.path = Path(path)
-        self.agent = agent
-        self.flush_state = flush_state
-        self.legacy_folder = Path(legacy_folder) if legacy_folder is not None else None
-        self.busy_timeout = busy_timeout_from_env() if busy_timeout is None else busy_timeout
-        self._db: AgentDb | None = None
-
-    def __repr__(self) -> str:
-        return f"AgentDbSource({str(self.path)!r})"
-
-    @property
-    def location(self) -> Path:
-        """The database file."""
-        return self.path
-
-    # -- helpers ------------------------------------------------------------------------------
-    @contextlib.contextmanager
-    def _reading(self) -> Iterator[None]:
-        """Any failure reading the database as one :class:`SessionReadError` (never a raw sqlite error:
-        callers must not mistake it for a problem with memdeck's own index)."""
-        try:
-            yield
-        except AgentDbError as exc:
-            raise SessionReadError(str(exc)) from exc
-        except sqlite3.Error as exc:
-            raise SessionReadError(f"{self.path}: cannot read the OpenClaw database: {exc}") from exc
-
-    def database(self) -> AgentDb:
-        """The database, opened (its schema read) on first use.
-
-        Raises:
-            AgentDbError: missing, locked past the timeout, damaged, or not an agent database.
-        """
-        if self._db is None:
-            self._db = open_agent_db(self.path, busy_timeout=self.busy_timeout)
-        return self._db
-
-    def _legacy(self) -> FolderSource | None:
-        if self.legacy_folder is None or not self.legacy_folder.is_dir():
-            return None
-        return FolderSource(self.legacy_folder, self.flush_state)
-
-    def rel_for(self, session_id: str) -> str:
-        """OpenClaw's name for a database session: ``sessions/<agent>/<id>.jsonl``."""
-        return f"sessions/{self.agent}/{session_id}.jsonl"
-
-    def _db_id(self, session: str | Path) -> str | None:
-        """The session id a stand-in path or citation names, if it names one of this agent's."""
-        text = session.as_posix() if isinstance(session, Path) else session.strip()
-        parts = PurePosixPath(text).parts
-        if len(parts) == 3 and parts[0] == "sessions" and parts[1] == self.agent and parts[2].endswith(".jsonl"):
-            return parts[2][: -len(".jsonl")] or None
-        return None
-
-    def _ids(self) -> set[str]:
-        with self._reading():
-            return set(self.database().transcript_stats())
-
-    def _legacy_ids(self, legacy: FolderSource | None) -> list[tuple[str, LegacyName]]:
-        if legacy is None:
-            return []
-        with contextlib.suppress(SessionReadError):
-            return [(_listed_id(item), item) for item in _folder_sessions(legacy.folder)]
-        return []
-
-    # -- the seam -----------------------------------------------------------------------------
-    def list_sessions(self) -> list[SessionInfo]:
-        """The database's sessions (titles, keys, tokens and flush state from OpenClaw's store), then the
-        old folder's leftovers, newest activity first."""
-        flushes = read_flush_state(self.flush_state)
-        with self._reading():
-            db = self.database()
-            infos = [self._info(db, session, flushes) for session in db.list_sessions()]
-        known = {info.session_id for info in infos}
-        legacy = self._legacy()
-        if legacy is not None:
-            with contextlib.suppress(SessionReadError):
-                infos.extend(info for info in legacy.list_sessions() if info.session_id not in known)
-        infos.sort(key=lambda info: (info.last_activity, info.session_id), reverse=True)
-        return infos
-
-    def _info(self, db: AgentDb, session: DbSession, flushes: dict[str, datetime]) -> SessionInfo:
-        sid = session.session_id
-        rel = self.rel_for(sid)
-        total, source = session.total_tokens, "store"
-        if not total or session.total_tokens_fresh is False:
-            total, source = self._last_usage(db, sid), "usage"
-        flush = session.memory_flush
-        title = _choose_title(session.label, session.display_name, None)
-        if title is None:
-            title = _choose_title(None, None, self._first_words(db, sid))
-        last_message = session.last_message or session.last_event
-        return SessionInfo(
-            session_id=sid,
-            path=Path(rel),
-            archived=session.archived,
-            size=session.size,
-            mtime=session.last_activity or _EPOCH,
-            started=session.started,
-            last_message=last_message,
-            message_count=session.message_count or 0,
-            total_tokens=total,
-            context_tokens=session.context_tokens or None,
-            compactions=session.compaction_count,
-            session_key=session.session_key,
-            chat_type=session.chat_type,
-            channel=session.channel,
-            display_name=session.display_name,
-            memory_flush_at=flush.at if flush is not None else None,
-            memory_flush_compaction_count=flush.compaction_count if flush is not None else None,
-            flushed_at=flushes.get(sid),
-            title=title,
-            label=session.label,
-            model_provider=session.model_provider,
-            model=session.model,
-            input_tokens=session.input_tokens,
-            output_tokens=session.output_tokens,
-            tokens_source=source if total is not None else None,
-            memory_flush_recorded=flush is not None,
-            memory_flush_kind=flush.kind if flush is not None else None,
-            source=KIND_AGENT_DB,
-            rel=rel,
-            line_count=session.event_count,
-        )
-
-    @staticmethod
-    def _first_words(db: AgentDb, session_id: str) -> str | None:
-        """The first thing the user said in a transcript (its title when OpenClaw's is injected metadata)."""
-        for seq, line in db.event_lines(session_id, skipped=[]):
-            if seq >= _TITLE_SCAN_ROWS:
-                break
-            entry = parse_line(seq + 1, line)
-            message = entry.message if entry is not None else None
-            if message is not None and message.role == "user":
-                words = spoken(message)
-                if words:
-                    return words
-        return None
-
-    @staticmethod
-    def _last_usage(db: AgentDb, session_id: str) -> int | None:
-        """The last reply's total tokens (when OpenClaw's store has no fresh total), read from the end."""
-        for read, (seq, line) in enumerate(db.event_lines_backward(session_id, skipped=[])):
-            if read >= _USAGE_SCAN_ROWS:
-                break
-            entry = parse_line(seq + 1, line)
-            message = entry.message if entry is not None else None
-            if message is not None and message.usage is not None and message.usage.total_tokens > 0:
-                return message.usage.total_tokens
-        return None
-
-    def find(self, session: str) -> Path:
-        """A citation path, an id, a unique id prefix (or a legacy file's path) → the session.
-
-        Returns:
-            ``sessions/<agent>/<id>.jsonl`` for a database session (a stand-in, not a file), the file for a
-            legacy leftover.
-        """
-        text = session.strip()
-        ids = self._ids()
-        named = self._db_id(text)
-        if named is not None:
-            if named in ids:
-                return Path(self.rel_for(named))
-            raise SessionLookupError(f"no session {named} in {self.path}")
-        legacy = self._legacy()
-        if "/" in text or os.sep in text or text.endswith(".jsonl") or _citation_name(text) is not None:
-            name = Path(text).name
-            stem = name[: -len(".jsonl")] if name.endswith(".jsonl") else None
-            if stem and stem in ids and not Path(text).expanduser().is_file():
-                return Path(self.rel_for(stem))
-            if legacy is not None:
-                return legacy.find(text)
-            candidate = Path(text).expanduser()
-            if candidate.is_file():
-                return candidate
-            raise SessionLookupError(f"transcript not found: {session}")
-        leftovers = [(sid, item) for sid, item in self._legacy_ids(legacy) if sid not in ids]
-        if text in ids:
-            return Path(self.rel_for(text))
-        matches = sorted({sid for sid in ids if sid.startswith(text)} | {sid for sid, _ in leftovers
-                                                                          if sid.startswith(text)})
-        if len(matches) == 1:
-            if matches[0] in ids:
-                return Path(self.rel_for(matches[0]))
-            assert legacy is not None
-            return legacy.find(matches[0])
-        if not matches:
-            raise SessionLookupError(f"no session matching {text!r} in {self.path} (memdeck sessions lists them)")
-        shown = ", ".join(matches[:5]) + (" …" if len(matches) > 5 else "")
-        raise SessionLookupError(f"{text!r} matches {len(matches)} sessions: {shown}; type more of the id")
-
-    def _resolve(self, session: str | Path) -> tuple[str | None, Path]:
-        """``(database session id, stand-in)`` or ``(None, legacy file)``."""
-        if isinstance(session, Path) and session.is_absolute():
-            return None, session
-        named = self._db_id(session)
-        path = Path(self.rel_for(named)) if named is not None else self.find(str(session))
-        db_id = self._db_id(path)
-        return (db_id, path) if db_id is not None else (None, path)
-
-    def read(self, session: str | Path, *, max_bytes: int | None = None) -> Transcript:
-        """Parse a session: a database session's rows through the JSONL reader, a leftover file as a file."""
-        db_id, path = self._resolve(session)
-        if db_id is None:
-            return read_transcript(path, max_bytes=max_bytes)
-        with self._reading():
-            db = self.database()
-            stats = db.transcript_stats().get(db_id)
-            if stats is None:
-                raise SessionReadError(f"no session {db_id} in {self.path}") from FileNotFoundError(str(path))
-            skipped: list[tuple[int, str]] = []
-            return read_transcript_rows(
-                db.event_lines(db_id, skipped=skipped), path=path, session_id=db_id, size=stats.size,
-                line_count=(stats.last_seq + 1) if stats.last_seq is not None else stats.rows,
-                skipped=skipped, max_bytes=max_bytes,
-            )
-
-    def store_entry(self, session: str | Path) -> StoreEntry | None:
-        """The session key OpenClaw files the session under, its chat type, channel and display name."""
-        db_id, path = self._resolve(session)
-        if db_id is None:
-            return store_entry_for(path)
-        with self._reading():
-            found = next((s for s in self.database().list_sessions() if s.session_id == db_id), None)
-        if found is None or found.session_key is None:
-            return None
-        return StoreEntry(session_key=found.session_key, session_id=found.session_id, chat_type=found.chat_type,
-                          channel=found.channel, display_name=found.display_name)
-
-    def jsonl_lines(self, session: str | Path) -> Iterator[tuple[int, bytes]]:
-        """A database session's rows as the JSONL lines they are (row ``seq`` is line ``seq + 1``, a compressed
-        row decoded byte for byte); a leftover file's lines."""
-        db_id, path = self._resolve(session)
-        if db_id is None:
-            return _file_lines(path)
-        with self._reading():
-            db = self.database()
-
-        def lines() -> Iterator[tuple[int, bytes]]:
-            with self._reading():
-                for seq, line in db.event_lines(db_id):
-                    yield seq + 1, line
-
-        return lines()
-
-    def describe(self) -> SourceStatus:
-        """The database file, its schema, how many sessions it holds and what to watch out for."""
-        legacy = str(self.legacy_folder) if self.legacy_folder is not None and self.legacy_folder.is_dir() else None
-        try:
-            db = self.database()
-            stats = db.transcript_stats()
-        except AgentDbError as exc:
-            return SourceStatus(self.kind, str(self.path), False, str(exc), known_schema_version=KNOWN_SCHEMA_VERSION,
-                                problem=exc.reason, legacy_folder=legacy,
-                                schema_version=self._db.schema_version if self._db is not None else None)
-        except sqlite3.Error as exc:
-            return SourceStatus(self.kind, str(self.path), False, f"cannot read the OpenClaw database: {exc}",
-                                known_schema_version=KNOWN_SCHEMA_VERSION, problem="unreadable", legacy_folder=legacy)
-        count = len(stats)
-        leftovers = [sid for sid, _item in self._legacy_ids(self._legacy()) if sid not in stats]
-        detail = f"{count} session{'s' if count != 1 else ''}"
-        if leftovers:
-            detail += f" + {len(leftovers)} left in {self.legacy_folder}"
-        return SourceStatus(
-            self.kind, str(self.path), True, detail, sessions=count + len(leftovers),
-            schema_version=db.schema_version, known_schema_version=KNOWN_SCHEMA_VERSION,
-            app_version=db.app_version, warnings=db.warnings, legacy_folder=legacy,
-        )
-
-    def index_files(self) -> list[SessionFile]:
-        """Every database session (named ``sessions/<agent>/<id>.jsonl``; stamped by its newest row's time and
-        its JSONL size), then the old folder's leftovers."""
-        with self._reading():
-            stats = self.database().transcript_stats()
-        files = [
-            SessionFile(self.rel_for(sid), Path(self.rel_for(sid)), "sessions", (st.last_ms or 0) * 1_000_000,
-                        st.size, session=sid, reader=self)
-            for sid, st in stats.items()
-        ]
-        legacy = self._legacy()
-        if legacy is not None:
-            with contextlib.suppress(SessionReadError):
-                files.extend(f for f in legacy.index_files()
-                             if _listed_id(classify_legacy_name(f.path.name)) not in stats)
-        files.sort(key=lambda f: f.rel)
-        return files
-
-
-# ---------------------------------------------------------------------------------------------
-# Choosing the source
-
-
 def explicit_sessions_location(config: Config) -> Path | None:
     """What the user named, if anything: ``MEMDECK_SESSIONS``, else ``sessions_dir`` (``--sessions``/config)."""
     env = os.environ.get("MEMDECK_SESSIONS")
@@ -1016,6 +677,8 @@ def session_source_at(location: Path, *, agent: str = "main", flush_state: Path 
     A legacy ``agents/<agent>/sessions`` folder whose agent has a database next to it (``../agent/``) is read
     through the database (OpenClaw migrated it; the folder keeps only archives, which are listed too).
     """
+    from engine.sessions.dbsource import AgentDbSource  # deferred: dbsource builds on this module
+
     path = Path(location).expanduser()
     if path.is_dir():
         inside = path / DB_FILE_NAME
@@ -1049,6 +712,8 @@ def open_session_source(config: Config, *, flush_state: Path | None = None,
         flush_state: memdeck's flush record; defaults to ``<home>/flush-state.json``.
         location: a path that wins over the configured one.
     """
+    from engine.sessions.dbsource import AgentDbSource  # deferred: dbsource builds on this module
+
     state_file = flush_state if flush_state is not None else config.home / FLUSH_STATE_FILE
     named = location if location is not None else explicit_sessions_location(config)
     if named is not None:
