@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from engine.config import Config
+from engine.display import plural
 from engine.embed.choice import Embedder, EmbeddingError, ProviderChoice, choose_provider, make_embedder
 from engine.errors import IndexBusy, PathRefused
 from engine.index import queries
@@ -700,7 +701,7 @@ class MemoryEngine(MemoryFiles):
                         effective = "keyword" if mode == "hybrid" else mode
                     pending = self.store.pending_count() if self.store.has_pending() else 0
                     if pending:
-                        warnings.append(f"{pending} chunks are not embedded yet")
+                        warnings.append(f"{plural(pending, 'chunk')} not embedded yet")
         results = run_search(self.store, settings, query, effective, qvec, max_results, min_score,
                              sources, self._vindex,
                              english_only_vectors=self.choice.model == "all-MiniLM-L6-v2")

@@ -65,7 +65,8 @@ async def test_f_drafts_what_the_cli_drafts(config: Config, tmp_path: Path) -> N
     assert [{"text": i.text, "kind": i.kind, "line": i.line} for i in draft.items] == cli["items"]
     assert draft.skipped_known == cli["skippedKnown"]
     assert _bullets(block) == _bullets(cli["text"])
-    assert f"{len(cli['items'])} candidate memories" in info
+    n = len(cli["items"])
+    assert f"{n} candidate {'memory' if n == 1 else 'memories'}" in info  # "1 candidate memory" (issue 16, case 14)
     # The issue's case: MEMORY.md line 14 already holds the uv preference, so neither door proposes it again.
     assert cli["skippedKnown"] == 2 and [item["line"] for item in cli["items"]] == [20]
     assert not today.exists()  # cancelled: nothing written
