@@ -116,6 +116,7 @@ class BigLines(ScrollView, can_focus=True):
         super().__init__(id=id)
         self.index = LineIndex()
         self.selected: tuple[int, int] | None = None
+        self._want_y: int | None = None  # a jump's scroll target, re-applied until the layout lets it land
         """1-based inclusive lines to highlight (a search hit)."""
         self._fh: BinaryIO | None = None
         self._cache: dict[int, str] = {}
@@ -126,6 +127,7 @@ class BigLines(ScrollView, can_focus=True):
         self._fh = fh
         self.index = index
         self.selected = None
+        self._want_y = None
         self.scroll_to(0, 0, animate=False)
         self.grow()
 
@@ -144,6 +146,22 @@ class BigLines(ScrollView, can_focus=True):
         width = self._gutter() + min(self.index.longest, SHOWN_CHARS) + 24
         self.virtual_size = Size(width, self.index.lines)
         self.refresh()
+        self._land()
+
+    def on_resize(self) -> None:
+        self._land()
+
+    def _land(self) -> None:
+        """Scroll to the last jump's target; a scroll is clamped to the size, so retry as the size grows."""
+        if self._want_y is None:
+            return
+        if self.index.done and self.size.height:
+            self._want_y = min(self._want_y, int(self.max_scroll_y))  # near the end: as far as it goes
+        self.scroll_to(y=self._want_y, animate=False, immediate=True)
+        if int(self.scroll_y) == self._want_y:
+            self._want_y = None
+        else:
+            self.call_after_refresh(self._land)
 
     def _gutter(self) -> int:
         return len(f"{max(1, self.index.lines):,}") + 3
@@ -197,8 +215,8 @@ class BigLines(ScrollView, can_focus=True):
         if start_line - 1 >= self.index.lines and not self.index.done:
             return False
         # After the next refresh as well: a viewer just shown has no size yet, and a scroll is clamped to it.
-        self.scroll_to(y=max(0, start_line - 3), animate=False)
-        self.call_after_refresh(self.scroll_to, y=max(0, start_line - 3), animate=False)
+        self._want_y = max(0, start_line - 3)
+        self._land()
         self.refresh()
         return True
 
