@@ -1,0 +1,1 @@
+"""Memory review: duplicates, conflicts and facts worth promoting to MEMORY.md."""
