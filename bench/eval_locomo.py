@@ -14,12 +14,14 @@ reuse the index and the embedding cache.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import re
+import statistics
 import sys
 from collections import Counter, defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -34,8 +36,10 @@ from _eval_common import (
     coverage,
     engine_location,
     eval_home,
+    fmt,
     git_revision,
     hit_at,
+    holds,
     latency_summary,
     limit_torch_threads,
     load_average,
@@ -43,6 +47,7 @@ from _eval_common import (
     machine_info,
     make_progress,
     markdown_table,
+    mean,
     now_iso,
     parse_modes,
     reciprocal_rank,
@@ -461,6 +466,464 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return payload
 
 
+# -- cross-validation ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Variant:
+    """One setting of the CV grid: ``SearchConfig`` overrides and/or a heuristic switched off in the pipeline."""
+
+    name: str
+    search: Mapping[str, Any] = field(default_factory=dict)
+    patch: str | None = None  # "dates", "spread" or "common": that pipeline heuristic off
+    modes: tuple[str, ...] = ("keyword", "vector", "hybrid")
+    about: str = ""
+
+
+# Each heuristic switched off on its own (the default is the first row). Vector-leg settings skip keyword mode.
+GRID: tuple[Variant, ...] = (
+    Variant("default", about="the shipped defaults"),
+    Variant("no-line-vectors", {"line_weight": 0.0}, modes=("vector", "hybrid"),
+            about="[search] line_weight 0.7 → 0"),
+    Variant("line-vectors-0.5", {"line_weight": 0.5}, modes=("vector", "hybrid"), about="line_weight 0.5"),
+    Variant("no-best-line-bm25", {"line_text_weight": 0.0}, modes=("keyword", "hybrid"),
+            about="[search] line_text_weight 0.3 → 0"),
+    Variant("no-date-boosts", patch="dates", modes=("keyword", "hybrid"), about="pipeline dated_chunks off"),
+    Variant("no-spread", patch="spread", modes=("keyword", "vector", "hybrid"),
+            about="spread_overlaps off (SPREAD_LIMIT 0.7 → never)"),
+    Variant("no-common-drop", patch="common", modes=("keyword", "hybrid"), about="common_terms drop off"),
+    Variant("weights-50-50", {"vector_weight": 0.5, "text_weight": 0.5}, modes=("hybrid",),
+            about="vector_weight/text_weight .5/.5"),
+    Variant("weights-30-70", {"vector_weight": 0.3, "text_weight": 0.7}, modes=("hybrid",),
+            about="vector_weight/text_weight .3/.7"),
+    Variant("minmax", {"vector_norm": "minmax"}, modes=("vector", "hybrid"), about="vector_norm minmax"),
+    Variant("raw-fusion", {"vector_norm": "raw"}, modes=("hybrid",), about="vector_norm raw (OpenClaw's)"),
+    Variant("line-vectors-0.7", {"line_weight": 0.7}, modes=("vector", "hybrid"), about="line_weight 0.7"),
+)
+# Fitted per fold on the other four conversations (pass 2): calibration and the re-ranker.
+FITTED = ("calibrated", "rerank")
+CV_METRICS = ("hit@1", "hit@3", "hit@5", "mrr@10", "snip@1", "snip@5", "chars@5")
+
+
+@contextlib.contextmanager
+def heuristic_off(patch: str | None) -> Iterator[None]:
+    """Switch one pipeline heuristic off for the duration (module attributes the search reads at call time)."""
+    from engine.search import pipeline
+
+    saved: dict[str, Any] = {}
+    if patch == "dates":
+        saved["dated_chunks"] = pipeline.dated_chunks
+        pipeline.dated_chunks = lambda *a, **k: {}  # type: ignore[assignment]
+    elif patch == "spread":
+        saved["SPREAD_LIMIT"] = pipeline.SPREAD_LIMIT
+        pipeline.SPREAD_LIMIT = 2.0  # a share of lines never reaches 2: nothing is moved back
+    elif patch == "common":
+        saved["common_terms"] = pipeline.common_terms
+        pipeline.common_terms = lambda store, terms: frozenset()  # type: ignore[assignment]
+    elif patch is not None:
+        raise ValueError(f"unknown patch {patch!r}")
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            setattr(pipeline, name, value)
+
+
+def labels_for(rec: Mapping[str, Any], gold: Sequence[tuple[str, int]]) -> dict[int, int]:
+    """1 for each collected candidate whose chunk holds a gold line, else 0."""
+    out = {}
+    for key in rec["keys"]:
+        path, start, end = rec["rows"][key]
+        out[key] = int(holds(Ranged(path, start, end), gold))
+    return out
+
+
+class ConvRunner:
+    """One conversation's engine, synced once, with its query vectors cached: runs ``run_search`` directly."""
+
+    def __init__(self, conv: Conversation, home: Path, overrides: Mapping[str, Any], need_vec: bool,
+                 embedder: Any) -> None:
+        from engine.api import MemoryEngine
+        from engine.config import load_config
+
+        self.conv = conv
+        workspace = home / "locomo" / conv.sample_id
+        sync_workspace_files(workspace, conv.files)
+        self.config = load_config(workspace=workspace, home=home, overrides=dict(overrides))
+        self.engine = MemoryEngine(self.config, embedder=embedder)
+        if need_vec and self.engine.embedder is not None:
+            self.engine.load_model()
+        report = self.engine.sync(embed=need_vec)
+        self.chunks = report.chunks_total
+        self.model = self.engine.choice.model if self.engine.choice.provider == "local" else None
+        self.qvecs: dict[int, list[float] | None] = {}
+        if need_vec and self.engine.embedder is not None:
+            for q in conv.questions:
+                vec = self.engine.embedder.embed_query(q.text)
+                self.qvecs[q.index] = vec if any(vec) else None
+
+    def search(self, q: Question, mode: str, settings: Any, **kw: Any) -> list[Any]:
+        """``run_search`` for one question (min_score 0, ``MAX_RESULTS`` results) with these settings."""
+        from engine.search.pipeline import run_search
+
+        qvec = self.qvecs.get(q.index) if mode != "keyword" else None
+        effective = mode if (mode == "keyword" or qvec is not None) else "keyword"
+        return run_search(self.engine.store, settings, q.text, effective, qvec, MAX_RESULTS, 0.0,
+                          self.config.sources, self.engine._vindex,
+                          english_only_vectors=self.model == "all-MiniLM-L6-v2", model=self.model, **kw)
+
+    def close(self) -> None:
+        """Close the engine."""
+        self.engine.close()
+
+
+def open_runners(args: argparse.Namespace, need_vec: bool, progress: Any = None) -> list[ConvRunner]:
+    """A synced :class:`ConvRunner` per dev conversation (one model load shared by all)."""
+    samples = json.loads(Path(args.data).read_bytes())
+    if args.conversations:
+        samples = samples[: args.conversations]
+    home, _temporary = eval_home(Path(args.home) if args.home else None)
+    overrides = load_overrides(Path(args.config) if args.config else None)
+    runners: list[ConvRunner] = []
+    embedder = None
+    for sample in samples:
+        conv = build_conversation(sample)
+        if args.limit_questions:
+            conv = Conversation(conv.sample_id, conv.files, conv.locations, conv.questions[: args.limit_questions],
+                                conv.evidence, conv.sessions)
+        if progress is not None:
+            print(f"[cv] indexing {conv.sample_id}", file=sys.stderr)
+        runner = ConvRunner(conv, home, overrides, need_vec, embedder)
+        if embedder is None and need_vec:
+            embedder = runner.engine.embedder
+            limit_torch_threads(getattr(args, "torch_threads", 0))
+        runners.append(runner)
+    return runners
+
+
+def collect_records(runner: ConvRunner, mode: str, settings: Any) -> list[dict[str, Any]]:
+    """Each question's top candidates with re-ranker features, raw leg values and labels (one pass)."""
+    out = []
+    for q in runner.conv.questions:
+        bucket: list[dict[str, Any]] = []
+        runner.search(q, mode, settings, collect=bucket)
+        if not bucket:
+            continue
+        rec = bucket[0]
+        rec.update(conv=runner.conv.sample_id, qa=q.index, category=q.category, labels=labels_for(rec, q.gold))
+        out.append(rec)
+    return out
+
+
+def collect_all(args: argparse.Namespace) -> dict[str, Any]:
+    """Candidates of every dev question at the configured settings, for ``train_rerank.py``."""
+    runners = open_runners(args, need_vec=True, progress=True)
+    try:
+        records: dict[str, list[dict[str, Any]]] = {"hybrid": [], "keyword": []}
+        for r in runners:
+            settings = r.config.search
+            if r.qvecs:
+                records["hybrid"] += collect_records(r, "hybrid", settings)
+            records["keyword"] += collect_records(r, "keyword", settings)
+        return {"model": runners[0].model if runners else None, "date": now_iso(), "records": records,
+                "vector_norm": runners[0].config.search.vector_norm if runners else None,
+                "conversations": [r.conv.sample_id for r in runners]}
+    finally:
+        for r in runners:
+            r.close()
+
+
+def fold_stats(per_fold: Sequence[Mapping[str, float]], metrics: Sequence[str]) -> dict[str, Any]:
+    """mean, std (sample), min and max over folds of each metric (empty without folds)."""
+    out: dict[str, Any] = {}
+    if not per_fold:
+        return out
+    for m in metrics:
+        vals = [f[m] for f in per_fold]
+        out[m] = {"mean": round(mean(vals), 4), "std": round(statistics.stdev(vals), 4) if len(vals) > 1 else 0.0,
+                  "min": round(min(vals), 4), "max": round(max(vals), 4)}
+    return out
+
+
+def summarize_cv(rows: Sequence[Mapping[str, Any]], convs: Sequence[str]) -> dict[str, Any]:
+    """Per-fold (held-out conversation) metrics, their spread, and per-category spread, for one variant/mode."""
+    folds = {}
+    for c in convs:
+        sub = [r for r in rows if r["conv"] == c]
+        folds[c] = summarize(sub)
+    per_fold = [folds[c]["overall"] for c in convs]
+    cats = {cat: fold_stats([folds[c]["by_category"][cat] for c in convs if folds[c]["by_category"][cat]["n"]],
+                            CV_METRICS) for cat in CATEGORIES}
+    return {"folds": {c: folds[c]["overall"] for c in convs}, "spread": fold_stats(per_fold, CV_METRICS),
+            "pooled": summarize(rows)["overall"], "by_category": cats}
+
+
+def verdict(default: Mapping[str, Any], other: Mapping[str, Any], convs: Sequence[str]) -> dict[str, Any]:
+    """The house rule: ``other`` replaces the default only if its CV mean hit@1 improves and no fold loses
+    more than .01 hit@1."""
+    deltas = {c: round(other["folds"][c]["hit@1"] - default["folds"][c]["hit@1"], 4) for c in convs}
+    mean_delta = round(mean(list(deltas.values())), 4)
+    better = mean_delta > 0 and min(deltas.values()) >= -0.01
+    return {"deltas": deltas, "mean_delta": mean_delta, "worst": min(deltas.values()), "adopt": better,
+            "mrr_delta": round(other["spread"]["mrr@10"]["mean"] - default["spread"]["mrr@10"]["mean"], 4)}
+
+
+def threshold_stats(recs: Sequence[Mapping[str, Any]], cal: Any, model: Mapping[str, Any] | None,
+                    min_score: float = 0.35) -> dict[str, Any]:
+    """What ``min_score`` means on each scale (raw fusion, calibrated fusion, re-ranker probability): the
+    share of questions with a passing candidate, and the precision and recall of passing candidates."""
+    from engine.search.calibration import sigmoid
+
+    def stats(score: Any) -> dict[str, float]:
+        passing = hits = positives = questions = 0
+        for rec in recs:
+            any_pass = False
+            for key in rec["keys"]:
+                lab = rec["labels"][key]
+                positives += lab
+                if score(rec, key) >= min_score:
+                    passing += 1
+                    hits += lab
+                    any_pass = True
+            questions += any_pass
+        return {"questions_passing": round(questions / max(1, len(recs)), 4),
+                "precision": round(hits / max(1, passing), 4), "recall": round(hits / max(1, positives), 4)}
+
+    def raw(rec: Mapping[str, Any], key: Any) -> float:
+        return float(rec["features"][key]["base"])
+
+    def calibrated(rec: Mapping[str, Any], key: Any) -> float:
+        r = rec["raw"][key]
+        v = cal.vector_leg(r["vleg"]) if r.get("vleg") is not None and cal.vector_leg is not None else 0.0
+        k = cal.keyword_leg(r["kleg"]) if r.get("kleg") is not None and cal.keyword_leg is not None else 0.0
+        return 0.7 * v + 0.3 * k
+
+    out = {"fused score as configured": stats(raw), "calibrated fusion": stats(calibrated)}
+    if model is not None:
+        def prob(rec: Mapping[str, Any], key: Any) -> float:
+            feats = rec["features"][key]
+            return sigmoid(model["bias"] + sum(w * feats.get(n, 0.0) for n, w in model["weights"].items()))
+        out["re-ranker p"] = stats(prob)
+    return out
+
+
+def run_cv(args: argparse.Namespace) -> dict[str, Any]:
+    """Leave-one-conversation-out: fixed settings per fold, each heuristic off, choose-on-four over the grid,
+    and the per-fold fitted calibration and re-ranker (trained on the other four conversations)."""
+    from dataclasses import replace
+
+    from train_rerank import (
+        FEATURES_FOR,
+        calibration_object,
+        fit_calibration,
+        quick_hit1,
+        recalibrate,
+        train_model,
+        weights_payload,
+    )
+
+    from engine.search.rerank import Reranker, reranker_from
+
+    modes = parse_modes(args.modes)
+    need_vec = any(m in VECTOR_MODES for m in modes)
+    grid = [v for v in GRID if args.grid == "all" or v.name in args.grid.split(",") or v.name == "default"]
+    with Stopwatch() as total:
+        runners = open_runners(args, need_vec, progress=True)
+        convs = [r.conv.sample_id for r in runners]
+        rows: dict[str, dict[str, list[dict[str, Any]]]] = {}
+        records: dict[str, dict[str, list[dict[str, Any]]]] = {m: {} for m in ("hybrid", "keyword")}
+        timings: dict[str, float] = {}
+        try:
+            fitted_modes = [m for m in ("hybrid", "keyword") if m in modes]
+            with Stopwatch() as sw:
+                for r in runners:
+                    for mode in fitted_modes:
+                        if mode == "hybrid" and not r.qvecs:
+                            continue
+                        records[mode][r.conv.sample_id] = collect_records(r, mode, replace(r.config.search, rerank=False))
+            timings["collect"] = round(sw.seconds, 1)
+            # Each held-out conversation's calibration, fitted on the other four (used by every row below).
+            fold_cal: dict[str, Any] = {}
+            for r in runners:
+                train_h = [rec for c, recs in records["hybrid"].items() if c != r.conv.sample_id for rec in recs] \
+                    if "hybrid" in records else []
+                if train_h:
+                    fold_cal[r.conv.sample_id] = calibration_object(fit_calibration(train_h), r.model or "unknown")
+            for variant in grid:
+                with Stopwatch() as sw, heuristic_off(variant.patch):
+                    for mode in [m for m in modes if m in variant.modes]:
+                        out = rows.setdefault(variant.name, {}).setdefault(mode, [])
+                        for r in runners:
+                            # never the shipped re-ranker or calibration here: both saw every conversation
+                            settings = replace(r.config.search, rerank=False, **dict(variant.search))
+                            for q in r.conv.questions:
+                                hits = r.search(q, mode, settings, calibration=fold_cal.get(r.conv.sample_id))
+                                out.append({"conv": r.conv.sample_id, "category": q.category,
+                                            **score_results(hits, q.gold)})
+                timings[variant.name] = round(sw.seconds, 1)
+                print(f"[cv] {variant.name}: {sw.seconds:.1f} s", file=sys.stderr)
+            fused = runners[0].config.search.vector_norm == "calibrated" if runners else False
+            fold_models: dict[str, Any] = {}
+            threshold: dict[str, Any] = {}
+            quick: dict[str, Any] = {}
+            with Stopwatch() as sw:
+                for r in runners:
+                    held = r.conv.sample_id
+                    train = {m: [rec for c, recs in records[m].items() if c != held for rec in recs]
+                             for m in fitted_modes}
+                    model = r.model or "unknown"
+                    cal = calibration_object(fit_calibration(train["hybrid"]), model) if train.get("hybrid") \
+                        else None
+                    if cal is not None and train.get("hybrid"):
+                        # the vector features under this fold's calibration, as the held-out search computes them
+                        train["hybrid"] = recalibrate(train["hybrid"], cal, fused)
+                    drop = set(args.drop_features.split(",")) if args.drop_features else set()
+                    names = {m: [f for f in FEATURES_FOR[m] if f not in drop] for m in fitted_modes}
+                    models = {m: train_model(train[m], names[m], args.l2, args.loss)
+                              for m in fitted_modes if train[m]}
+                    fold_models[held] = models
+                    for m in fitted_modes if not args.no_l2_table else ():
+                        test = records[m].get(held, [])
+                        if m == "hybrid" and cal is not None:
+                            test = recalibrate(test, cal, fused)
+                        quick.setdefault(m, {})[held] = {
+                            "fused": round(quick_hit1(test, None), 4),
+                            **{f"{loss} l2={l2}": round(quick_hit1(
+                                test, train_model(train[m], names[m], l2, loss)), 4)
+                               for loss in ("pointwise", "listwise") for l2 in (0.1, 1.0, 10.0)}}
+                    rr: Reranker = reranker_from(weights_payload(models, {}, 30))
+                    if cal is not None and "hybrid" in records:
+                        threshold.setdefault(held, threshold_stats(recalibrate(records["hybrid"].get(held, []), cal, fused), cal,
+                                                                   models.get("hybrid")))
+                    for m in fitted_modes:
+                        out = rows.setdefault("rerank", {}).setdefault(m, [])
+                        settings = replace(r.config.search, rerank=True)
+                        for q in r.conv.questions:
+                            hits = r.search(q, m, settings, reranker=rr, calibration=cal)
+                            out.append({"conv": held, "category": q.category, **score_results(hits, q.gold)})
+                    if "hybrid" in fitted_modes and cal is not None:
+                        out = rows.setdefault("calibrated", {}).setdefault("hybrid", [])
+                        settings = replace(r.config.search, vector_norm="calibrated", rerank=False)
+                        for q in r.conv.questions:
+                            hits = r.search(q, "hybrid", settings, calibration=cal)
+                            out.append({"conv": held, "category": q.category, **score_results(hits, q.gold)})
+            timings["fitted"] = round(sw.seconds, 1)
+        finally:
+            for r in runners:
+                r.close()
+    summary: dict[str, Any] = {}
+    for name, by_mode in rows.items():
+        for mode, mode_rows in by_mode.items():
+            summary.setdefault(name, {})[mode] = summarize_cv(mode_rows, convs)
+    verdicts: dict[str, Any] = {}
+    for name, by_mode in summary.items():
+        if name == "default":
+            continue
+        for mode, res in by_mode.items():
+            if mode in summary["default"]:
+                verdicts.setdefault(name, {})[mode] = verdict(summary["default"][mode], res, convs)
+    chosen: dict[str, Any] = {}
+    for mode in modes:
+        candidates = [v.name for v in grid if mode in summary.get(v.name, {})]
+        picks = {}
+        held_rows = []
+        for held in convs:
+            def train_hit1(name: str, held: str = held, mode: str = mode) -> tuple[float, float]:
+                sub = [x for x in rows[name][mode] if x["conv"] != held]
+                return mean([x["hit@1"] for x in sub]), mean([x["mrr@10"] for x in sub])
+            best = max(candidates, key=train_hit1)
+            picks[held] = best
+            held_rows += [x for x in rows[best][mode] if x["conv"] == held]
+        chosen[mode] = {"picks": picks, **summarize_cv(held_rows, convs)}
+    return {
+        "summary": summary, "verdicts": verdicts, "choose_on_four": chosen, "rerank_quick_hit1": quick,
+        "min_score_0.35": threshold,
+        "fold_models": fold_models,
+        "meta": {"data": str(args.data), "date": now_iso(), "modes": modes, "conversations": convs,
+                 "questions": {r.conv.sample_id: len(r.conv.questions) for r in runners},
+                 "chunks": {r.conv.sample_id: r.chunks for r in runners},
+                 "model": runners[0].model if runners else None, "config_file": args.config,
+                 "overrides": load_overrides(Path(args.config) if args.config else None),
+                 "grid": [{"name": v.name, "about": v.about, "search": dict(v.search), "patch": v.patch,
+                           "modes": list(v.modes)} for v in grid],
+                 "fitted": list(FITTED), "l2": args.l2, "loss": args.loss, "dropped_features": args.drop_features, "timings": {**timings, "total": round(total.seconds, 1)},
+                 "machine": machine_info(), "git": git_revision(REPO), "argv": sys.argv[1:]},
+    }
+
+
+def render_cv_markdown(payload: Mapping[str, Any], modes: Sequence[str]) -> str:
+    """The CV report: per-fold table per variant and mode, category spread, verdicts, choose-on-four."""
+    meta = payload["meta"]
+    convs = meta["conversations"]
+    parts = [f"# LoCoMo leave-one-conversation-out CV — {Path(meta['data']).name}", "",
+             f"{meta['date']} · model {meta['model']} · {sum(meta['questions'].values())} questions in "
+             f"{len(convs)} folds · max_results={MAX_RESULTS}, min_score=0"
+             + (f" · overrides `{json.dumps(meta['overrides'])}`" if meta["overrides"] else ""), "",
+             "Each fold holds one conversation out; fixed settings are scored per fold as they are, "
+             "`calibrated` and `rerank` are fitted on the other four conversations and scored on the fifth.", ""]
+    summary = payload["summary"]
+    header = ["variant", "mode", *[f"h@1 {c}" for c in convs], "hit@1 mean ± std [min–max]", "hit@3", "hit@5",
+              "MRR@10", "snip@1", "snip@5", "chars@5"]
+    table = []
+    for name, by_mode in summary.items():
+        for mode in modes:
+            if mode not in by_mode:
+                continue
+            res = by_mode[mode]
+            sp = res["spread"]
+            h1 = sp["hit@1"]
+            table.append([name, mode, *[res["folds"][c]["hit@1"] for c in convs],
+                          f"{fmt(h1['mean'])} ± {fmt(h1['std'])} [{fmt(h1['min'])}–{fmt(h1['max'])}]",
+                          *[f"{fmt(sp[m]['mean'])} ± {fmt(sp[m]['std'])}"
+                            for m in ("hit@3", "hit@5", "mrr@10", "snip@1", "snip@5")],
+                          f"{sp['chars@5']['mean']:.0f}"])
+    parts += ["## Per fold (hit@1 of each held-out conversation) and mean ± std over folds", "",
+              markdown_table(header, table), ""]
+    parts += ["## Per category (mean ± std over folds)", ""]
+    cat_rows = []
+    for name in ("default", "rerank", "calibrated"):
+        for mode in modes:
+            res = summary.get(name, {}).get(mode)
+            if res is None:
+                continue
+            for cat in CATEGORIES:
+                c = res["by_category"][cat]
+                if not c:
+                    continue
+                cat_rows.append([name, mode, f"{cat} {CATEGORY_NAMES[cat]}",
+                                 *[f"{fmt(c[m]['mean'])} ± {fmt(c[m]['std'])}"
+                                   for m in ("hit@1", "hit@5", "mrr@10", "snip@1", "snip@5")]])
+    parts += [markdown_table(["variant", "mode", "category", "hit@1", "hit@5", "MRR@10", "snip@1", "snip@5"],
+                             cat_rows), ""]
+    parts += ["## Verdicts (house rule: adopt only if mean hit@1 improves and no fold loses > .01)", ""]
+    vrows = []
+    for name, by_mode in payload["verdicts"].items():
+        for mode, v in by_mode.items():
+            vrows.append([name, mode, *[f"{v['deltas'][c]:+.3f}" for c in convs], f"{v['mean_delta']:+.4f}",
+                          f"{v['mrr_delta']:+.4f}", "adopt" if v["adopt"] else "keep default"])
+    parts += [markdown_table(["variant", "mode", *[f"Δh@1 {c}" for c in convs], "mean Δhit@1", "Δ MRR", "verdict"],
+                             vrows), ""]
+    parts += ["## Choose-on-four over the fixed grid (pick by train hit@1, score the held-out fold)", ""]
+    crow = []
+    for mode, res in payload["choose_on_four"].items():
+        h1 = res["spread"]["hit@1"]
+        crow.append([mode, ", ".join(f"{c}: {p}" for c, p in res["picks"].items()),
+                     f"{fmt(h1['mean'])} ± {fmt(h1['std'])}", fmt(res["spread"]["mrr@10"]["mean"])])
+    parts += [markdown_table(["mode", "picks", "held-out hit@1", "MRR@10"], crow), ""]
+    quick = payload.get("rerank_quick_hit1") or {}
+    if quick:
+        parts += ["## Re-ranker regularisation (in-memory hit@1 on the held-out fold's candidates)", ""]
+        qrows = [[m, c, *v.values()] for m, by in quick.items() for c, v in by.items()]
+        first = next(iter(next(iter(quick.values())).values()))
+        parts += [markdown_table(["mode", "held out", *first.keys()], qrows), ""]
+    thr = payload.get("min_score_0.35") or {}
+    if thr:
+        parts += ["## What `min_score` 0.35 means on each scale (held-out folds, top candidates)", ""]
+        trow = [[c, scale, v["questions_passing"], v["precision"], v["recall"]]
+                for c, by in thr.items() for scale, v in by.items()]
+        parts += [markdown_table(["held out", "scale", "questions with a pass", "precision", "recall"], trow), ""]
+    parts.append(f"Timings (s): {json.dumps(meta['timings'])}. Machine: {meta['machine']['cpus']} CPUs.")
+    return "\n".join(parts)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The command line."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
@@ -472,6 +935,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit-questions", type=int, default=0, help="only the first N scored questions per conversation")
     p.add_argument("--home", default=None, help="data dir for workspaces and indexes (default: MEMDECK_HOME, else temp)")
     p.add_argument("--details", default=None, help="also write one JSON line per question and mode here")
+    p.add_argument("--cv", action="store_true",
+                   help="leave-one-conversation-out: per-fold tables, heuristics off one by one, fitted calibration "
+                        "and re-ranker per fold")
+    p.add_argument("--grid", default="all", help="with --cv: comma-separated variant names (default: all)")
+    p.add_argument("--l2", type=float, default=1.0, help="with --cv: the re-ranker's ridge penalty")
+    p.add_argument("--drop-features", default="", help="with --cv: comma-separated re-ranker features left out")
+    p.add_argument("--no-l2-table", action="store_true",
+                   help="with --cv: skip the in-memory table of losses and penalties (6 extra fits per fold)")
+    p.add_argument("--loss", choices=("pointwise", "listwise"), default="listwise",
+                   help="with --cv: the re-ranker's training loss")
     p.add_argument("--torch-threads", type=int, default=0,
                    help="torch.set_num_threads(N) after the model loads (0: leave torch's default)")
     return p
@@ -479,7 +952,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: run, write ``OUT`` and ``OUT.md``, print the table."""
-    return run_main(build_parser(), run, render_markdown, argv)
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if "--cv" in args_list:
+        return run_main(build_parser(), run_cv, render_cv_markdown, args_list)
+    return run_main(build_parser(), run, render_markdown, args_list)
 
 
 if __name__ == "__main__":

@@ -1,12 +1,16 @@
-"""SQuAD-format paragraph retrieval eval (XQuAD zh): each paragraph a note, each question a query, hit@k/MRR.
+"""SQuAD-format paragraph retrieval eval (XQuAD zh/en/ru): each paragraph a note, each question a query, hit@k/MRR.
 
 Usage::
 
     MEMDECK_HOME=/tmp/xquad-home python bench/eval_xquad.py --data xquad.zh.json --out bench/results/x.json \\
-        [--modes keyword,vector,hybrid] [--config overrides.toml] [--limit-questions N]
+        [--questions-from xquad.en.json] [--modes keyword,vector,hybrid] [--config overrides.toml] \\
+        [--limit-questions N]
 
 Paragraph ``p`` of article ``a`` becomes ``memory/a<aaa>-p<ppp>.md`` holding the paragraph's text; the gold
 note of a question is its paragraph's. Workspaces live under ``$MEMDECK_HOME/xquad/<data file stem>/``.
+``--questions-from`` asks another language's questions of the same (parallel) data set against these
+paragraphs — English questions over Chinese paragraphs measure cross-lingual retrieval; a question pairs
+with its paragraph by position (XQuAD's files are parallel: same articles, paragraphs and question ids).
 """
 
 from __future__ import annotations
@@ -79,6 +83,22 @@ def build_corpus(data: Mapping[str, Any]) -> tuple[dict[str, str], list[SquadQue
     return files, questions
 
 
+def cross_questions(native: Sequence[SquadQuestion], asked: Sequence[SquadQuestion]) -> list[SquadQuestion]:
+    """``asked`` (another language's questions) with the gold notes of ``native``, paired by question id.
+
+    Raises:
+        ValueError: the two files are not parallel (a question id of one is missing from the other, or the
+            same id sits in a different paragraph).
+    """
+    gold = {q.qid: q.gold for q in native}
+    out = []
+    for q in asked:
+        if gold.get(q.qid) != q.gold:
+            raise ValueError(f"question {q.qid}: not in the same paragraph of both files (not parallel data)")
+        out.append(q)
+    return out
+
+
 def score_paths(paths: Sequence[str], gold: str) -> dict[str, float]:
     """hit@1, hit@5 and MRR@10 for a ranked list of result paths (chunks of one note may repeat)."""
     rank = next((i for i, path in enumerate(paths[:MAX_RESULTS], start=1) if path == gold), None)
@@ -93,7 +113,8 @@ def render_markdown(payload: Mapping[str, Any], modes: Sequence[str]) -> str:
     """The results table plus timings."""
     meta = payload["meta"]
     lines = [
-        f"# Paragraph retrieval — {Path(meta['data']).name}",
+        f"# Paragraph retrieval — {Path(meta['data']).name}"
+        + (f", questions from {Path(meta['questions_from']).name}" if meta.get("questions_from") else ""),
         "",
         f"{meta['date']} · {meta['questions']} questions over {meta['notes']} notes ({meta['chunks']} chunks) · "
         f"max_results={MAX_RESULTS}, min_score=0"
@@ -120,6 +141,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     data_path = Path(args.data)
     raw = data_path.read_bytes()
     files, questions = build_corpus(json.loads(raw))
+    if args.questions_from:
+        _, asked = build_corpus(json.loads(Path(args.questions_from).read_text(encoding="utf-8")))
+        questions = cross_questions(questions, asked)
     if args.limit_questions:
         questions = questions[: args.limit_questions]
     home, _temporary = eval_home(Path(args.home) if args.home else None)
@@ -160,6 +184,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     payload["meta"] = {
         "data": str(data_path),
         "data_sha256": hashlib.sha256(raw).hexdigest(),
+        "questions_from": args.questions_from,
         "date": now_iso(),
         "modes": modes,
         "questions": len(questions),
@@ -195,6 +220,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     p.add_argument("--data", required=True, help="SQuAD-format JSON file")
     p.add_argument("--out", required=True, help="where to write the JSON results (the .md goes next to it)")
+    p.add_argument("--questions-from", default=None,
+                   help="ask this parallel SQuAD file's questions (another language) against --data's paragraphs")
     p.add_argument("--modes", default="keyword", help="comma-separated: keyword,vector,hybrid")
     p.add_argument("--config", default=None, help="TOML merged over the defaults")
     p.add_argument("--limit-questions", type=int, default=0, help="only the first N questions")

@@ -13,12 +13,21 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from engine.config import Config
 from engine.display import plural
-from engine.embed.choice import Embedder, EmbeddingError, ProviderChoice, choose_provider, make_embedder
+from engine.embed.choice import (
+    Embedder,
+    EmbeddingError,
+    ProviderChoice,
+    choose_provider,
+    describe_model_change,
+    make_embedder,
+)
+from engine.embed.local import english_only_model
 from engine.errors import IndexBusy, PathRefused
 from engine.index import queries
 from engine.index.indexer import (
@@ -45,7 +54,9 @@ from engine.index.store import (
 )
 from engine.index.vectors import VectorIndex
 from engine.memory.files import FlushWritten, MemoryFiles, SessionNote
-from engine.search.pipeline import Hit, SearchResponse, run_search
+from engine.search.dates import DateSpan, pinned_today
+from engine.search.pipeline import Hit, SearchResponse, run_search, settle_date_words
+from engine.search.query import parse_query
 from engine.sessions.model import (
     Entry,
     Message,
@@ -90,6 +101,17 @@ if TYPE_CHECKING:  # loaded on first use (see __getattr__): status and search ne
     from engine.memory.notes import daily_rel as daily_rel
     from engine.memory.notes import dated_note as dated_note
     from engine.memory.notes import topic_rel as topic_rel
+    from engine.review.actions import NothingToUndo as NothingToUndo
+    from engine.review.actions import ReviewAction as ReviewAction
+    from engine.review.actions import ReviewActionError as ReviewActionError
+    from engine.review.actions import ReviewWriteConflict as ReviewWriteConflict
+    from engine.review.actions import StatementChanged as StatementChanged
+    from engine.review.actions import merge_text as merge_text
+    from engine.review.actions import promote_target as promote_target
+    from engine.review.actions import statement_text as statement_text
+    from engine.review.model import Finding as Finding
+    from engine.review.model import ReviewItem as ReviewItem
+    from engine.review.model import ReviewReport as ReviewReport
     from engine.sessions.dbsource import AgentDbSource as AgentDbSource
     from engine.sessions.excerpt import is_session_path as is_session_path
     from engine.sessions.excerpt import parse_citation as parse_citation
@@ -120,6 +142,9 @@ _LAZY = {
                             "SaveConflict", "SaveResult", "daily_heading", "daily_rel", "dated_note", "topic_rel"),
     "engine.display": ("has_control_chars", "safe_name", "safe_text"),
     "engine.state": ("StateError", "UiState", "load_state", "save_state", "state_path"),
+    "engine.review.actions": ("NothingToUndo", "ReviewAction", "ReviewActionError", "ReviewWriteConflict",
+                              "StatementChanged", "merge_text", "promote_target", "statement_text"),
+    "engine.review.model": ("Finding", "ReviewItem", "ReviewReport"),
     "engine.sessions.dbsource": ("AgentDbSource",),
     "engine.sessions.sources": ("FLUSH_STATE_FILE", "FolderSource", "SessionSource", "SourceStatus",
                                 "flush_threshold", "needs_flush", "open_session_source", "session_source_at"),
@@ -137,12 +162,14 @@ __all__ = [
     "WATCH_DEBOUNCE_MS",
     "AgentDbSource",
     "Appended",
+    "DateSpan",
     "DatedNote",
     "Deleted",
     "DiskStamp",
     "Draft",
     "DraftItem",
     "Entry",
+    "Finding",
     "FlushError",
     "FlushWritten",
     "FolderSource",
@@ -153,8 +180,14 @@ __all__ = [
     "MemoryFiles",
     "Message",
     "Note",
+    "NothingToUndo",
     "ProgressFn",
     "RenamePlan",
+    "ReviewAction",
+    "ReviewActionError",
+    "ReviewItem",
+    "ReviewReport",
+    "ReviewWriteConflict",
     "SaveConflict",
     "SaveResult",
     "ScanReport",
@@ -168,6 +201,7 @@ __all__ = [
     "Skipped",
     "SourceStatus",
     "StateError",
+    "StatementChanged",
     "Status",
     "StoreEntry",
     "SyncProgress",
@@ -189,9 +223,11 @@ __all__ = [
     "is_relevant",
     "is_session_path",
     "load_state",
+    "merge_text",
     "needs_flush",
     "open_session_source",
     "parse_citation",
+    "promote_target",
     "safe_name",
     "safe_text",
     "same_content",
@@ -200,6 +236,7 @@ __all__ = [
     "session_source_at",
     "source_stats",
     "state_path",
+    "statement_text",
     "topic_rel",
     "watch_changes",
     "watch_plan",
@@ -262,6 +299,8 @@ class Status:
 
 
 _F = TypeVar("_F", bound=Callable[..., Any])
+# The index's meta key holding the model-change message while the re-embedding it began is unfinished.
+MODEL_CHANGE_META = "model_change"
 _INDEX_ERRORS: tuple[type[BaseException], ...] = (CorruptIndex, *DB_ERRORS)
 
 
@@ -500,6 +539,15 @@ class MemoryEngine(MemoryFiles):
             return bool(queries.file_count(self.store.conn))
         return current != self._identity()
 
+    def model_change(self) -> str | None:
+        """Why the index's vectors no longer fit (another embedding model made them), or None.
+
+        ``"embedding model changed: all-MiniLM-L6-v2 → multilingual-e5-small; re-embedding 1,234 chunks once"``:
+        the next sync rebuilds once; until then searches leave the vector leg out and show keyword results.
+        """
+        return describe_model_change(self.store.get_identity(), self._identity(),
+                                     lambda: int(self.store.counts()["chunks"]))
+
     @_recovering
     def sync(
         self,
@@ -525,7 +573,13 @@ class MemoryEngine(MemoryFiles):
         report = SyncReport()
         with self._sync_lock, writer_lock(self.config.index_path, wait=wait):
             if force or self.needs_rebuild():
+                change = self.model_change()
+                if change:  # said once, by whichever door runs the rebuild (CLI index/search, TUI, MCP)
+                    report.issues.append(change)
                 self._rebuild(report, progress, cancel, embed)
+                if change and not report.cancelled and self.store.has_pending():
+                    # Status keeps saying it until the new model has embedded every chunk (often a later sync).
+                    self.store.set_meta(MODEL_CHANGE_META, change)
             else:
                 scan = self.scan()
                 report.issues.extend(scan.issues)
@@ -558,6 +612,8 @@ class MemoryEngine(MemoryFiles):
                           self.config.chunking.window_tokens, self.config.chunking.line_vectors)
         except EmbeddingError as exc:  # what is embedded stays; the rest waits for the provider
             report.issues.append(f"embedding stopped: {exc}; the remaining chunks are keyword-only until it works")
+        if not target.has_pending() and target.get_meta(MODEL_CHANGE_META) is not None:
+            queries.delete_meta(target.conn, MODEL_CHANGE_META)  # the re-embedding a model change began is done
 
     def _rebuild(self, report: SyncReport, progress: ProgressFn | None, cancel: threading.Event | None,
                  embed: bool) -> None:
@@ -664,6 +720,12 @@ class MemoryEngine(MemoryFiles):
         if not sources:
             return SearchResponse((), "none", None, mode, tuple(warnings))
         want_vec = mode in ("hybrid", "vector")
+        change = self.model_change() if want_vec else None
+        if change:
+            # Vectors of another model are noise to this one's query: keyword results until the rebuild,
+            # which re-chunks at once and leaves the embedding to the next sync (a search must not stall).
+            warnings.append(f"{change}; keyword results until then")
+            want_vec = False  # so the fresh-check below rebuilds without embedding
         if ensure_fresh:
             try:
                 if self.needs_rebuild() or self.dirty_files():
@@ -675,8 +737,10 @@ class MemoryEngine(MemoryFiles):
                 warnings.append("another process is updating the index; results may be a moment old")
             except IndexAccessError as exc:
                 warnings.append(f"the index could not be updated; results may be out of date: {exc}")
+        # Relative dates ("yesterday", "上周五") count from today in the notes' zone, as the notes are named.
+        parsed = settle_date_words(self.store, parse_query(query, today=self._query_today(warnings)), sources)
         qvec: list[float] | None = None
-        effective = mode
+        effective = "keyword" if change else mode
         if want_vec:
             if not self.can_embed or self.embedder is None:
                 warnings.append(f"vector search {self.vector_state}; showing keyword results")
@@ -691,7 +755,7 @@ class MemoryEngine(MemoryFiles):
                     effective = "keyword"
                 else:
                     try:
-                        qvec = self.embedder.embed_query(query)
+                        qvec = self.embedder.embed_query(parsed.vector_text)
                     except EmbeddingError as exc:  # this search degrades; OpenClaw would fail it
                         warnings.append(f"vector search failed ({exc}); showing keyword results")
                         qvec, effective = None, "keyword"
@@ -702,11 +766,22 @@ class MemoryEngine(MemoryFiles):
                     pending = self.store.pending_count() if self.store.has_pending() else 0
                     if pending:
                         warnings.append(f"{plural(pending, 'chunk')} not embedded yet")
-        results = run_search(self.store, settings, query, effective, qvec, max_results, min_score,
+        results = run_search(self.store, settings, parsed, effective, qvec, max_results, min_score,
                              sources, self._vindex,
-                             english_only_vectors=self.choice.model == "all-MiniLM-L6-v2")
+                             english_only_vectors=english_only_model(self.choice.provider, self.choice.model),
+                             model=self.choice.model if self.choice.provider == "local" else None)
         return SearchResponse(tuple(results), self.choice.provider if qvec is not None else "none",
-                              self.choice.model if qvec is not None else None, effective, tuple(warnings))
+                              self.choice.model if qvec is not None else None, effective, tuple(warnings),
+                              dates=parsed.resolved)
+
+    def _query_today(self, warnings: list[str]) -> date:
+        """Today for a query's dates: ``$MEMDECK_TODAY`` when set (tests, evals), else today in :attr:`timezone`."""
+        try:
+            pinned = pinned_today()
+        except ValueError as exc:
+            warnings.append(f"{exc}; counting dates from today")
+            pinned = None
+        return pinned or self.now().date()
 
     def _model_ready(self) -> bool:
         return self.embedder is not None and self.embedder.loaded
@@ -749,6 +824,120 @@ class MemoryEngine(MemoryFiles):
             return self.get_session(path, from_line, lines)
         return read_memory_slice(self.config, path, from_line, lines)
 
+    # -- review: what it finds (read-only; its cache lives in the data dir) -----------------------------------
+    def review(self, kind: str | None = None, since: date | None = None, full: bool = False) -> ReviewReport:
+        """Review the memory: duplicates, conflicts and facts worth promoting to MEMORY.md (see engine/review).
+
+        Read-only and offline: no workspace file changes and the model is never loaded (the index's line
+        vectors, when it has them, second the lexical rules). Only statements new or changed since the last
+        review are compared again (``full``: all of them); dismissed findings are hidden and counted.
+
+        Args:
+            kind: ``duplicate``, ``conflict`` or ``promote``; None: every kind.
+            since: only findings with a statement from a note dated on/after this day (undated files:
+                their modification date).
+            full: ignore the incremental cache.
+
+        Raises:
+            ValueError: an unknown ``kind``.
+        """
+        from engine.review.run import run_review
+
+        try:
+            store: Store | None = self.store
+        except AttributeError:
+            store = None
+        return run_review(self.config, kind=kind, since=since, full=full, store=store)
+
+    # -- review: the writes (each checked against the disk, atomic, undoable, reindexed at once) ----------
+    def _review_context(self, reindex: bool = True) -> Any:
+        from engine.review.actions import Context
+
+        return Context.of(self, self._reindex_after_review if reindex else None)
+
+    def _reindex_after_review(self, rel: str) -> None:
+        with contextlib.suppress(IndexBusy):  # another process is syncing: it picks the file up
+            self.reindex_file(rel)
+
+    def review_sections(self, target: str = "MEMORY.md") -> list[str]:
+        """The ``## `` sections of ``MEMORY.md`` or ``USER.md`` a statement can be promoted into (file order)."""
+        from engine.review.actions import list_sections
+
+        return list_sections(self, target)
+
+    def review_promote(self, item: ReviewItem, section: str | None, target: str = "MEMORY.md",
+                       text: str | None = None, finding_id: str = "", reindex: bool = True) -> ReviewAction:
+        """Promote a statement into ``target`` under ``## section`` (made when missing; None: the file's end), as
+        ``- <statement> (from <citation>)``; ``text`` rewords it. The file is made when missing.
+
+        Every review write reindexes the files it changed at once (searchable immediately); ``reindex=False``
+        leaves that to the caller (the TUI queues it behind its own background sync instead of waiting for it).
+
+        Raises:
+            StatementChanged: the source no longer says it (nothing written).
+            ReviewActionError: the target says it already, or is not MEMORY.md/USER.md.
+            ReviewWriteConflict: the target changed on disk while it was written (nothing written).
+        """
+        from engine.review.actions import promote
+
+        return promote(self._review_context(reindex), item, section, target, text, finding_id)
+
+    def review_supersede(self, finding: Finding, old: int | None = None, current: int | None = None,
+                         reindex: bool = True) -> ReviewAction:
+        """Mark statement ``old`` (default: all but the current one) with a trailing
+        ``(superseded YYYY-MM-DD → <current citation>)``; today is the user's (``MEMDECK_TODAY`` pins it).
+
+        Raises:
+            StatementChanged, ReviewActionError, ReviewWriteConflict: nothing was written.
+        """
+        from engine.review.actions import supersede
+
+        return supersede(self._review_context(reindex), finding, old, current)
+
+    def review_delete(self, finding: Finding, index: int, reindex: bool = True) -> ReviewAction:
+        """Delete one copy of a duplicate: statement ``index``'s lines (another statement must still say it).
+
+        Raises:
+            StatementChanged, ReviewActionError, ReviewWriteConflict: nothing was written.
+        """
+        from engine.review.actions import delete_copy
+
+        return delete_copy(self._review_context(reindex), finding, index)
+
+    def review_merge(self, finding: Finding, text: str, indices: tuple[int, ...] | None = None,
+                     reindex: bool = True) -> ReviewAction:
+        """Merge statements (default: all) into one line: the first becomes ``text``, the others are deleted.
+
+        Raises:
+            StatementChanged, ReviewActionError, ReviewWriteConflict: nothing was written.
+        """
+        from engine.review.actions import merge
+
+        return merge(self._review_context(reindex), finding, text, indices)
+
+    def review_dismiss(self, finding: Finding) -> ReviewAction:
+        """Dismiss a finding: the review does not show it again (memdeck's data dir; undo brings it back)."""
+        from engine.review.actions import dismiss
+
+        return dismiss(self._review_context(), finding)
+
+    def review_undo(self, reindex: bool = True) -> ReviewAction:
+        """Undo the last review action: its files' text before, byte for byte, or the dismissal forgotten.
+
+        Raises:
+            NothingToUndo: nothing is recorded.
+            ReviewWriteConflict: a file changed since the action (nothing undone).
+        """
+        from engine.review.actions import undo
+
+        return undo(self._review_context(reindex))
+
+    def review_last_action(self) -> str | None:
+        """What :meth:`review_undo` would undo, in words (None: nothing)."""
+        from engine.review.actions import last_action
+
+        return last_action(self._review_context())
+
     # -- status ------------------------------------------------------------------------------
     @_recovering
     def status(self, deep: bool = False) -> Status:
@@ -766,6 +955,12 @@ class MemoryEngine(MemoryFiles):
             identity_status = "empty" if counts["files"] == 0 else "missing"
         else:
             identity_status = "valid" if identity == self._identity() else "stale (settings changed; next sync rebuilds)"
+        change = self.model_change()
+        if change:
+            identity_status = f"stale ({change} on the next sync)"
+            scan_issues.insert(0, change)  # first: the TUI's status pane shows the first issue
+        elif counts["pending"] and (began := self.store.get_meta(MODEL_CHANGE_META)):
+            scan_issues.insert(0, f"{began}: {counts['pending']:,} to go")
         fts_ok = True
         try:
             queries.fts_probe(self.store.conn)

@@ -26,7 +26,8 @@ class EmbeddingConfig:
     """Which embedding provider to use, where it is, and how to batch and retry it.
 
     Every key can also be set as ``MEMDECK_EMBEDDING_<KEY>`` (which wins over the file). ``model = ""`` and
-    ``base_url = ""`` mean the provider's default; ``dimensions = 0`` the model's native size;
+    ``base_url = ""`` mean the provider's default (the local one is ``multilingual-e5-small``; an index another
+    model built rebuilds once); ``dimensions = 0`` the model's native size;
     ``max_input_tokens = 0`` the model's own limit. Keys live only in the environment (``api_key_env``
     names the variable); ``headers`` may hold secrets too, so they stay out of ``repr``.
     """
@@ -68,10 +69,11 @@ class SearchConfig:
     mmr_lambda: float = 0.7
     decay: bool = False
     half_life_days: float = 30.0
-    vector_norm: str = "raw"  # raw cosine, or "minmax" over the candidates
-    line_weight: float = 0.7  # share of the vector score given to the chunk's best line (needs line vectors)
+    vector_norm: str = "calibrated"  # both legs → probability of relevance per model; "raw" cosine; "minmax"
+    line_weight: float = 0.5  # share of the vector score given to the chunk's best line (needs line vectors)
     line_text_weight: float = 0.3  # share of the keyword score given to the chunk's best line (BM25 per line)
     importance: bool = True  # OpenClaw's <!-- importance: N --> in MEMORY.md/USER.md: score × (0.75 + 0.05·N)
+    rerank: bool = False  # the learned re-ranker (engine/search/rerank.json); opt-in: it hurt Chinese paraphrases
 
 
 @dataclass(frozen=True)
@@ -114,6 +116,32 @@ class LLMConfig:
 
 
 @dataclass(frozen=True)
+class ReviewConfig:
+    """Thresholds of ``memdeck review`` (duplicates, conflicts, facts to promote); see ``engine/review``.
+
+    Attributes:
+        duplicate_similarity: how alike (0–1: IDF-weighted shared words and character trigrams, lifted by the
+            line vectors' cosine when the index has them) two statements must read to be duplicates.
+        conflict_similarity: how much of the shorter statement's subject (its words without the values) the
+            other must share for a different time, number, version, name or a reversal to be a conflict.
+        conflict_min_shared: the least IDF weight the shared subject words must carry (one uncommon word is
+            about 2; a name in every line about 1), so "Mara" alone never makes two lines one subject.
+        promote_min_score: the least rule score (0–1) a daily-note statement needs to be proposed for MEMORY.md.
+        promote_known_similarity: a statement this alike to a MEMORY.md/USER.md line is held there already
+            (not proposed); lower than ``duplicate_similarity`` on purpose.
+        use_vectors: compare with the index's line vectors too, when it has them (read from the index only;
+            the model is never loaded).
+    """
+
+    duplicate_similarity: float = 0.6
+    conflict_similarity: float = 0.6
+    conflict_min_shared: float = 2.0
+    promote_min_score: float = 0.6
+    promote_known_similarity: float = 0.4
+    use_vectors: bool = True
+
+
+@dataclass(frozen=True)
 class Config:
     """Everything the engine needs to know, resolved from defaults, the file, the environment and flags."""
 
@@ -130,6 +158,7 @@ class Config:
     index: IndexConfig = field(default_factory=IndexConfig)
     llm: LLMConfig = field(default_factory=LLMConfig)
     memory: MemoryConfig = field(default_factory=MemoryConfig)
+    review: ReviewConfig = field(default_factory=ReviewConfig)
     tui: dict[str, Any] = field(default_factory=dict)
     keys: dict[str, str] = field(default_factory=dict)
 
@@ -307,6 +336,7 @@ def load_config(
         index=_section(data.get("index", {}), IndexConfig()),
         llm=_section(data.get("llm", {}), LLMConfig()),
         memory=_section(data.get("memory", {}), MemoryConfig()),
+        review=_section(data.get("review", {}), ReviewConfig()),
         tui=dict(data.get("tui", {})),
         keys={str(k): str(v) for k, v in data.get("keys", {}).items()},
     )

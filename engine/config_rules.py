@@ -23,6 +23,7 @@ from engine.config import (
     IndexConfig,
     LLMConfig,
     MemoryConfig,
+    ReviewConfig,
     SearchConfig,
 )
 from engine.display import has_control_chars, safe_name
@@ -31,7 +32,7 @@ from engine.textio import MAX_FILE_BYTES
 
 Kind = Literal["int", "float", "bool", "str", "enum", "list", "path", "dict"]
 
-VECTOR_NORMS = ("raw", "minmax")
+VECTOR_NORMS = ("raw", "minmax", "calibrated")
 ENV_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 HEADER_NAME = r"[!#$%&'*+.^_`|~0-9A-Za-z-]+"  # RFC 9110 token
 BINDING_ID = r"[A-Za-z0-9_][A-Za-z0-9_.-]*"
@@ -236,6 +237,7 @@ SECTIONS: dict[str, dict[str, Rule]] = {
         "line_weight": _share("share of the vector score from the chunk's best line"),
         "line_text_weight": _share("share of the keyword score from the chunk's best line"),
         "importance": Rule("bool", "OpenClaw's importance comments weigh MEMORY.md/USER.md results"),
+        "rerank": Rule("bool", "the learned re-ranker re-orders the top candidates"),
     },
     "index": {
         "max_file_bytes": Rule("int", "a bigger Markdown file is skipped and reported, not indexed", lo=1024,
@@ -252,6 +254,15 @@ SECTIONS: dict[str, dict[str, Rule]] = {
         "timezone": Rule("str", "the zone of session notes and flush headings", empty=True, max_len=64,
                          pattern=r"[A-Za-z0-9_+\-]+(?:/[A-Za-z0-9_+\-]+)*",
                          like='an IANA time zone like Europe/Berlin or UTC ("" = the system\'s local zone)'),
+    },
+    "review": {
+        "duplicate_similarity": _share("how alike two statements must read to be duplicates"),
+        "conflict_similarity": _share("subject overlap for a changed value to be a conflict"),
+        "conflict_min_shared": Rule("float", "least IDF weight of the shared subject words of a conflict", lo=0,
+                                    hi=20),
+        "promote_min_score": _share("least rule score for a daily-note statement to be proposed for MEMORY.md"),
+        "promote_known_similarity": _share("a statement this alike to a curated line is not proposed"),
+        "use_vectors": Rule("bool", "also compare with the index's line vectors when it has them"),
     },
     "tui": {
         "theme": Rule("str", "the TUI theme", max_len=100, like="a theme name like memdeck-dark"),
@@ -270,6 +281,7 @@ SECTION_CLASSES: dict[str, type] = {
     "embedding": EmbeddingConfig, "chunking": ChunkingConfig, "search": SearchConfig, "llm": LLMConfig,
     "index": IndexConfig,
     "memory": MemoryConfig,
+    "review": ReviewConfig,
 }
 """The dataclass each section builds (a test keeps the rules and the fields identical)."""
 

@@ -82,7 +82,7 @@ class _Ctx:
 
 
 class _MemdeckGroup(click.Group):
-    """The ``memdeck`` group; ``sessions`` and ``flush`` are added on first use.
+    """The ``memdeck`` group; ``sessions``, ``flush`` and ``review`` are added on first use.
 
     Deferred: their module imports the flush drafter, the session parser and the LLM client (~70 ms), which
     ``status``, ``get`` and ``search`` never need.
@@ -334,6 +334,9 @@ def search(obj: _Ctx, query: str | None, query_opt: str | None, as_json: bool, m
         return
     if resp.warnings:
         say_lines((f"note: {warning}" for warning in resp.warnings), err=True)
+    # How the query's dates were read ("yesterday → Wed 21 Oct 2026"), so a wrong reading is seen at once.
+    if resp.dates:
+        say_lines(f"{span.phrase} → {span.label}" for span in resp.dates)
     if not resp.results:
         say("No matches.")
         return
@@ -341,6 +344,8 @@ def search(obj: _Ctx, query: str | None, query_opt: str | None, as_json: bool, m
         parts = f"keyword {hit.text_score:.2f}"
         if hit.vector_score is not None:
             parts = f"vector {hit.vector_score:.2f} · " + parts
+        if hit.rerank is not None:
+            parts += f" · rerank {hit.rerank:+.2f}"
         # Memory text is data: escape sequences in a note are shown, never run by the terminal.
         say(f"{hit.score:.3f} {safe_name(hit.path)}:{hit.start_line}-{hit.end_line}  ({parts})")
         say(f"  L{hit.snippet_start_line}-L{hit.snippet_end_line}:")
@@ -480,10 +485,19 @@ def _sessions_context(sessions_dir: str | None = None) -> Any:
     )
 
 
+def _review_engine(as_json: bool) -> Any:
+    """The engine ``memdeck review`` reads (its errors are JSON under ``--json``)."""
+    obj = click.get_current_context().find_object(_Ctx)
+    assert obj is not None, "called inside a memdeck command"
+    return obj.engine(as_json)
+
+
 def _register_extensions(group: click.Group) -> None:
+    from memdeck.cli_review import register as register_review
     from memdeck.cli_sessions import register
 
     register(group, _sessions_context)
+    register_review(group, _review_engine)
 
 
 def main() -> None:

@@ -50,6 +50,8 @@ SEARCH_DESCRIPTION = (
     "(0-1, plus vectorScore and textScore) and a citation like memory/2026-01-12.md#L4-L9 (a session: "
     "sessions/main/<id>.jsonl#L12-L20, JSONL lines). Then call memory_get with the path and lines to read "
     "more. `corpus` picks memory files (memory), session transcripts (sessions) or both (all, the default). "
+    "Dates in the query (yesterday, last Friday, last week, 2026-10-05, juče, 上周五) lift that day's notes; "
+    "`dates` in the response shows how each was read (phrase, from, to, label). "
     "If the response has disabled=true, memory is unavailable: tell the user instead of guessing."
 )
 GET_DESCRIPTION = (
@@ -397,6 +399,9 @@ class MemoryService:
         started = time.monotonic()
         try:
             eng = self.engine()
+            change = eng.model_change()
+            if change:  # the agent's searches answer by keyword meanwhile; the log says why this start is slow
+                self._log(change)
             try:
                 eng.sync()
             except IndexBusy as exc:

@@ -1,7 +1,8 @@
 """Drive memdeck on the demo workspace at 120×36 and write SVG (and PNG, with cairosvg) into screenshots/.
 
-Run: ``python scripts/screenshots.py [--provider auto|hash|none]``. The default loads the real model, as a
-user would see it. PNGs need ``pip install cairosvg``; without it only SVGs are written.
+Run: ``python scripts/screenshots.py [--provider auto|hash|none] [--only NAME ...]``. The default loads the real
+model, as a user would see it; ``--only review`` rewrites just that shot (the others are still driven, not saved).
+PNGs need ``pip install cairosvg``; without it only SVGs are written.
 """
 
 from __future__ import annotations
@@ -45,8 +46,8 @@ def to_png(svg_path: Path) -> bool:
     return True
 
 
-async def shoot(provider: str) -> list[Path]:
-    """Take the screenshots; returns the SVG files written."""
+async def shoot(provider: str, only: set[str] | None = None) -> list[Path]:
+    """Take the screenshots (``only``: the names to write, all if None); returns the SVG files written."""
     from engine.config import load_config
     from tui.app import MemdeckApp
     from tui.widgets import index_status
@@ -69,6 +70,8 @@ async def shoot(provider: str) -> list[Path]:
     written: list[Path] = []
 
     def save(app: MemdeckApp, name: str) -> None:
+        if only is not None and name not in only:
+            return
         for widget in app.query("Input, TextArea"):
             widget.cursor_blink = False  # type: ignore[attr-defined]
         app.clear_notifications()
@@ -121,6 +124,24 @@ async def shoot(provider: str) -> list[Path]:
         await pilot.press("f1")
         await pilot.pause()
         save(app, "help")
+        # 6. The memory review, the conflict selected so that its two statements stand side by side.
+        await pilot.press("escape")
+        await settle(pilot)
+        await pilot.press("ctrl+g")
+        review = app.screen
+        for _ in range(400):
+            await settle(pilot)
+            if getattr(review, "loads", 0):
+                break
+        conflict = next(f for f in review.findings if f.kind == "conflict")  # type: ignore[attr-defined]
+        listing = review.query_one("#review-list")
+        listing.highlighted = next(i for i, o in enumerate(listing.options)  # type: ignore[attr-defined]
+                                   if o.id == conflict.id)
+        for _ in range(400):
+            await settle(pilot)
+            if review._shown == conflict.id:  # type: ignore[attr-defined]
+                break
+        save(app, "review")
     shutil.rmtree(tmp, ignore_errors=True)
     return written
 
@@ -128,8 +149,9 @@ async def shoot(provider: str) -> list[Path]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--provider", default="auto", choices=["auto", "hash", "none"])
+    parser.add_argument("--only", nargs="+", metavar="NAME", help="write only these shots (e.g. review)")
     args = parser.parse_args()
-    written = asyncio.run(shoot(args.provider))
+    written = asyncio.run(shoot(args.provider, set(args.only) if args.only else None))
     pngs = [to_png(p) for p in written]
     for path, png in zip(written, pngs, strict=True):
         print(f"{path.relative_to(ROOT)}" + (" (+ .png)" if png else ""))

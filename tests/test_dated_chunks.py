@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+from datetime import date
 from pathlib import Path
 
 import pytest
 
 from engine.api import MemoryEngine
-from engine.search.pipeline import DAY_BOOST, MONTH_BOOST, dated_chunks
+from engine.search.pipeline import DAY_BOOST, MONTH_BOOST, NEAR_BOOST, RANGE_BOOST, dated_chunks
+from engine.search.query import parse_query
 from tests.helpers import hash_config
 
 NOTES = ("2026-10-14.md", "2025-10-14-retro.md", "2026-10-15.md", "2026-03-02.md", "2026-03-30-plan.md",
-         "2025-03-02.md", "notes-10-14.md")
+         "2025-03-02.md", "notes-10-14.md", "2026-10-18.md", "2026-10-19-0930.md", "2026-10-21.md", "2026-10-08.md",
+         "2026-10-05.md", "2026-10-11.md", "2026-10-12.md", "2026-09-30.md")
+THU = date(2026, 10, 22)
 
 
 @pytest.fixture
@@ -35,5 +39,26 @@ def engine(tmp_path: Path) -> MemoryEngine:
 ])
 def test_dated_chunks(engine: MemoryEngine, query: str, expected: dict[str, float]) -> None:
     found = dated_chunks(engine.store, query, ("memory",))
+    paths = dict(engine.store.conn.execute("SELECT id, path FROM chunks").fetchall())
+    assert {paths[k].removeprefix("memory/"): v for k, v in found.items()} == expected
+
+
+@pytest.mark.parametrize(("query", "expected"), [
+    ("what did I do yesterday", {"2026-10-21.md": DAY_BOOST}),
+    ("last Monday", {"2026-10-19-0930.md": DAY_BOOST}),  # a session note is a note of its day
+    ("last week", {name: RANGE_BOOST for name in ("2026-10-12.md", "2026-10-14.md", "2026-10-15.md",
+                                                 "2026-10-18.md")}),
+    ("last weekend", {"2026-10-18.md": RANGE_BOOST}),
+    # two weeks ago: Thu 8 Oct itself, and the days around it a little less
+    ("two weeks ago", {"2026-10-08.md": DAY_BOOST, "2026-10-05.md": NEAR_BOOST, "2026-10-11.md": NEAR_BOOST}),
+    ("last month", {"2026-09-30.md": MONTH_BOOST}),
+    ("in March", {"2026-03-02.md": MONTH_BOOST, "2026-03-30-plan.md": MONTH_BOOST}),
+    ("上周末", {"2026-10-18.md": RANGE_BOOST}),
+    ("juče i 14.10.", {"2026-10-21.md": DAY_BOOST, "2026-10-14.md": DAY_BOOST, "2025-10-14-retro.md": DAY_BOOST}),
+    ("yesterday and last week", {"2026-10-21.md": DAY_BOOST, **{name: RANGE_BOOST for name in (
+        "2026-10-12.md", "2026-10-14.md", "2026-10-15.md", "2026-10-18.md")}}),
+])
+def test_dated_chunks_of_resolved_dates(engine: MemoryEngine, query: str, expected: dict[str, float]) -> None:
+    found = dated_chunks(engine.store, parse_query(query, today=THU), ("memory",))
     paths = dict(engine.store.conn.execute("SELECT id, path FROM chunks").fetchall())
     assert {paths[k].removeprefix("memory/"): v for k, v in found.items()} == expected

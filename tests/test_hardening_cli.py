@@ -230,6 +230,8 @@ def _json_cases(home: Home) -> list[tuple[str, list[str], dict[str, Any], int]]:
         ("flush", ["flush", "--json", "5f0c2b1e", "--llm"], {}, 2),
         ("flush", ["flush", "--json", "5f0c2b1e", "--llm", "--extractive"], {}, 2),
         ("status", ["--config", str(home.root / "none.toml"), "status", "--json"], {}, 1),
+        ("review", ["review", "--json"], nowhere, 1),
+        ("review", ["review", "--json", "--since", "not-a-date"], {}, 2),
     ]
 
 

@@ -399,7 +399,8 @@ def test_the_default_engine_runs_with_torch_absent(tmp_path: Path, model: MiniLM
         "sys.modules['transformers'] = None\n"
         "from engine.embed.choice import choose_provider, make_embedder\n"
         "from engine.config import load_config\n"
-        f"cfg = load_config(workspace={str(tmp_path)!r}, config_path={str(tmp_path / 'none.toml')!r})\n"
+        f"cfg = load_config(workspace={str(tmp_path)!r}, config_path={str(tmp_path / 'none.toml')!r},\n"
+        "                  overrides={'embedding': {'model': 'all-MiniLM-L6-v2'}})\n"  # no longer the default model
         "choice = choose_provider(cfg)\n"
         "emb = make_embedder(choice, cfg)\n"
         "vec = emb.embed_query('postgres connection pool exhausted')\n"

@@ -567,8 +567,9 @@ def _cfg(tmp_path: Path, **embedding: Any) -> Config:
 @pytest.mark.parametrize(
     ("embedding", "env", "local_ok", "provider", "model", "why"),
     [
-        ({}, {}, True, "local", "all-MiniLM-L6-v2", "auto: local: local model all-MiniLM-L6-v2 is installed"),
-        ({"model": "multilingual-e5-small"}, {}, True, "local", "multilingual-e5-small", "is installed"),
+        ({}, {}, True, "local", "multilingual-e5-small", "auto: local: local model multilingual-e5-small is installed"),
+        ({"model": "all-MiniLM-L6-v2"}, {}, True, "local", "all-MiniLM-L6-v2", "is installed"),
+        ({"model": "minilm"}, {}, True, "local", "all-MiniLM-L6-v2", "is installed"),
         ({}, {"OPENAI_API_KEY": SECRET}, False, "openai", "text-embedding-3-small",
          "local: missing; openai: $OPENAI_API_KEY is set"),
         ({}, {"GEMINI_API_KEY": SECRET}, False, "gemini", "gemini-embedding-001",
@@ -580,7 +581,7 @@ def _cfg(tmp_path: Path, **embedding: Any) -> Config:
         ({"model": "gemini-embedding-001"}, {"OPENAI_API_KEY": "k", "GEMINI_API_KEY": "k"}, True, "gemini",
          "gemini-embedding-001", "openai: not for model"),
         ({"provider": "openai"}, {}, True, "none", None, "openai unavailable (no API key"),
-        ({"provider": "openai", "fallback": "local"}, {}, True, "local", "all-MiniLM-L6-v2",
+        ({"provider": "openai", "fallback": "local"}, {}, True, "local", "multilingual-e5-small",
          "openai unavailable (no API key ($OPENAI_API_KEY is not set)); fallback = local"),
         ({"provider": "local", "fallback": "gemini"}, {"GEMINI_API_KEY": "k"}, False, "gemini",
          "gemini-embedding-001", "local unavailable (missing); fallback = gemini"),

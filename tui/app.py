@@ -227,6 +227,7 @@ class MemdeckApp(App[int]):
     # -- keys, help, palette ------------------------------------------------------------------
     def key_help(self) -> list[KeyHelp]:
         """Every binding with an id, as the help screen lists it."""
+        from tui.screens.review import ReviewScreen
         from tui.widgets.transcript_view import TranscriptLines, TranscriptView
 
         groups: list[tuple[str, list[Binding]]] = [
@@ -234,6 +235,7 @@ class MemdeckApp(App[int]):
             ("search results", _bindings(ResultList.BINDINGS)),
             ("memory tree", _bindings(MemoryTree.BINDINGS)),
             ("transcript", _bindings([*TranscriptLines.BINDINGS, *TranscriptView.BINDINGS])),
+            ("memory review", _bindings(ReviewScreen.BINDINGS)),
         ]
         keymap = {str(k): str(v) for k, v in self.config.keys.items()}
         return describe_bindings(groups, keymap, self.get_key_display)

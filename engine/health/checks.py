@@ -492,8 +492,12 @@ def _check_identity_and_freshness(config: Config, conn: Any, vec_loaded: bool) -
     elif stored != expected:
         keys = sorted(k for k in set(stored) | set(expected) if stored.get(k) != expected.get(k))
         details = tuple(f"{k}: {stored.get(k)!r} → {expected.get(k)!r}" for k in keys)
+        from engine.embed.choice import describe_model_change  # the words status and index use
+
+        change = describe_model_change(stored, expected, lambda: queries.chunk_count(conn))
+        head = f"{change} on the next index" if change else "the next index rebuilds it"
         out.append(Finding("identity", "warn", f"the index was built with other settings ({', '.join(keys)}); "
-                           "the next index rebuilds it", len(keys), details, "rebuild it"))
+                           + head, len(keys), details, "rebuild it"))
     else:
         out.append(Finding("identity", "ok", "index identity matches the settings (provider, model, chunking)"))
     scan = scan_sources(config)

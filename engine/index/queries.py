@@ -424,6 +424,16 @@ def line_vectors_for(conn: Conn, chunk_ids: Sequence[int]) -> list[tuple[int, in
     return out
 
 
+def window_vectors_for(conn: Conn, chunk_ids: Sequence[int]) -> list[tuple[int, int, int, bytes]]:
+    """(chunk id, first line, last line, float32 vector) of these chunks' embedding windows."""
+    out: list[tuple[int, int, int, bytes]] = []
+    for part in _slices(chunk_ids):
+        out.extend((int(r[0]), int(r[1]), int(r[2]), r[3]) for r in conn.execute(
+            "SELECT w.chunk_id, w.first_line, w.last_line, v.embedding FROM windows w "
+            f"JOIN chunks_vec v ON v.rowid = w.id WHERE w.chunk_id IN ({_marks(len(part))})", part))
+    return out
+
+
 def put_line_vectors(conn: Conn, rows: Iterable[tuple[int, int, bytes]]) -> None:
     """Store (chunk id, line offset, int8 vector) rows."""
     conn.executemany("INSERT OR REPLACE INTO line_vectors(chunk_id, line, embedding) VALUES (?,?,?)", list(rows))

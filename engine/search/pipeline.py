@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from datetime import date
 from typing import Any
 
 from engine.config import SearchConfig
@@ -13,9 +14,11 @@ from engine.index.chunking import importance_multiplier
 from engine.index.fts import build_fts_query
 from engine.index.store import DB_ERRORS, Store, is_corruption, serialize_vector
 from engine.index.vectors import VectorIndex
-from engine.search.dates import date_matches, month_matches
+from engine.search.calibration import Calibration, calibration_for
+from engine.search.dates import DateSpan, date_matches, file_date, month_matches
 from engine.search.fusion import Fused, decay_factor, fuse_scores, mmr_order, normalize_bm25
-from engine.search.query import ParsedQuery, as_parsed
+from engine.search.query import ParsedQuery, as_parsed, keeping_date_words
+from engine.search.rerank import LegInputs, Reranker, candidate_features, shipped_reranker
 from engine.search.snippets import best_line_bm25, extract_snippet, term_weights
 
 MIN_CANDIDATES = 50
@@ -38,6 +41,7 @@ class Hit:
     spans: tuple[tuple[int, int], ...]
     source: str
     citation: str
+    rerank: float | None = None  # the re-ranker's change to the fused score (None: not re-ranked)
 
     def to_json(self) -> dict[str, Any]:
         """OpenClaw's result shape plus score parts, snippet lines and spans (camelCase)."""
@@ -55,6 +59,9 @@ class Hit:
             "source": self.source,
             "citation": self.citation,
         }
+        if self.rerank is not None:
+            # score = 0.7·vectorScore + 0.3·textScore (OpenClaw's formula) + rerank
+            out["rerank"] = round(self.rerank, 6)
         return out
 
 
@@ -67,15 +74,18 @@ class SearchResponse:
     model: str | None
     mode: str
     warnings: tuple[str, ...] = ()
+    dates: tuple[DateSpan, ...] = ()  # the query's date phrases as resolved (shown above the results)
 
     def to_json(self) -> dict[str, Any]:
-        """The ``--json`` payload."""
+        """The ``--json`` payload (``dates`` only when the query named one)."""
         out: dict[str, Any] = {
             "results": [h.to_json() for h in self.results],
             "provider": self.provider,
             "model": self.model,
             "mode": self.mode,
         }
+        if self.dates:
+            out["dates"] = [span.to_json() for span in self.dates]
         if self.warnings:
             out["warnings"] = list(self.warnings)
         return out
@@ -202,25 +212,68 @@ def line_scores_for(store: Store, qvec: list[float], ids: Sequence[int]) -> dict
     return out
 
 
-DAY_BOOST = 0.5
+DAY_BOOST = 0.55  # above .5, the best a note outside the named period reaches once BM25 is halved
+RANGE_BOOST = 0.55  # a day of a named week or weekend ("last week", "上周末"): BM25 picks among its days
+NEAR_BOOST = 0.4  # a day beside the one a "two weeks ago" names (±3 days): people count weeks loosely
 MONTH_BOOST = 0.3
 
 
-def dated_chunks(store: Store, query: ParsedQuery | str, sources: Sequence[str]) -> dict[int, float]:
-    """Chunks of the dated daily notes whose day (or month) the query names, with their keyword boost."""
+def range_days(ranges: Sequence[DateSpan]) -> dict[date, float]:
+    """Each day of the query's week-like spans with its boost (the larger one where spans overlap)."""
+    out: dict[date, float] = {}
+    for span in ranges:
+        boost = NEAR_BOOST if span.peak is not None else RANGE_BOOST
+        for day in span.days():
+            out[day] = max(out.get(day, 0.0), boost)
+    return out
+
+
+def settle_date_words(store: Store, query: ParsedQuery | str, sources: Sequence[str]) -> ParsedQuery:
+    """The parse, with the words of each relative date phrase whose days hold no dated note put back into the
+    keyword query.
+
+    A phrase that names days without notes is not about those notes: in a transcript "last weekend" is the
+    speaker's, not today's (LoCoMo "What event did John volunteer at last weekend?" fell from rank 3 to none
+    with the words dropped), and such a phrase lifts nothing, so its words may as well match what they say.
+    """
     parsed = as_parsed(query)
-    dates, months = parsed.dates, parsed.months
-    if not dates and not months:
+    spans = [s for s in parsed.resolved if s.relative and not s.keeps_words]
+    return keeping_date_words(parsed, [s for s in spans if not _has_notes(store, s, sources)]) if spans else parsed
+
+
+def _has_notes(store: Store, span: DateSpan, sources: Sequence[str]) -> bool:
+    if span.kind == "month":
+        patterns = [f"%{span.start.year:04d}-{span.start.month:02d}-%"]
+    else:
+        patterns = [f"%{day.isoformat()}%" for day in span.days()]
+    paths = queries.daily_paths_like(store.conn, patterns, sources)
+    return any((day := file_date(p)) is not None and span.start <= day <= span.end for p in paths)
+
+
+def dated_chunks(store: Store, query: ParsedQuery | str, sources: Sequence[str]) -> dict[int, float]:
+    """Chunks of the dated daily notes (and session notes) whose day, range or month the query names, with
+    their keyword boost: a named or resolved day ``DAY_BOOST``, a day of a week or weekend ``RANGE_BOOST``, a
+    day around "N weeks ago" ``NEAR_BOOST``, a day of a month ``MONTH_BOOST`` (the largest that applies)."""
+    parsed = as_parsed(query)
+    dates, months, spans = parsed.dates, parsed.months, range_days(parsed.ranges)
+    if not dates and not months and not spans:
         return {}
     # Only the files whose names hold a named day or month (a superset the rules below then check exactly):
     # reading every path cost 13.6 ms per dated query at 10k chunks and 74 ms at 100k.
     patterns = [f"%{y:04d}-{m:02d}-{d:02d}%" if y is not None else f"%-{m:02d}-{d:02d}%" for y, m, d in dates]
     patterns += [f"%{y:04d}-{m:02d}-%" for y, m in months]
+    patterns += [f"%{day.isoformat()}%" for day in spans]
     paths = queries.daily_paths_like(store.conn, patterns, sources)
-    boosts = {p: DAY_BOOST for p in paths if dates and date_matches(p, dates)}
+    boosts: dict[str, float] = {}
     for p in paths:
-        if p not in boosts and months and month_matches(p, months):
-            boosts[p] = MONTH_BOOST
+        day = file_date(p)
+        boost = DAY_BOOST if dates and date_matches(p, dates) else 0.0
+        if day is not None:
+            boost = max(boost, spans.get(day, 0.0))
+        if not boost and months and month_matches(p, months):
+            boost = MONTH_BOOST
+        if boost:
+            boosts[p] = boost
     if not boosts:
         return {}
     return {chunk_id: boosts[path] for chunk_id, path in queries.chunk_ids_for_paths(store.conn, sorted(boosts))}
@@ -276,11 +329,19 @@ def run_search(
     sources: Sequence[str],
     vindex: VectorIndex | None = None,
     english_only_vectors: bool = False,
+    model: str | None = None,
+    reranker: Reranker | None = None,
+    collect: list[dict[str, Any]] | None = None,
+    calibration: Calibration | None = None,
 ) -> list[Hit]:
     """Search an index. ``qvec`` is the query embedding (None: no vector leg).
 
     ``vindex`` holds an in-memory copy of the vectors, used instead of sqlite-vec's KNN on large indexes.
     The query text is parsed once here (or by the caller); every step below reads that one parse.
+    ``model`` names the embedding model (it picks the calibration); ``reranker`` replaces the shipped
+    re-ranker (the CV harness passes each fold's); ``collect`` receives the top candidates' re-ranker
+    features (for training), whether or not re-ranking is on; ``calibration`` replaces the shipped
+    calibration (a CV fold's).
     """
     query = as_parsed(query)
     depth = max(max_results * settings.candidate_multiplier, MIN_CANDIDATES)
@@ -307,14 +368,17 @@ def run_search(
     keyword = normalize_bm25(ranks)
     terms = query.terms
     loaded: dict[int, _Row] = {}
+    best_lines: dict[int, float] = {}
     if keyword and terms and settings.line_text_weight > 0:
         loaded = load_rows(store, list(keyword))
-        keyword = _mix_best_lines(loaded, keyword, terms, settings.line_text_weight)
+        best_lines = _best_lines(loaded, terms)
+        keyword = _mix_best_lines(best_lines, keyword, settings.line_text_weight)
     dated = dated_chunks(store, query, sources) if use_kw else {}
     if dated:
-        # A query that names a day ("what happened on October 14") or a month ("in July 2023") lifts that
-        # period's notes: BM25 takes half the keyword scale and the named period adds to it, so the notes
-        # keep their BM25 order among themselves.
+        # A query that names a day ("what happened on October 14", "yesterday", "上周五"), a week ("last week")
+        # or a month ("in July 2023", "last month") lifts that period's notes, never hiding the others: BM25
+        # takes half the keyword scale and the named period adds to it, so the notes keep their BM25 order
+        # among themselves.
         day = set(dated)
         keyword = {k: v / 2 for k, v in keyword.items()}
         for chunk_id, boost in dated.items():
@@ -324,6 +388,7 @@ def run_search(
             vec.update(more)
             focus.update(more_focus)
     lines: dict[int, dict[int, float]] = {}
+    window = dict(vec) if vec else None  # raw best-window cosines, before the best line joins them
     if vec and qvec is not None and settings.line_weight > 0:
         # A question usually matches one line (a turn, a bullet): each chunk's best line joins its window.
         lines = line_scores_for(store, qvec, list(vec))
@@ -332,6 +397,17 @@ def run_search(
     if vec and settings.vector_norm == "minmax":
         lo, hi = min(vec.values()), max(vec.values())
         vec = {k: (v - lo) / (hi - lo) if hi > lo else 1.0 for k, v in vec.items()}
+    cal = calibration if calibration is not None else calibration_for(model)
+    legs_raw = (dict(vec) if vec else None, dict(keyword))  # the legs as fused before any calibration
+    calibrated = bool(vec and settings.vector_norm == "calibrated" and mode == "hybrid" and use_vec
+                      and cal.vector_leg is not None and cal.keyword_leg is not None)
+    if calibrated:
+        # Both legs as probabilities of relevance fitted for this model, so 0.7·vector + 0.3·keyword adds
+        # comparable parts (an unknown model keeps raw cosines: nobody fitted its range).
+        vmap, kmap = cal.vector_leg, cal.keyword_leg
+        assert vec is not None and vmap is not None and kmap is not None  # what ``calibrated`` checked
+        vec = {k: vmap(v) for k, v in vec.items()}
+        keyword = {k: kmap(v) for k, v in keyword.items()}
     if mode == "vector":
         fused = fuse_scores(vec or {}, {}, 1.0, 0.0)
     elif use_vec:
@@ -353,8 +429,50 @@ def run_search(
     if settings.importance:
         fused = apply_importance(fused, rows)
     fused = spread_overlaps(fused, rows, SPREAD_LIMIT)
-    chosen = select_results(fused, max_results if not settings.mmr else len(fused), min_score,
-                            has_vector=mode == "hybrid" and use_vec)
+    active = _active_reranker(settings, reranker, mode, use_vec, cal)
+    depth_rr = active[1].depth if active is not None else 0
+    want = len(fused) if settings.mmr else max(max_results, depth_rr)
+    # min_score and OpenClaw's rescue rules judge the fused score; the re-ranker then orders what they kept.
+    if calibrated:
+        # ... on OpenClaw's raw scale: a calibrated probability rarely reaches 0.35 (13–35% of LoCoMo
+        # questions have one), and a paraphrase or another language with no word in common would find nothing
+        # at all. The threshold keeps its old meaning; only the order is calibrated.
+        raw_v, raw_k = legs_raw
+        wsum = (wv + wt) or 1.0
+        judge = sorted((Fused(f.key, (wv * (raw_v or {}).get(f.key, 0.0) + wt * raw_k.get(f.key, 0.0)) / wsum,
+                              f.vector, f.keyword) for f in fused), key=lambda f: (-f.score, f.key))
+        kept = {f.key for f in select_results(judge, want, min_score, has_vector=True)}
+        chosen = [f for f in fused if f.key in kept]
+    else:
+        chosen = select_results(fused, want, min_score, has_vector=mode == "hybrid" and use_vec)
+    deltas: dict[int, float] = {}
+    if active is not None or collect is not None:
+        depth_c = depth_rr or (shipped_reranker() or Reranker({})).depth
+        top = chosen[:depth_c]
+        if not best_lines and terms and settings.line_text_weight <= 0:
+            # best-line BM25 was not mixed in: compute it for the keyword leg's candidates the re-ranker sees
+            best_lines = _best_lines({f.key: rows[f.key] for f in top if f.key in rows and f.key in ranks}, terms)
+        feats = candidate_features(
+            [f.key for f in top], {k: r.text for k, r in rows.items()}, {f.key: f.score for f in top},
+            {k: importance_multiplier(r.importance) - 1.0 for k, r in rows.items() if r.importance is not None},
+            terms, weights, LegInputs(ranks, best_lines, window, lines, dated, cal))
+        if collect is not None:
+            collect.append({
+                "keys": [f.key for f in top], "features": feats,
+                "rows": {f.key: (rows[f.key].path, rows[f.key].start_line, rows[f.key].end_line)
+                         for f in top if f.key in rows},
+                # raw leg values, so a trainer can refit the calibration per fold
+                "raw": {f.key: {"window": (window or {}).get(f.key),
+                                "line": max(lines[f.key].values()) if lines.get(f.key) else None,
+                                "vleg": None if legs_raw[0] is None else legs_raw[0].get(f.key, 0.0),
+                                "kleg": legs_raw[1].get(f.key, 0.0)}
+                        for f in top},
+            })
+        if active is not None:
+            chosen, deltas = _rerank(chosen, feats, active[0], len(top))
+            chosen = spread_overlaps(chosen, rows, SPREAD_LIMIT)
+    if not settings.mmr:
+        chosen = chosen[:max_results]
     if settings.mmr:
         order = mmr_order([(f.key, f.score, rows[f.key].text) for f in chosen], settings.mmr_lambda)
         by_key = {f.key: f for f in chosen}
@@ -366,7 +484,7 @@ def run_search(
         if row is None:
             continue
         seen = shown.setdefault(row.path, set())
-        hit = _to_hit(row, f, terms, focus.get(f.key), weights, lines.get(f.key), seen)
+        hit = _to_hit(row, f, terms, focus.get(f.key), weights, lines.get(f.key), seen, deltas.get(f.key))
         seen.update(range(hit.snippet_start_line, hit.snippet_end_line + 1))
         hits.append(hit)
     return hits
@@ -422,14 +540,55 @@ def spread_overlaps(fused: list[Fused], rows: dict[int, _Row], limit: float) -> 
     return kept + later
 
 
-def _mix_best_lines(rows: dict[int, _Row], keyword: dict[int, float], terms: Sequence[str], share: float
-                    ) -> dict[int, float]:
-    """Blend each candidate's best-line BM25 (normalised by the best candidate's) into its keyword score."""
+def _active_reranker(settings: SearchConfig, override: Reranker | None, mode: str, use_vec: bool,
+                     cal: Calibration) -> tuple[Any, Reranker] | None:
+    """The linear model that re-ranks this search, with its re-ranker, or None.
+
+    Hybrid searches use the ``hybrid`` model only for a calibrated embedding model (its vector features are
+    probabilities fitted per model); an unknown model keeps OpenClaw's order. Keyword searches (including a
+    hybrid search that fell back to keyword) use the ``keyword`` model. Vector-only searches are not re-ranked.
+    """
+    if not settings.rerank and override is None:
+        return None
+    rr = override or shipped_reranker()
+    if rr is None:
+        return None
+    if mode == "hybrid" and use_vec:
+        model = rr.model_for("hybrid") if cal.knows_model else None
+    elif mode in ("hybrid", "keyword") and not use_vec:
+        model = rr.model_for("keyword")
+    else:
+        model = None
+    return (model, rr) if model is not None else None
+
+
+def _rerank(chosen: list[Fused], feats: dict[int, dict[str, float]], model: Any, depth: int
+            ) -> tuple[list[Fused], dict[int, float]]:
+    """The first ``depth`` candidates re-scored by ``model`` (score = its probability) and re-sorted; the rest
+    follow, capped at the lowest re-ranked score so the list stays sorted. Returns the list and each delta."""
+    head = [Fused(f.key, model.score(feats[f.key]), f.vector, f.keyword) for f in chosen[:depth]]
+    deltas = {h.key: h.score - f.score for h, f in zip(head, chosen[:depth], strict=True)}
+    head.sort(key=lambda f: (-f.score, f.key))
+    floor = min((h.score for h in head), default=0.0)
+    tail = []
+    for f in chosen[depth:]:
+        capped = min(f.score, floor)
+        deltas[f.key] = capped - f.score
+        tail.append(Fused(f.key, capped, f.vector, f.keyword))
+    return head + tail, deltas
+
+
+def _best_lines(rows: dict[int, _Row], terms: Sequence[str]) -> dict[int, float]:
+    """Each candidate's best-line BM25 (raw), the candidates standing in for the collection."""
     texts = [r.text for r in rows.values()]
     weights = term_weights(texts, terms)
     lines = [len(line) for t in texts for line in t.split("\n") if line.strip()]
     avg = sum(lines) / len(lines) if lines else 1.0
-    best = {k: best_line_bm25(r.text, terms, weights, avg) for k, r in rows.items()}
+    return {k: best_line_bm25(r.text, terms, weights, avg) for k, r in rows.items()}
+
+
+def _mix_best_lines(best: dict[int, float], keyword: dict[int, float], share: float) -> dict[int, float]:
+    """Blend each candidate's best-line BM25 (normalised by the best candidate's) into its keyword score."""
     top = max(best.values(), default=0.0)
     if top <= 0:
         return keyword
@@ -438,7 +597,7 @@ def _mix_best_lines(rows: dict[int, _Row], keyword: dict[int, float], terms: Seq
 
 def _to_hit(row: _Row, f: Fused, terms: Sequence[str], focus: tuple[int, int] | None,
             weights: dict[str, float] | None = None, line_scores: dict[int, float] | None = None,
-            shown: set[int] | None = None) -> Hit:
+            shown: set[int] | None = None, rerank: float | None = None) -> Hit:
     skip = {i for i, n in enumerate(_file_lines(row)) if n in shown} if shown else None
     snippet = extract_snippet(row.text, 1, terms, focus=focus, term_weights=weights, line_scores=line_scores,
                               skip=skip)
@@ -461,6 +620,7 @@ def _to_hit(row: _Row, f: Fused, terms: Sequence[str], focus: tuple[int, int] | 
         spans=snippet.spans,
         source=row.source,
         citation=citation(row.path, row.start_line, row.end_line),
+        rerank=rerank,
     )
 
 

@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from datetime import date
 
 from engine.index.chunking import has_cjk
 from engine.index.fts import MAX_PARTS, split_cjk
-from engine.search.dates import Day, Month, query_dates, query_months
+from engine.search.dates import DateSpan, Day, Month, query_dates, query_months, resolve_dates
 
 MAX_TERMS = 48
+
+# Whether a relative date phrase's own words ("yesterday", "last", "Friday", "weeks", "ago", "昨天") stay in the
+# keyword query. They match notes that merely contain the word, while the resolved day is lifted anyway; the
+# dates eval (bench/eval_dates.py, bench/results/2026-12-01-dates.md) measured both ways.
+DATE_WORDS_IN_TERMS = False
 
 # English stop words: function words that match nearly every chunk and only add noise to BM25.
 STOP_WORDS = frozenset(
@@ -34,7 +40,7 @@ class ParsedQuery:
     """What a search reads from its query text; built by :func:`parse_query`, never re-derived later.
 
     Attributes:
-        text: the query as the caller wrote it (the vector leg embeds this).
+        text: the query as the caller wrote it (the vector leg embeds :attr:`vector_text`).
         terms: the distinct search terms in query order, lowercased, stop words dropped, CJK runs as bigrams,
             at most ``MAX_TERMS`` — the FTS terms, the highlighted words and the best-line words.
         phrases: words written with inner punctuation (``HERON-112`` → ``heron 112``, ``20.04`` → ``20 04``),
@@ -45,6 +51,8 @@ class ParsedQuery:
         dates: the calendar days the text names, ``(year or None, month, day)``.
         months: the months the text names without a day, ``(year, month)``.
         today: the day relative dates count from.
+        resolved: every date phrase of the text resolved against ``today`` (relative or not), in text order;
+            relative days join ``dates`` and relative months ``months``, weeks and weekends are ``ranges``.
     """
 
     text: str
@@ -55,6 +63,21 @@ class ParsedQuery:
     dates: frozenset[Day]
     months: frozenset[Month]
     today: date
+    resolved: tuple[DateSpan, ...] = ()
+
+    @property
+    def vector_text(self) -> str:
+        """The text the vector leg embeds: the query without its relative date phrases ("what did I cook
+        yesterday" → "what did I cook"), which no note's meaning holds (the resolved day is lifted instead);
+        the whole text when nothing else is left. Dates eval, hybrid: 44/45 at top 1 against 43/45."""
+        if not any(s.relative and not s.keeps_words for s in self.resolved):
+            return self.text
+        return " ".join(_without_relative_dates(self.text, self.resolved).split()) or self.text
+
+    @property
+    def ranges(self) -> tuple[DateSpan, ...]:
+        """The resolved spans of several days that are not a month (a week, a weekend, "two weeks ago" ±3)."""
+        return tuple(s for s in self.resolved if s.kind == "range")
 
 
 def _keep(term: str) -> bool:
@@ -95,8 +118,17 @@ def split_query(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
 def parse_query(text: str, today: date | None = None) -> ParsedQuery:
     """Parse a query once for the whole search. ``today`` defaults to the local date."""
     today = today or date.today()
-    terms, phrases = split_query(text)
+    resolved = resolve_dates(text, today)
+    terms, phrases = split_query(text if DATE_WORDS_IN_TERMS else _without_relative_dates(text, resolved))
     days = query_dates(text, today)
+    months = query_months(text, today, days)
+    for span in resolved:
+        if span.kind == "month" and (span.relative or not any(
+                dy == span.start.year and dm == span.start.month for dy, dm, _ in days)):
+            months.add((span.start.year, span.start.month))
+        elif span.relative and (span.kind == "day" or span.peak is not None):
+            day = span.peak or span.start
+            days.add((day.year, day.month, day.day))
     return ParsedQuery(
         text=text,
         terms=terms,
@@ -104,9 +136,31 @@ def parse_query(text: str, today: date | None = None) -> ParsedQuery:
         bigrams=tuple(t for t in terms if has_cjk(t)),
         has_cjk=has_cjk(text),
         dates=frozenset(days),
-        months=frozenset(query_months(text, today, days)),
+        months=frozenset(months),
         today=today,
+        resolved=resolved,
     )
+
+
+def keeping_date_words(parsed: ParsedQuery, keep: Sequence[DateSpan]) -> ParsedQuery:
+    """The parse with the words of the ``keep`` phrases back in the keyword query and in :attr:`vector_text`
+    (their days are still lifted). Splits the text again only when there is something to keep."""
+    if not keep or DATE_WORDS_IN_TERMS:
+        return parsed
+    resolved = tuple(replace(s, keeps_words=True) if s in keep else s for s in parsed.resolved)
+    terms, phrases = split_query(_without_relative_dates(parsed.text, resolved))
+    return replace(parsed, terms=terms, phrases=phrases, bigrams=tuple(t for t in terms if has_cjk(t)),
+                   resolved=resolved)
+
+
+def _without_relative_dates(text: str, resolved: tuple[DateSpan, ...]) -> str:
+    """The text with each relative date phrase blanked out (spaces keep the other words apart); a month's
+    name stays (:attr:`DateSpan.keeps_words`)."""
+    for span in resolved:
+        if span.relative and not span.keeps_words:
+            lo, hi = span.where
+            text = text[:lo] + " " * (hi - lo) + text[hi:]
+    return text
 
 
 def as_parsed(query: ParsedQuery | str) -> ParsedQuery:

@@ -719,6 +719,21 @@ class MainScreen(Screen[None]):
         self.scan_tree(with_sessions=False)
         self.open_note(restored.rel)
 
+    # -- memory review ------------------------------------------------------------------------
+    def action_review(self) -> None:
+        from tui.screens.review import ReviewScreen
+
+        if not self.bridge.is_open:
+            self.notify("The index is still opening; try again in a moment", severity="warning")
+        elif not any(isinstance(screen, ReviewScreen) for screen in self.app.screen_stack):
+            self.app.push_screen(ReviewScreen(self.bridge, self))
+
+    @work(group="review-undo", exclusive=True)
+    async def action_undo_review(self) -> None:
+        from tui.screens.review import undo_review
+
+        await undo_review(self)
+
     # -- sessions -----------------------------------------------------------------------------
     def action_open_session(self) -> None:
         from tui.commands import SessionChoice, open_session_picker

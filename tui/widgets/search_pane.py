@@ -73,11 +73,13 @@ def line_range(hit: Hit) -> str:
 
 
 def score_parts(hit: Hit) -> Content:
-    """The fused score and its vector and keyword parts."""
+    """The score and its parts: vector and keyword (OpenClaw's fusion), and the re-ranker's change if any."""
     parts = [(f"{hit.score:.2f}", "bold")]
     detail = f"kw {hit.text_score:.2f}"
     if hit.vector_score is not None:
         detail = f"vec {hit.vector_score:.2f} · " + detail
+    if hit.rerank is not None:  # the learned re-ranker's change to the fused score
+        detail += f" · rr {hit.rerank:+.2f}"
     return Content.assemble(*parts, "  ", (detail, "$text-muted"))
 
 
@@ -268,6 +270,8 @@ class SearchPane(Vertical):
         else:
             parts.append((f"No matches for “{query.strip()}”", "$text-muted"))
         parts.append((f" · {response.mode}", "$text-muted"))
+        for span in response.dates:  # how the query's dates were read: "yesterday → Wed 21 Oct 2026"
+            parts.append((f" · {span.phrase} → {span.label}", "$accent"))
         for warning in response.warnings:
             parts.append(("  ⚠ " + warning, "$text-warning"))
         return Content.assemble(*parts)

@@ -1,0 +1,562 @@
+"""The three review rules over a workspace's statements: duplicates, conflicts and facts to promote."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from engine.config import ReviewConfig
+from engine.review.model import Finding, ReviewItem
+from engine.review.statements import CURATED, DAILY, SESSION, Statement
+from engine.review.text import Features, Idf, dice, features, stem, weighted_jaccard, weighted_overlap
+
+VALUE_KINDS = ("time", "version", "money", "number", "weekday", "month", "date", "name")
+"""The typed values a conflict can be about, most telling first."""
+STRICT_KINDS = frozenset({"time", "version", "money", "number", "weekday", "date"})
+"""A difference in one of these means two statements are not the same fact (not duplicates)."""
+
+_RECURRING = re.compile(
+    r"\b(every|each|weekly|daily|monthly|nightly|usually|always|never|standing|recurring|regularly|"
+    r"(mon|tues|wednes|thurs|fri|satur|sun)days)\b", re.IGNORECASE)
+_ONE_OFF_ANCHOR = re.compile(
+    r"\b(today|yesterday|tomorrow|tonight|this (morning|afternoon|evening|week)|last (night|week|month)|"
+    r"next (week|month)|earlier|later today|just now|right now|on \d{1,2} \w+|"
+    r"(at|from) \d{1,2}[:.]\d{2}\s*(?:–|-|to)\s*\d{1,2}[:.]\d{2})\b", re.IGNORECASE)
+_EVENT_WORDS = re.compile(
+    r"\b(lunch|dinner|breakfast|coffee with|drinks|meeting|met|meet with|call with|called|sync|1:1|standup notes|"
+    r"incident|outage|postmortem|demo|interview|appointment|visit|visited|trip|flight|party|went|had|attended|"
+    r"discussed|reviewed|fixed|merged|deployed|shipped|released|tagged|opened|closed|filed|finished|started on|"
+    r"worked on|paired|pairing|debugged|investigated|wrote|sent|booked|ordered|bought|watched|read|chatted|"
+    r"talked|asked|answered|replied|joined the call|presented|ran|cancelled|canceled)\b", re.IGNORECASE)
+_PAST_IRREGULAR = frozenset(
+    "had met went said told took made got ran saw came left thought felt ate bought wrote sent gave found did spent "
+    "brought caught kept lost paid put read sold taught won broke chose drove flew forgot".split())
+_PASSIVE = frozenset({"is", "are", "was", "were", "be", "been", "being", "get", "gets", "got"})
+_LOG_LABEL = re.compile(r"^(standup|stand-up|sync|retro|1:1|meeting|call|lunch|dinner|log|done|update)\b[^:]{0,30}:",
+                        re.IGNORECASE)
+STATE_VERBS = frozenset({"prefer", "like", "love", "use", "live", "work", "drink", "eat", "go", "run", "drive",
+                         "play", "wear", "listen", "take", "speak", "own", "prefers", "usually"})
+"""Habits and preferences: a "switched to X" changes one of these ("prefers tea" → "switched to coffee")."""
+_BORN = re.compile(r"\bborn\b", re.IGNORECASE)
+_AS_ALWAYS = re.compile(r"\bas (always|usual|ever)\b", re.IGNORECASE)
+_TASK = re.compile(r"^(todo|to do|done|wip|fixme|blocked)\b|\b[A-Z]{2,}-\d+\b|\bPR ?#\d+|#\d{2,}\b", re.IGNORECASE)
+
+# Cues that a statement is durable, each with the rule name the reason shows and its weight.
+PROMOTE_RULES: tuple[tuple[str, str, re.Pattern[str], float], ...] = (
+    ("health", "a health fact (allergy, diet, condition)",
+     re.compile(r"\b(allerg\w*|intoleran\w*|vegetarian|vegan|pescatarian|gluten|lactose|celiac|coeliac|diabet\w*|"
+                r"asthma\w*|epilep\w*|migraine\w*|doesn't eat|does not eat|don't eat|can't eat|cannot eat|"
+                r"blood type)\b", re.IGNORECASE), 0.8),
+    ("birthday", "a birthday or anniversary",
+     re.compile(r"\b(birthday|born on|anniversary|name ?day|slava)\b", re.IGNORECASE), 0.8),
+    ("identity", "identity (name, home, job, language)",
+     re.compile(r"\b(my name is|call me|goes by|prefers to be called|wants to be called|(?:i|she|he|they) "
+                r"(?:live|lives|work|works) (?:in|at|as|for)|(?:lives|works) (?:in|at|as|for)|"
+                r"is based in|native (?:language|speaker)|speaks|pronouns|"
+                r"(?:i|she|he) (?:am|is) an? [a-z]+ (?:engineer|developer|designer|manager|teacher|doctor|"
+                r"nurse|student|lawyer|writer|scientist|architect|analyst))\b", re.IGNORECASE), 0.75),
+    ("person", "a person's name, role or relationship",
+     re.compile(r"\b(?:(?:my|her|his|their) (?:wife|husband|partner|spouse|girlfriend|boyfriend|sister|brother|"
+                r"mother|mom|mum|father|dad|son|daughter|kid|kids|child|children|boss|manager|"
+                r"cofounder|co-founder|mentor|landlord|doctor|dentist|therapist|accountant|lawyer|dog|cat)\b(?! said)"
+                r"|\bis (?:my|her|his|their|our|the) (?:new )?(?:manager|boss|lead|cto|ceo|"
+                r"product manager|designer|mentor|contact|point of contact|tech lead|team lead|dentist|"
+                r"doctor|accountant|landlord)\b|\breports to\b)", re.IGNORECASE), 0.7),
+    ("preference", "a preference",
+     re.compile(r"\b(prefers?|preferred|likes|loves|hates|dislikes|can't stand|favou?rite|rather than|"
+                r"instead of|would rather|is a fan of|enjoys)\b", re.IGNORECASE), 0.7),
+    ("rule", "a standing rule or instruction",
+     re.compile(r"\b(?<!as )(always|never|from now on|going forward|don't ever|do not ever|make sure (?:to|you)|"
+                r"remember to always|by default|no (?:calls|meetings|pings|messages) (?:after|before|on)|"
+                r"only (?:ever )?(?:use|reply|answer|write|book|schedule)|must (?:always|never))\b",
+                re.IGNORECASE), 0.7),
+    ("commitment", "a commitment or a recurring arrangement",
+     re.compile(r"\b(promised to|committed to|agreed to always|every (?:mon|tues|wednes|thurs|fri|satur|sun)day|"
+                r"every (?:morning|evening|week|month|day)|on (?:mon|tues|wednes|thurs|fri|satur|sun)days|"
+                r"(?:mon|tues|wednes|thurs|fri|satur|sun)days at)\b", re.IGNORECASE), 0.65),
+)
+"""(rule name, what the reason says, pattern, base score)."""
+
+_SECTION_HINTS = {
+    "health": ("health", "diet", "about", "who", "identity", "personal", "preferences"),
+    "birthday": ("people", "family", "personal", "dates", "about", "who"),
+    "identity": ("about", "who", "identity", "profile", "personal"),
+    "person": ("people", "family", "team", "contacts", "who"),
+    "preference": ("preferences", "likes", "prefer", "personal"),
+    "rule": ("rules", "instructions", "agent", "guidelines", "preferences"),
+    "commitment": ("routine", "schedule", "commitments", "rules", "people"),
+}
+_DEFAULT_SECTION = {"health": "About", "birthday": "People", "identity": "About", "person": "People",
+                    "preference": "Preferences", "rule": "Rules for the agent", "commitment": "Routine"}
+
+
+@dataclass(frozen=True)
+class PairResult:
+    """What comparing two statements found: a duplicate or a conflict, how sure, and why."""
+
+    kind: str  # "duplicate" or "conflict"
+    older: str  # statement keys
+    newer: str
+    score: float
+    reason: str
+
+
+def past_tense_lead(text: str) -> bool:
+    """Whether one of the first three words is a past-tense verb ("Backfilled …", "Sam joked …"), not a passive
+    ("is called")."""
+    words = re.findall(r"[^\W\d_]+(?:'s)?", text.casefold())[:3]
+    for i, w in enumerate(words):
+        if w in _PAST_IRREGULAR or (len(w) > 4 and w.endswith("ed") and not w.endswith("eed")):
+            return not (i and words[i - 1] in _PASSIVE)
+    return False
+
+
+def text_one_off(text: str) -> bool:
+    """Whether a statement's text reads as a one-off event, meeting, lunch or task log rather than a standing
+    fact."""
+    if _TASK.search(text) or _LOG_LABEL.search(text):
+        return True
+    if _RECURRING.search(_AS_ALWAYS.sub("", text)):
+        return False
+    return bool(_ONE_OFF_ANCHOR.search(text) or _EVENT_WORDS.search(text) or past_tense_lead(text))
+
+
+def item(s: Statement) -> ReviewItem:
+    """The finding item that cites a statement."""
+    return ReviewItem(s.path, s.start_line, s.end_line, s.text, s.day)
+
+
+def cite(s: Statement) -> str:
+    """``path#L4`` or ``path#L4-L6``."""
+    return item(s).citation
+
+
+_PROMOTED_FROM = re.compile(r"\(from ([^()\s]+)#L(\d+)(?:-L(\d+))?\)")
+"""The citation the promote action leaves on a MEMORY.md/USER.md line: ``(from memory/2026-09-10.md#L4)``."""
+
+
+def promotions(statements: Sequence[Statement], feats: dict[str, Features]) -> dict[str, frozenset[str]]:
+    """Curated statement key → the keys of the statements it was promoted from (its ``(from path#Lx)`` places).
+
+    A cited place counts only when the statement there still shares a content word with the curated line: lines
+    shift when a note is edited, and a stale citation must not hide an unrelated statement.
+    """
+    out: dict[str, frozenset[str]] = {}
+    citing = [c for c in statements if c.kind == CURATED and "(from " in c.text]
+    if not citing:
+        return out
+    wanted = {m.group(1) for c in citing for m in _PROMOTED_FROM.finditer(c.text)}
+    at: dict[tuple[str, int], Statement] = {}
+    for s in statements:
+        if s.path in wanted:
+            for line in range(s.start_line, s.end_line + 1):
+                at[(s.path, line)] = s
+    for c in citing:
+        found: set[str] = set()
+        for m in _PROMOTED_FROM.finditer(c.text):
+            source = at.get((m.group(1), int(m.group(2))))
+            if source is not None and source.path != c.path and feats[source.key].content & feats[c.key].content:
+                found.add(source.key)
+        if found:
+            out[c.key] = frozenset(found)
+    return out
+
+
+def _differing(a: dict[str, frozenset[str]], b: dict[str, frozenset[str]]
+               ) -> list[tuple[str, frozenset[str], frozenset[str]]]:
+    out = []
+    for kind in VALUE_KINDS:
+        va, vb = a.get(kind), b.get(kind)
+        if va and vb and va != vb:
+            out.append((kind, va, vb))
+    return out
+
+
+def _show(values: frozenset[str]) -> str:
+    return ", ".join(sorted(values))
+
+
+class Comparer:
+    """Compares statements pairwise with the configured thresholds (lexical: content words and character
+    trigrams; with line vectors, their cosine as a second opinion)."""
+
+    def __init__(self, statements: Sequence[Statement], config: ReviewConfig,
+                 vectors: Callable[[Statement, Statement], float | None] | None = None,
+                 known: dict[str, TextInfo] | None = None) -> None:
+        self.config = config
+        self.by_key = {s.key: s for s in statements}
+        # What each distinct text says, from the cache when an earlier review already read it.
+        self.texts: dict[str, TextInfo] = {}
+        known = known or {}
+        for s in statements:
+            if s.clean not in self.texts:
+                self.texts[s.clean] = known.get(s.clean) or text_info(s.clean)
+        self.feats = {s.key: self.texts[s.clean].feats for s in statements}
+        self.idf = Idf(f.words for f in self.feats.values())
+        self.one_off = {s.key: s.checkbox or self.texts[s.clean].one_off for s in statements}
+        self.vectors = vectors
+        proper = {n for f in self.feats.values() for n in f.values.get("name", ())}
+        # A capitalised first word is a name when the workspace capitalises it mid-sentence too ("Sam's dog …").
+        self.names: dict[str, frozenset[str]] = {}
+        for key, f in self.feats.items():
+            names = set(f.values.get("name", ())) | (f.starts & proper)
+            self.names[key] = frozenset(names)
+        initials = [f.initial for s in statements if s.dated
+                    for f in (self.feats[s.key],) if f.initial is not None and f.initial in proper]
+        counts: dict[str, int] = defaultdict(int)
+        for n in initials:
+            counts[n] += 1
+        top = max(counts.items(), key=lambda kv: kv[1], default=None)
+        self.principal: set[str] = set()
+        if top is not None and top[1] >= max(3, len(statements) // 50):
+            self.principal.add(top[0])  # the name most notes start with: the user the notes are about
+        self.promoted_from = promotions(statements, self.feats)
+        self.promoted = frozenset(k for keys in self.promoted_from.values() for k in keys)
+        for s in statements:
+            if s.kind == CURATED and s.path == "USER.md":
+                m = re.match(r"(?:name|call (?:me|them|him|her))\s*[:=-]?\s*([^\W\d_]+)", s.clean, re.IGNORECASE)
+                if m:
+                    self.principal.add(stem(m.group(1).casefold()))
+
+    def info(self, s: Statement) -> TextInfo:
+        """The :class:`TextInfo` of a statement's text."""
+        return self.texts[s.clean]
+
+    def owner(self, key: str) -> str | None:
+        """Whose statement it is when it starts with someone's name ("Jordan's standup …"); None for the user (or
+        no one named)."""
+        f = self.feats[key]
+        if f.initial is not None and f.initial in self.names[key] and f.initial not in self.principal:
+            return f.initial
+        return None
+
+    def _same_person(self, a: str, b: str, owners: tuple[str | None, str | None]) -> bool:
+        """Whether two statements that start with different people are still about the same one: each side's
+        owner is named in the other ("Alex (Sam's partner) works as a nurse" / "Sam's partner is Alex, a
+        nurse")."""
+        return all(owner is None or owner in self.names[other] for owner, other in zip(owners, (b, a), strict=True))
+
+    def values(self, key: str) -> dict[str, frozenset[str]]:
+        """A statement's typed values, its names including a capitalised first word that is a name."""
+        out = dict(self.feats[key].values)
+        if self.names[key]:
+            out["name"] = self.names[key]
+        else:
+            out.pop("name", None)
+        return out
+
+    def similarity(self, a: Statement, b: Statement) -> float:
+        """0–1: how alike two statements read (IDF-weighted word Jaccard and trigram Dice)."""
+        fa, fb = self.feats[a.key], self.feats[b.key]
+        lex = 0.65 * weighted_jaccard(fa.content, fb.content, self.idf) + 0.35 * dice(fa.grams, fb.grams)
+        if self.vectors is not None:
+            cos = self.vectors(a, b)
+            if cos is not None and lex >= 0.25:
+                # A paraphrase shares meaning more than words: the vector can only lift a pair that already
+                # shares some words, so an unrelated pair never becomes a duplicate on the vector alone.
+                lex = max(lex, 0.5 * lex + 0.5 * cos)
+        return lex
+
+    def compare(self, a: Statement, b: Statement) -> PairResult | None:
+        """A duplicate or conflict between two statements of different files, or None."""
+        if a.path == b.path or a.superseded or b.superseded:
+            return None
+        if b.key in self.promoted_from.get(a.key, ()) or a.key in self.promoted_from.get(b.key, ()):
+            return None  # a curated line citing the other statement is its promotion, not a repeat of it
+        older, newer = (a, b) if (a.order, a.path) <= (b.order, b.path) else (b, a)
+        fo, fn = self.feats[older.key], self.feats[newer.key]
+        owners = self.owner(older.key), self.owner(newer.key)
+        if owners[0] != owners[1] and not self._same_person(older.key, newer.key, owners):
+            return None  # Jordan's standup and the user's standup are two subjects
+        diffs = _differing(self.values(older.key), self.values(newer.key))
+        conflict = self._conflict(older, newer, fo, fn, diffs)
+        if conflict is not None:
+            return conflict
+        if any(kind in STRICT_KINDS for kind, _, _ in diffs) or fo.negated != fn.negated:
+            return None
+        if any(kind == "name" and not (va <= vb or vb <= va) for kind, va, vb in diffs):
+            return None  # the same sentence about another person is another fact
+        ca, cb = fo.content, fn.content
+        if len(ca - cb) == 1 and len(cb - ca) == 1 and len(ca) >= 3 and \
+                [w for w in fo.words if w in cb] == [w for w in fn.words if w in ca]:
+            return None  # one word swapped in the same sentence ("the billing/search service runs on …")
+        if older.checkbox or newer.checkbox:
+            return None  # a task carried over to the next day's list is not a repeated fact
+        if self.one_off[older.key] and self.one_off[newer.key] and older.dated and newer.dated:
+            return None  # two lunches with the same person are two lunches
+        sim = self.similarity(older, newer)
+        if sim < self.config.duplicate_similarity:
+            return None
+        return PairResult("duplicate", older.key, newer.key, sim, f"they say the same ({sim:.2f} alike)")
+
+    def _subject(self, fo: Features, fn: Features, diffs: Iterable[tuple[str, frozenset[str], frozenset[str]]]
+                 ) -> tuple[frozenset[str], frozenset[str]]:
+        drop = {stem(v) for kind, va, vb in diffs if kind == "name" for v in va ^ vb}
+        return fo.content - drop, fn.content - drop
+
+    def _conflict(self, older: Statement, newer: Statement, fo: Features, fn: Features,
+                  diffs: list[tuple[str, frozenset[str], frozenset[str]]]) -> PairResult | None:
+        if self.one_off[older.key] and older.dated:
+            return None  # an event that happened once is not a fact that can go stale
+        if self.one_off[newer.key] and not fn.change:
+            return None
+        so, sn = self._subject(fo, fn, diffs)
+        overlap, shared = weighted_overlap(so, sn, self.idf)
+        jac = weighted_jaccard(so, sn, self.idf)
+        if shared < self.config.conflict_min_shared:
+            return None
+        need = self.config.conflict_similarity
+        about = ", ".join(sorted(so & sn, key=lambda w: -self.idf(w))[:3])
+        # One side adds words, the other none: the same subject. A long curated line may say more around it, so
+        # then one extra word on the short side is fine.
+        fewer = min(len(so - sn), len(sn - so))
+        lone = fewer == 0 or (fewer == 1 and max(len(so), len(sn)) >= 6)
+        if diffs and overlap >= need and jac >= need / 2 and lone:
+            kind, va, vb = next((d for d in diffs if not d[2] <= d[1]), diffs[0])
+            if kind == "name" and not (fn.change or older.kind == CURATED):
+                return None  # another person doing the same kind of thing is not a change
+            if kind == "number" and not (fn.change or overlap >= 0.85):
+                return None  # incidental counts differ all the time; only a stated change or a near-copy
+            score = min(1.0, 0.5 * overlap + 0.5 * jac + (0.15 if fn.change else 0.0))
+            return PairResult("conflict", older.key, newer.key, score,
+                              f"same subject ({about}), different {kind}: {_show(va)} → {_show(vb)}")
+        if fo.negated != fn.negated and jac >= need * 0.8:
+            turned = "now negated" if fn.negated else "no longer negated"
+            return PairResult("conflict", older.key, newer.key, min(1.0, 0.4 + 0.6 * jac),
+                              f"same subject ({about}), reversed: the newer statement is {turned}")
+        if fn.change and not fo.change and overlap >= need and len(sn - so) >= 1 and len(so - sn) >= 1 \
+                and len(sn - so) <= 2 and len(so - sn) <= 2 and so & STATE_VERBS:
+            old_w = ", ".join(sorted(so - sn))
+            new_w = ", ".join(sorted(sn - so))
+            return PairResult("conflict", older.key, newer.key, min(1.0, 0.3 + 0.5 * overlap),
+                              f"same subject ({about}), changed: {old_w} → {new_w}")
+        return None
+
+
+def candidate_pairs(statements: Sequence[Statement], comparer: Comparer, changed: set[str] | None,
+                    cap: int) -> Iterable[tuple[Statement, Statement]]:
+    """Pairs worth comparing: statements of different files that share a not-too-common content word.
+
+    ``changed``: only pairs with at least one of these keys (None: every pair). ``cap``: a word in more
+    statements than this is too common to pair on (it still counts in the similarity).
+    """
+    postings: dict[str, list[int]] = defaultdict(list)
+    for i, s in enumerate(statements):
+        for w in comparer.feats[s.key].content:
+            postings[w].append(i)
+    for w in [w for w, p in postings.items() if len(p) > cap]:
+        del postings[w]
+    for i, s in enumerate(statements):
+        if changed is not None and s.key not in changed:
+            continue
+        seen: set[int] = set()
+        for w in comparer.feats[s.key].content:
+            for j in postings.get(w, ()):
+                if j == i or j in seen:
+                    continue
+                seen.add(j)
+                t = statements[j]
+                if t.path == s.path:
+                    continue
+                if changed is not None and t.key in changed and j < i:
+                    continue  # both changed: the pair was yielded from the other side
+                if changed is None and j < i:
+                    continue
+                yield s, t
+
+
+@dataclass(frozen=True)
+class PromoteCues:
+    """What the promote rules read in a statement's text alone (kept in the review cache)."""
+
+    rule: str  # the strongest rule that fired ("" when none)
+    score: float
+    notes: tuple[str, ...]
+    first_person: bool
+    blocked: bool  # a task, a question, a one-off time anchor, too short or too long
+
+
+def promote_cues(text: str, f: Features) -> PromoteCues:
+    """The promote rules on a statement's text: which fired, the score, and what speaks against it."""
+    none = PromoteCues("", 0.0, (), False, True)
+    if len(f.words) < 2 or text.endswith("?") or len(text) > 300:
+        return none
+    fired = [(name, why, base) for name, why, pattern, base in PROMOTE_RULES if pattern.search(text)
+             and (name != "birthday" or _states_a_day(text, f))]
+    if not fired or _TASK.search(text):
+        return none
+    name, why, score = max(fired, key=lambda r: r[2])
+    if _ONE_OFF_ANCHOR.search(text) and name not in ("birthday",):
+        return none  # (a birthday's own date reads as an anchor: "is on 14 March")
+    notes = [why]
+    first_person = bool(re.search(r"\b(i|my|me|i'm|i've)\b", text, re.IGNORECASE))
+    event = _EVENT_WORDS.search(text) or (past_tense_lead(text) and not _RECURRING.search(text))
+    if event and not _RECURRING.search(_AS_ALWAYS.sub("", text)) and name != "health":
+        score -= 0.25
+        notes.append("but reads like an event" + (f" ('{event.group(0)}')" if isinstance(event, re.Match) else ""))
+    if first_person:
+        score += 0.1
+        notes.append("first person")
+    if len(fired) > 1:
+        score += 0.05 * (len(fired) - 1)
+    return PromoteCues(name, min(score, 1.0), tuple(notes), first_person, False)
+
+
+def _states_a_day(text: str, f: Features) -> bool:
+    """Whether a birthday/anniversary statement says which day it is ("on 14 March", "born 1990-03-14"): the
+    durable fact is the date; a mention without one ("the party is on Saturday", "it's the slava at mum's")
+    is that year's event."""
+    values = f.values
+    return bool(values.get("date") or (values.get("month") and values.get("number"))
+                or (_BORN.search(text) and values.get("year")))
+
+
+def promote_score(s: Statement, comparer: Comparer) -> tuple[float, str, str] | None:
+    """(score, rule name, reason) when a daily or session note's statement looks durable, else None."""
+    if s.kind not in (DAILY, SESSION) or s.superseded or s.checkbox:
+        return None
+    cues = comparer.info(s).cues
+    if cues.blocked:
+        return None
+    f = comparer.feats[s.key]
+    subject = f.initial if f.initial is not None and f.initial in comparer.names[s.key] else None
+    if subject is not None and subject not in comparer.principal and not cues.first_person:
+        return None  # about someone else (a colleague's gym days): not the user's memory to promote
+    return cues.score, cues.rule, "; ".join(cues.notes)
+
+
+@dataclass(frozen=True)
+class TextInfo:
+    """Everything the rules read from a statement's clean text alone: computed once, cached between reviews."""
+
+    feats: Features
+    one_off: bool  # the text reads as a one-off event (a task item is one whatever its text)
+    cues: PromoteCues
+
+    def to_raw(self) -> tuple[Any, ...]:
+        """Plain tuples for the review cache."""
+        c = self.cues
+        return (self.feats.to_raw(), self.one_off, (c.rule, c.score, c.notes, c.first_person, c.blocked))
+
+    @classmethod
+    def from_raw(cls, raw: tuple[Any, ...]) -> TextInfo:
+        """What :meth:`to_raw` gave.
+
+        Raises:
+            TypeError, ValueError, IndexError: not that shape.
+        """
+        feats, one_off, cues = raw
+        rule, score, notes, first_person, blocked = cues
+        return cls(Features.from_raw(feats), bool(one_off),
+                   PromoteCues(str(rule), float(score), tuple(notes), bool(first_person), bool(blocked)))
+
+
+def text_info(clean: str) -> TextInfo:
+    """The :class:`TextInfo` of a clean statement."""
+    f = features(clean)
+    return TextInfo(f, text_one_off(clean), promote_cues(clean, f))
+
+
+def target_section(rule: str, headings: Sequence[tuple[str, str]]) -> tuple[str, str]:
+    """(file, section) a promoted statement of this rule belongs in: the first MEMORY.md/USER.md heading that
+    matches the rule's hints, else MEMORY.md and a suggested new section."""
+    hints = _SECTION_HINTS.get(rule, ())
+    for hint in hints:
+        for path, heading in headings:
+            if hint in heading.casefold():
+                return path, heading
+    return "MEMORY.md", _DEFAULT_SECTION.get(rule, "Notes")
+
+
+def build_findings(statements: Sequence[Statement], comparer: Comparer, pairs: Iterable[PairResult],
+                   promotes: dict[str, tuple[float, str, str]], headings: Sequence[tuple[str, str]]
+                   ) -> list[Finding]:
+    """Turn pair results into findings: duplicates clustered, conflicts grouped by their newest statement,
+    promotions for durable statements that no curated line already holds (nor contradicts)."""
+    by_key = comparer.by_key
+    parent: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        while parent.get(x, x) != x:
+            parent[x] = parent.get(parent[x], parent[x])
+            x = parent[x]
+        return x
+
+    dup_scores: dict[str, list[float]] = defaultdict(list)
+    conflicts: dict[str, list[PairResult]] = defaultdict(list)
+    held: set[str] = set()  # statements a curated line already holds or contradicts
+    for p in pairs:
+        if p.older not in by_key or p.newer not in by_key:
+            continue
+        o, n = by_key[p.older], by_key[p.newer]
+        if p.kind == "duplicate":
+            ra, rb = find(p.older), find(p.newer)
+            if ra != rb:
+                parent[ra] = rb
+            dup_scores[p.older].append(p.score)
+            dup_scores[p.newer].append(p.score)
+        else:
+            conflicts[p.newer].append(p)
+        for x, y in ((o, n), (n, o)):
+            if y.kind == CURATED or (p.kind == "conflict" and x is o):
+                held.add(x.key)
+    findings: list[Finding] = []
+    wanted = {k: v for k, v in promotes.items() if k not in held and v[0] >= comparer.config.promote_min_score}
+    clusters: dict[str, list[Statement]] = defaultdict(list)
+    for key in dup_scores:
+        clusters[find(key)].append(by_key[key])
+    for members in clusters.values():
+        members.sort(key=lambda s: (s.kind != CURATED, s.order, s.path, s.start_line))
+        scores = [x for s in members for x in dup_scores[s.key]]
+        keep = members[0]
+        others = ", ".join(cite(s) for s in members[1:])
+        where = "MEMORY.md/USER.md already holds it" if keep.kind == CURATED else "said again in later notes"
+        suggestion = f"keep {cite(keep)}; delete or merge {others}"
+        durable = [s for s in members if s.key in wanted]
+        if durable and not any(s.kind == CURATED for s in members):
+            # A durable fact repeated in daily notes: one finding that says both (not a second "promote" one).
+            newest = max(durable, key=lambda s: s.order)
+            path, section = target_section(wanted[newest.key][1], headings)
+            suggestion = f"promote {cite(newest)} to {path} § {section}, then delete or merge the other copies"
+            where += f"; durable ({wanted[newest.key][2]}) and not in MEMORY.md/USER.md yet"
+            for s in members:
+                held.add(s.key)
+        findings.append(Finding(
+            "duplicate", tuple(item(s) for s in members),
+            f"{len(members)} statements say the same thing ({where}; best pair {max(scores):.2f} alike)",
+            max(scores), suggestion))
+    groups = sorted(conflicts.items(), key=lambda kv: -len(kv[1]))
+    covered: dict[str, list[frozenset[str]]] = defaultdict(list)  # statement key → the groups that hold it
+    for newer_key, results in groups:
+        keys = frozenset([newer_key, *(r.older for r in results)])
+        if any(keys <= c for c in covered.get(newer_key, ())):
+            continue
+        for k in keys:
+            covered[k].append(keys)
+        olds = sorted({by_key[r.older] for r in results}, key=lambda s: (s.order, s.path))
+        newer = by_key[newer_key]
+        best = max(results, key=lambda r: r.score)
+        basis = "a later note" if newer.dated else "the line's own date"
+        findings.append(Finding(
+            "conflict", tuple(item(s) for s in [*olds, newer]),
+            f"{best.reason}; {cite(newer)} is likely current ({basis})",
+            best.score, "; ".join(f"mark {cite(o)} superseded by {cite(newer)}" for o in olds),
+            current=len(olds)))
+    seen_text: set[str] = set()
+    for key, (score, rule, why) in sorted(promotes.items(), key=lambda kv: by_key[kv[0]].order, reverse=True):
+        s = by_key[key]
+        if key in held or score < comparer.config.promote_min_score:
+            continue
+        # A durable fact noted in several daily notes is promoted once (the newest); the copies are duplicates.
+        root = find(key) if key in parent or key in dup_scores else key
+        if root in seen_text:
+            continue
+        seen_text.add(root)
+        path, section = target_section(rule, headings)
+        findings.append(Finding(
+            "promote", (item(s),), f"durable: {why} (rule '{rule}'); not in MEMORY.md/USER.md yet",
+            score, f"promote {cite(s)} to {path} § {section}"))
+    return findings

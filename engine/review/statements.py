@@ -1,0 +1,296 @@
+"""The statements of a workspace: each bullet or plain line of the memory files, with its line range and date."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+
+from engine.config import Config
+from engine.textio import read_text_file
+from engine.workspace import indexed_root_files
+
+DATED_NAME = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:-(.+))?\.md$")
+"""``YYYY-MM-DD.md`` (a daily note) or ``YYYY-MM-DD-HHMM.md`` / ``YYYY-MM-DD-slug.md`` (a session note)."""
+
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_HEADING = re.compile(r"^\s{0,3}#{1,6}(\s|$)")
+_BULLET = re.compile(r"^(\s*)(?:[-*+]|\d{1,3}[.)])\s+")
+_CHECKBOX = re.compile(r"^\[[ xX]\]\s*")
+_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}")
+_HRULE = re.compile(r"^\s*([-*_])(\s*\1){2,}\s*$")
+_INLINE_COMMENT = re.compile(r"<!--.*?-->")
+# Leading clock times and dates a log line starts with ("14:07 CEST —", "2026-10-02 —"): not part of the fact.
+_LEAD_TIME = re.compile(r"^(?:\d{1,2}:\d{2}(?:\s*(?:[A-Z]{2,5}|[ap]\.?m\.?))?|\d{4}-\d{2}-\d{2})\s*(?:[—–:-]+\s*|\s)")
+# Citations the flush and promote actions append: "(session 9b2d4e71, line 20)", "(from memory/x.md#L3)".
+_CITATION = re.compile(r"\s*\((?:session [0-9a-f]{6,}[^)]*|(?:from |see |source:? )?[\w./-]+\.(?:md|jsonl)#L\d+[^)]*)\)")
+_SPEAKER = re.compile(r"^(?:user|assistant|system|human|ai)\s*:\s*", re.IGNORECASE)  # session-note transcript lines
+_SUPERSEDED = re.compile(r"\(superseded\b[^)]*\)", re.IGNORECASE)
+_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+_EMPHASIS = re.compile(r"[*_`~]{1,3}")
+_LINE_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+
+CURATED = "curated"
+DAILY = "daily"
+SESSION = "session"
+TOPIC = "topic"
+
+
+@dataclass(frozen=True)
+class Statement:
+    """One statement: a bullet (with its continuation lines) or a plain line of a memory file.
+
+    Attributes:
+        path: the workspace-relative file.
+        start_line, end_line: the 1-based lines it spans.
+        text: the lines as written (joined with newlines; what a finding cites).
+        clean: the statement without bullet, checkbox, leading time stamp, citations and markup.
+        kind: ``curated`` (MEMORY.md/USER.md), ``daily``, ``session`` or ``topic``.
+        day: the note's date (from its name), else None.
+        section: the nearest heading above it ("" when none).
+        order: the position in time for "which is newer": (date ordinal, time of day, line); curated and
+            topic lines are undated-oldest (date 0) unless the line itself names a date.
+        key: stable id: the file, the clean text, which occurrence of it in the file, and whether it is marked
+            superseded.
+        superseded: the line already carries a ``(superseded …)`` mark.
+        checkbox: the line is a task item (``- [ ]``/``- [x]``).
+    """
+
+    path: str
+    start_line: int
+    end_line: int
+    text: str
+    clean: str
+    kind: str
+    day: str | None
+    section: str
+    order: tuple[int, int, int]
+    key: str
+    superseded: bool = False
+    checkbox: bool = False
+    extra: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
+
+    def to_raw(self) -> tuple[object, ...]:
+        """The fields as plain values (what the review cache stores; the path is the cache's key)."""
+        return (self.start_line, self.end_line, self.text, self.clean, self.kind, self.day, self.section,
+                self.order, self.key, self.superseded, self.checkbox)
+
+    @classmethod
+    def from_raw(cls, path: str, raw: tuple[object, ...]) -> Statement:
+        """The statement :meth:`to_raw` gave, of the file ``path``.
+
+        Raises:
+            TypeError, ValueError: not that shape.
+        """
+        start, end, text, clean, kind, day, section, order, key, superseded, checkbox = raw
+        if not (isinstance(start, int) and isinstance(end, int) and isinstance(text, str) and isinstance(clean, str)
+                and isinstance(kind, str) and (day is None or isinstance(day, str)) and isinstance(section, str)
+                and isinstance(order, tuple) and len(order) == 3 and isinstance(key, str)):
+            raise ValueError("not a review statement")
+        return cls(path, start, end, text, clean, kind, day, section, order, key, bool(superseded), bool(checkbox))
+
+    @property
+    def dated(self) -> bool:
+        """Whether the statement comes from a dated daily or session note."""
+        return self.day is not None
+
+
+def file_kind(rel: str) -> tuple[str, str | None, int]:
+    """``(kind, day, minute of day)`` of a workspace file from its name."""
+    name = rel.rsplit("/", 1)[-1]
+    if "/" not in rel:
+        return CURATED, None, 0
+    match = DATED_NAME.match(name)
+    if match is None:
+        return TOPIC, None, 0
+    y, m, d, rest = match.groups()
+    try:
+        date(int(y), int(m), int(d))
+    except ValueError:
+        return TOPIC, None, 0
+    day = f"{y}-{m}-{d}"
+    if rest is None:
+        return DAILY, day, 0
+    minute = int(rest[:2]) * 60 + int(rest[2:4]) if re.fullmatch(r"\d{4}", rest) and int(rest[:2]) < 24 else 0
+    return SESSION, day, minute
+
+
+def clean_text(text: str) -> str:
+    """A statement without bullet, checkbox, leading time stamp, citations, links and emphasis marks."""
+    lines = [ln.strip() for ln in text.split("\n")]
+    out = " ".join(ln for ln in lines if ln)
+    out = _BULLET.sub("", out, count=1)
+    out = _CHECKBOX.sub("", out, count=1)
+    out = _SPEAKER.sub("", out, count=1)
+    out = _INLINE_COMMENT.sub(" ", out)
+    out = _SUPERSEDED.sub(" ", out)
+    out = _CITATION.sub(" ", out)
+    out = _LINK.sub(r"\1", out)
+    out = _EMPHASIS.sub("", out)
+    for _ in range(2):
+        out = _LEAD_TIME.sub("", out.strip(), count=1)
+    return " ".join(out.split())
+
+
+def _ordinal(day: str | None) -> int:
+    if day is None:
+        return 0
+    try:
+        return date.fromisoformat(day).toordinal()
+    except ValueError:
+        return 0
+
+
+def parse_statements(rel: str, text: str) -> list[Statement]:
+    """The statements of one file: bullets (with indented continuation lines) and plain lines, without headings,
+    code fences, HTML comments, tables, rules and empty lines."""
+    kind, day, minute = file_kind(rel)
+    out: list[Statement] = []
+    seen: dict[str, int] = {}
+    section = ""
+    in_fence = False
+    in_comment = False
+    current: list[str] = []
+    start = 0
+    lines = text.split("\n")
+
+    def flush(end: int) -> None:
+        nonlocal current
+        if not current:
+            return
+        raw = "\n".join(current)
+        current = []
+        clean = clean_text(raw)
+        if len(clean) < 3 or not re.search(r"\w", clean):
+            return
+        stripped = _BULLET.sub("", raw.lstrip(), count=1)
+        line_day = None
+        if kind in (CURATED, TOPIC):
+            found = _LINE_DATE.search(clean)
+            line_day = found.group(0) if found else None
+        order = (_ordinal(day) or _ordinal(line_day), minute, start)
+        folded = clean.casefold()
+        superseded = bool(_SUPERSEDED.search(raw))
+        n = seen.get(folded, 0)
+        seen[folded] = n + 1
+        # The clean text drops the "(superseded …)" mark, but the key must not: marking (or unmarking) a line is
+        # a change the incremental review has to see, or it would keep the pairs cached for the unmarked line.
+        mark = "\0superseded" if superseded else ""
+        key = hashlib.sha1(f"{rel}\0{folded}\0{n}{mark}".encode()).hexdigest()[:16]
+        out.append(Statement(rel, start, end, raw, clean, kind, day, section, order, key,
+                             superseded=superseded, checkbox=bool(_CHECKBOX.match(stripped))))
+
+    for number, line in enumerate(lines, 1):
+        if in_comment:
+            if "-->" in line:
+                in_comment = False
+            continue
+        if _FENCE.match(line):
+            flush(number - 1)
+            in_fence = not in_fence
+            continue
+        if in_fence:
+            continue
+        bare = _INLINE_COMMENT.sub("", line)
+        if "<!--" in bare:  # a comment that runs over several lines
+            flush(number - 1)
+            in_comment = "-->" not in bare.split("<!--", 1)[1]
+            bare = bare.split("<!--", 1)[0]
+            if not bare.strip():
+                continue
+        if not bare.strip():
+            flush(number - 1)
+            continue
+        if _HEADING.match(bare):
+            flush(number - 1)
+            section = bare.strip().lstrip("#").strip()
+            continue
+        if bare.lstrip().startswith("|") or _TABLE_RULE.match(bare) or _HRULE.match(bare):
+            flush(number - 1)
+            continue
+        bullet = _BULLET.match(bare)
+        continuation = bool(current) and bullet is None and (bare[:1].isspace())
+        if continuation:
+            current.append(bare)
+            continue
+        flush(number - 1)
+        current = [bare]
+        start = number
+    flush(len(lines))
+    return out
+
+
+@dataclass(frozen=True)
+class FileStamp:
+    """What decides whether a file's statements can come from the cache: its size and modification time."""
+
+    rel: str
+    path: Path
+    mtime_ns: int
+    size: int
+
+
+def review_files(config: Config) -> list[FileStamp]:
+    """The files a review reads: ``MEMORY.md``, ``USER.md`` (``memory.md`` when configured) and
+    ``memory/**/*.md``, symlinks skipped, in a stable order."""
+    ws = config.workspace
+    found: list[FileStamp] = []
+    for name in indexed_root_files(config):
+        _add(found, ws / name, name)
+    mem = ws / "memory"
+    if mem.is_dir() and not mem.is_symlink():
+        for dirpath, dirnames, filenames in os.walk(mem, followlinks=False):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d != "__pycache__")
+            base = Path(dirpath)
+            for name in sorted(filenames):
+                if name.endswith(".md"):
+                    path = base / name
+                    _add(found, path, path.relative_to(ws).as_posix())
+    return found
+
+
+def _add(found: list[FileStamp], path: Path, rel: str) -> None:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return
+    import stat as _stat
+
+    if _stat.S_ISREG(st.st_mode):
+        found.append(FileStamp(rel, path, st.st_mtime_ns, st.st_size))
+
+
+def read_statements(config: Config, files: Iterable[FileStamp],
+                    known: dict[str, tuple[int, int, list[Statement]]] | None = None
+                    ) -> tuple[dict[str, list[Statement]], list[str]]:
+    """Each file's statements (``rel → statements``) and the files that could not be read.
+
+    ``known``: statements parsed before, by file, with the (mtime_ns, size) they were parsed at; a file whose
+    stamp is unchanged is not read again.
+    """
+    out: dict[str, list[Statement]] = {}
+    problems: list[str] = []
+    limit = config.index.max_file_bytes
+    known = known or {}
+    for f in files:
+        cached = known.get(f.rel)
+        if cached is not None and cached[0] == f.mtime_ns and cached[1] == f.size:
+            out[f.rel] = cached[2]
+            continue
+        if f.size > limit:
+            problems.append(f"{f.rel}: over max_file_bytes, not reviewed")
+            continue
+        try:
+            decoded = read_text_file(f.path, limit)
+        except OSError as exc:
+            problems.append(f"{f.rel}: not readable ({exc.strerror or exc})")
+            continue
+        if decoded.binary:
+            problems.append(f"{f.rel}: binary, not reviewed")
+            continue
+        out[f.rel] = parse_statements(f.rel, decoded.text)
+    return out, problems

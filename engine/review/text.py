@@ -1,0 +1,284 @@
+"""What the review rules read in a statement: content words, typed values (times, numbers, versions, weekdays,
+names), negation and change cues, one-off event markers and durable-fact cues."""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+STOPWORDS = frozenset("""
+a an the and or but if then than so as of in on at to for from by with without into onto over under about after
+before between during up down out off again further once here there when where why how all any both each few more
+most other some such no nor not only own same too very can will just should would could may might must shall
+is are was were be been being am do does did doing have has had having i me my mine myself we us our ours you your
+yours he him his she her hers it its they them their theirs this that these those who whom whose which what
+s t d ll m re ve also still yet already now currently usually always never really quite
+there's it's that's i'm i've i'd she's he's we're they're don't doesn't didn't isn't aren't wasn't won't can't
+one two get got gets getting make makes made let lets via per etc e g ie eg
+week weeks month months year years daily weekly monthly every each reminder note fyi
+""".split())
+
+NEGATIONS = frozenset({"not", "no", "never", "don't", "doesn't", "didn't", "isn't", "aren't", "won't", "can't",
+                       "cannot", "stopped", "quit", "longer", "anymore", "dislike", "dislikes", "hate", "hates",
+                       "avoid", "avoids", "gave"})
+"""Words that turn a statement around ("no longer likes", "stopped drinking", "hates")."""
+
+CHANGE_CUES = frozenset({"moved", "move", "moves", "switched", "switch", "switches", "changed", "change", "changes",
+                         "now", "instead", "replaced", "replaces", "new", "from", "rescheduled", "shifted",
+                         "updated", "upgraded", "downgraded", "relocated", "became", "anymore", "longer",
+                         "starting", "today", "onwards", "going", "forward", "raised", "lowered", "increased",
+                         "reduced", "cut", "bumped", "dropped", "later", "earlier"})
+"""Words that say a value changed ("standup moved to 10:00", "switched to coffee"), left out of the subject."""
+
+WEEKDAYS = {"monday": "mon", "tuesday": "tue", "wednesday": "wed", "thursday": "thu", "friday": "fri",
+            "saturday": "sat", "sunday": "sun", "mon": "mon", "tue": "tue", "tues": "tue", "wed": "wed",
+            "thu": "thu", "thur": "thu", "thurs": "thu", "fri": "fri", "sat": "sat", "sun": "sun"}
+MONTHS = {"january": "jan", "february": "feb", "march": "mar", "april": "apr", "june": "jun", "july": "jul",
+          "august": "aug", "september": "sep", "october": "oct", "november": "nov", "december": "dec",
+          "jan": "jan", "feb": "feb", "mar": "mar", "apr": "apr", "jun": "jun", "jul": "jul", "aug": "aug",
+          "sep": "sep", "sept": "sep", "oct": "oct", "nov": "nov", "dec": "dec"}
+
+_TOKEN = re.compile(
+    r"(?P<date>\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b"
+    r"|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\s+\d{1,2}\b(?!:))"
+    r"|(?P<year>\b(?:19|20)\d{2}\b)"
+    r"|(?P<time>\b\d{1,2}:\d{2}\s*(?:[ap]\.?m\.?)?(?![\d:]|\.\d)|\b\d{1,2}\.\d{2}\s*[ap]\.?m\.?|\b\d{1,2}\s*[ap]\.?m\.?\b|\bnoon\b|\bmidnight\b)"
+    r"|(?P<version>\bv?\d+(?:\.\d+){1,3}\b|\bv\d+\b)"
+    r"|(?P<money>[€$£]\s?\d[\d,]*(?:\.\d+)?|\b\d[\d,]*(?:\.\d+)?\s?(?:eur|usd|gbp|euros?|dollars?)\b)"
+    r"|(?P<number>\b\d+(?:[.,]\d+)?\b)"
+    r"|(?P<word>[^\W\d_]+(?:['’][^\W\d_]+)?)",
+    re.IGNORECASE,
+)
+
+
+def stem(word: str) -> str:
+    """A very light English stemmer: enough to match "prefers"/"prefer", "meetings"/"meeting"."""
+    w = word.casefold().replace("’", "'")
+    if w.endswith("'s"):
+        w = w[:-2]
+    if len(w) > 4 and w.endswith("ies"):
+        return w[:-3] + "y"
+    if len(w) > 6 and w.endswith("ly"):
+        return w[:-2]
+    if len(w) > 5 and w.endswith("ing"):
+        return w[:-3]
+    if len(w) > 4 and w.endswith("ed") and not w.endswith("eed"):
+        return w[:-2]
+    if len(w) > 3 and w.endswith("es") and w[-3] in "sxz":
+        return w[:-2]
+    if len(w) > 3 and w.endswith("s") and not w.endswith("ss") and not w.endswith("us"):
+        return w[:-1]
+    return w
+
+
+def _time_value(raw: str) -> str:
+    s = raw.casefold().replace(" ", "").replace(".", ":")
+    if s in ("noon",):
+        return "12:00"
+    if s == "midnight":
+        return "00:00"
+    pm = s.endswith(("pm", "p:m:", "p:m"))
+    am = s.endswith(("am", "a:m:", "a:m"))
+    digits = re.sub(r"[^\d:]", "", s).strip(":")
+    if ":" in digits:
+        h, m = digits.split(":", 1)
+    else:
+        h, m = digits, "00"
+    hour = int(h or 0)
+    if pm and hour < 12:
+        hour += 12
+    if am and hour == 12:
+        hour = 0
+    return f"{hour:02d}:{int(m[:2] or 0):02d}"
+
+
+_SENTENCE_START = frozenset(".:;!?—–-•(\"'„“”«»[")
+
+
+_MONTH_NUMBER = {m: i for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct",
+                                             "nov", "dec"), 1)}
+
+
+def _day_value(raw: str) -> str:
+    """``2026-03-14``, ``14 March`` and ``March 14`` as comparable text (``03-14`` without a year)."""
+    if re.fullmatch(r"\d{4}-\d{2}-\d{2}", raw):
+        return raw
+    digits = re.search(r"\d{1,2}", raw)
+    month = re.search(r"[a-z]{3}", raw.casefold())
+    if digits is None or month is None:
+        return raw.casefold()
+    return f"{_MONTH_NUMBER.get(month.group(0), 0):02d}-{int(digits.group(0)):02d}"
+
+
+@dataclass(frozen=True)
+class Features:
+    """What the rules compare, computed once per statement (and kept in the review cache between reviews)."""
+
+    words: tuple[str, ...]  # content words, stemmed, in order
+    values: dict[str, frozenset[str]]  # kind (time, number, version, money, weekday, month, date, name) → values
+    negated: bool
+    change: bool
+    squashed: str  # the text lower-cased with punctuation squeezed out (its trigrams are made when needed)
+    initial: str | None = None  # a capitalised first word (a name, or just the sentence's first word)
+    starts: frozenset[str] = frozenset()  # every capitalised sentence-initial word (names or not)
+
+    @functools.cached_property
+    def content(self) -> frozenset[str]:
+        """The content words as a set."""
+        return frozenset(self.words)
+
+    @functools.cached_property
+    def grams(self) -> frozenset[str]:
+        """Character trigrams of the squashed text."""
+        sq = self.squashed
+        return frozenset(sq[i:i + 3] for i in range(max(0, len(sq) - 2)))
+
+    def to_raw(self) -> tuple[Any, ...]:
+        """The fields as plain tuples, sets and strings (what the review cache stores)."""
+        return (self.words, self.values, self.negated, self.change, self.squashed, self.initial, self.starts)
+
+    @classmethod
+    def from_raw(cls, raw: tuple[Any, ...]) -> Features:
+        """The features :meth:`to_raw` gave.
+
+        Raises:
+            TypeError, ValueError: not that shape.
+        """
+        words, values, negated, change, squashed, initial, starts = raw
+        if not (isinstance(words, tuple) and isinstance(values, dict) and isinstance(squashed, str)
+                and isinstance(starts, frozenset)):
+            raise ValueError("not review features")
+        return cls(words, values, bool(negated), bool(change), squashed, initial, starts)
+
+
+_MEMO: dict[str, Features] = {}
+
+
+def features(clean: str) -> Features:
+    """The :class:`Features` of a clean statement (memoised: the same line recurs across notes and reviews)."""
+    found = _MEMO.get(clean)
+    if found is None:
+        if len(_MEMO) > 200_000:
+            _MEMO.clear()
+        found = _MEMO[clean] = _features(clean)
+    return found
+
+
+def _features(clean: str) -> Features:
+    words: list[str] = []
+    values: dict[str, set[str]] = {}
+    negated = False
+    change = False
+    first_word = True
+    initial: str | None = None
+    starts: set[str] = set()
+    for m in _TOKEN.finditer(clean):
+        kind = m.lastgroup
+        text = m.group(0)
+        at = m.start() - 1
+        while at >= 0 and clean[at] == " ":
+            at -= 1
+        if at < 0 or clean[at] in _SENTENCE_START:
+            first_word = True  # "Noted: Saving …": a capital after a colon or a dash starts a sentence
+        if kind == "word":
+            low = text.casefold().replace("’", "'")
+            if low in WEEKDAYS or (low.endswith("s") and low[:-1] in WEEKDAYS and len(low) > 4):
+                values.setdefault("weekday", set()).add(WEEKDAYS.get(low, WEEKDAYS.get(low[:-1], low)))
+                first_word = False
+                continue
+            if low in MONTHS and (len(low) > 3 or text[0].isupper()):
+                values.setdefault("month", set()).add(MONTHS[low])
+                first_word = False
+                continue
+            if low in NEGATIONS:
+                negated = True
+            if low in CHANGE_CUES:
+                change = True
+            if low in STOPWORDS or low in CHANGE_CUES or low in NEGATIONS or len(low) < 2:
+                first_word = False
+                continue
+            if text[0].isupper() and not text.isupper():
+                if first_word:
+                    starts.add(stem(low))
+                    if initial is None and not words:
+                        initial = stem(low)
+                else:
+                    values.setdefault("name", set()).add(stem(low))
+            words.append(stem(low))
+            first_word = False
+        else:
+            first_word = False
+            assert kind is not None
+            if kind == "time":
+                values.setdefault("time", set()).add(_time_value(text))
+            elif kind == "version":
+                values.setdefault("version", set()).add(text.casefold().lstrip("v"))
+            elif kind == "date":
+                values.setdefault("date", set()).add(_day_value(text))
+            elif kind == "money":
+                values.setdefault("money", set()).add(re.sub(r"[^\d.]", "", text))
+            else:
+                values.setdefault(kind, set()).add(text.replace(",", "."))
+    low = clean.casefold()
+    if "no longer" in low or "not anymore" in low or "gave up" in low:
+        negated = True
+    squashed = re.sub(r"\s+", " ", re.sub(r"[^\w:]+", " ", low)).strip()
+    return Features(tuple(words), {k: frozenset(v) for k, v in values.items()}, negated, change, squashed,
+                    initial, frozenset(starts))
+
+
+class Idf:
+    """Inverse document frequency of content words over the workspace's statements."""
+
+    def __init__(self, docs: Iterable[Iterable[str]]) -> None:
+        counts: Counter[str] = Counter()
+        n = 0
+        for words in docs:
+            counts.update(set(words))
+            n += 1
+        # At least 200 statements' worth: in a tiny workspace every word would look common.
+        self.n = max(n, 200)
+        self.counts = counts
+        self.weights = {w: math.log(1.0 + self.n / c) for w, c in counts.items()}
+        self.unseen = math.log(1.0 + self.n)
+
+    def __call__(self, word: str) -> float:
+        """``log(1 + N / df)``: a word in every statement weighs ~0.7, a word seen once ``log(1 + N)``."""
+        return self.weights.get(word, self.unseen)
+
+    def total(self, words: Iterable[str]) -> float:
+        """The summed weight of some words."""
+        get, unseen = self.weights.get, self.unseen
+        return sum(get(w, unseen) for w in words)
+
+
+def weighted_jaccard(a: frozenset[str], b: frozenset[str], idf: Idf) -> float:
+    """Shared words' weight over all words' weight (IDF weights)."""
+    if not a or not b:
+        return 0.0
+    shared = a & b
+    if not shared:
+        return 0.0
+    inter = idf.total(shared)
+    return inter / (idf.total(a) + idf.total(b) - inter)
+
+
+def weighted_overlap(a: frozenset[str], b: frozenset[str], idf: Idf) -> tuple[float, float]:
+    """(shared weight over the smaller side's weight, the shared weight itself)."""
+    if not a or not b:
+        return 0.0, 0.0
+    inter = idf.total(a & b)
+    small = min(idf.total(a), idf.total(b))
+    return (inter / small if small else 0.0), inter
+
+
+def dice(a: frozenset[str], b: frozenset[str]) -> float:
+    """Dice coefficient of two character n-gram sets."""
+    if not a or not b:
+        return 0.0
+    return 2 * len(a & b) / (len(a) + len(b))

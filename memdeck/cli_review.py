@@ -1,0 +1,99 @@
+"""The ``memdeck review`` command: duplicates, conflicts and facts to promote, as text or JSON (read-only)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from datetime import date
+from typing import Any
+
+import click
+
+from engine.display import plural
+from engine.errors import MemdeckError
+from memdeck.output import EXIT_OK, fail, say_lines
+
+TITLES = {"duplicate": "Duplicates", "conflict": "Conflicts", "promote": "Worth promoting to MEMORY.md"}
+
+
+class _Day(click.ParamType[date]):
+    """A ``YYYY-MM-DD`` day."""
+
+    name = "YYYY-MM-DD"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> date:
+        """``value`` as a date, or a usage error that says the format."""
+        if isinstance(value, date):
+            return value
+        try:
+            return date.fromisoformat(str(value).strip())
+        except ValueError:
+            self.fail(f"{str(value)[:40]!r} is not a date (expected YYYY-MM-DD)", param, ctx)
+
+
+def format_report(report: Any) -> list[str]:
+    """The text output: findings grouped by kind, each statement cited as ``path#L4``."""
+    lines: list[str] = []
+    by_kind: dict[str, list[Any]] = {}
+    for f in report.findings:
+        by_kind.setdefault(f.kind, []).append(f)
+    for kind in ("duplicate", "conflict", "promote"):
+        found = by_kind.get(kind, [])
+        if not found:
+            continue
+        lines.append(f"{TITLES[kind]} ({len(found)})")
+        for f in found:
+            lines.append(f"  [{f.id}] {f.score:.2f}  {f.reason}")
+            for n, it in enumerate(f.items):
+                mark = " (current)" if f.current is not None and n == f.current else ""
+                first = it.text.split("\n", 1)[0].strip()
+                lines.append(f"    {it.citation}{mark}: {first[:160]}")
+            lines.append(f"    → {f.suggestion}")
+        lines.append("")
+    stats = (f"{plural(report.files, 'file')}, {plural(report.statements, 'statement')}"
+             f" ({report.compared} compared{', incremental' if report.incremental else ''})"
+             f" in {report.seconds:.2f} s")
+    if report.dismissed:
+        stats += f"; {report.dismissed} dismissed (hidden)"
+    lines.append(("No findings: " if not report.findings else f"{plural(len(report.findings), 'finding')}: ")
+                 + stats)
+    lines.extend(f"warning: {w}" for w in report.warnings)
+    return lines
+
+
+def build_review_command(make_engine: Callable[[bool], Any]) -> click.Command:
+    """The ``review`` command; ``make_engine(as_json)`` opens the engine (or exits with the error)."""
+
+    @click.command("review")
+    @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+    @click.option("--kind", type=click.Choice(["duplicate", "conflict", "promote"]), default=None,
+                  help="Only this kind of finding.")
+    @click.option("--since", type=_Day(), default=None,
+                  help="Only findings with a statement from a note dated on/after this day.")
+    @click.option("--full", is_flag=True, help="Compare everything again (ignore the incremental cache).")
+    def review(as_json: bool, kind: str | None, since: date | None, full: bool) -> None:
+        """Find duplicates, conflicting facts (the newer marked current) and durable facts in daily notes that
+        MEMORY.md does not hold yet. Read-only: no memory file changes.
+
+        Exits 0 with findings or without.
+        """
+        engine = make_engine(as_json)
+        try:
+            report = engine.review(kind=kind, since=since, full=full)
+        except (MemdeckError, OSError, ValueError) as exc:
+            fail(f"review failed: {exc}", as_json)
+        finally:
+            engine.close()
+        if as_json:
+            click.echo(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
+        else:
+            say_lines(format_report(report))
+        sys.exit(EXIT_OK)
+
+    return review
+
+
+def register(group: click.Group, make_engine: Callable[[bool], Any]) -> None:
+    """Add ``review`` to a click group."""
+    group.add_command(build_review_command(make_engine))

@@ -1,0 +1,59 @@
+"""``memdeck review``: JSON and text output, filters, usage errors, and no file changed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from memdeck.cli import cli
+from tests.test_review_detect import MEMORY, NOTES, _digest, _workspace
+
+
+def _run(ws: Path, *args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, ["--workspace", str(ws), *args],
+                                env={"MEMDECK_EMBEDDING_PROVIDER": "none"})
+    return result.exit_code, result.output
+
+
+def test_review_json_has_the_documented_shape_and_changes_nothing(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path)
+    before = _digest(ws)
+    code, out = _run(ws, "review", "--json")
+    assert code == 0, out
+    payload = json.loads(out)
+    assert _digest(ws) == before
+    assert set(payload) >= {"findings", "stats"}
+    for f in payload["findings"]:
+        assert {"kind", "items", "reason", "score", "suggestion", "id"} <= set(f)
+        for item in f["items"]:
+            assert {"path", "startLine", "endLine", "text"} <= set(item)
+    assert {f["kind"] for f in payload["findings"]} == {"duplicate", "conflict", "promote"}
+    code, out = _run(ws, "review", "--json", "--kind", "promote")
+    assert code == 0 and {f["kind"] for f in json.loads(out)["findings"]} == {"promote"}
+
+
+def test_review_text_groups_by_kind_with_citations(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path)
+    code, out = _run(ws, "review")
+    assert code == 0, out
+    assert "Duplicates (1)" in out and "Conflicts (1)" in out and "Worth promoting to MEMORY.md (1)" in out
+    assert "MEMORY.md#L4 (current)" not in out and "memory/2026-07-01.md#L4 (current)" in out
+    code, out = _run(ws, "review", "--since", "2030-01-01")
+    assert code == 0 and "No findings" in out
+
+
+def test_review_without_findings_exits_0(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path, notes={}, memory="# MEMORY.md\n\n- One fact only.\n")
+    code, out = _run(ws, "review", "--json")
+    assert code == 0 and json.loads(out)["findings"] == []
+    assert MEMORY and NOTES
+
+
+def test_review_bad_date_is_a_usage_error_in_json(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path)
+    code, out = _run(ws, "review", "--json", "--since", "yesterday")
+    assert code == 2
+    assert json.loads(out.splitlines()[0]
+                      if out.startswith("{") else out[out.index("{"):].splitlines()[0])["ok"] is False
