@@ -490,6 +490,8 @@ GRID: tuple[Variant, ...] = (
     Variant("no-spread", patch="spread", modes=("keyword", "vector", "hybrid"),
             about="spread_overlaps off (SPREAD_LIMIT 0.7 → never)"),
     Variant("no-common-drop", patch="common", modes=("keyword", "hybrid"), about="common_terms drop off"),
+    Variant("no-calibrated-date-lift", patch="datelift", modes=("hybrid",),
+            about="calibrated keyword leg without the dated-note floor (pipeline CALIBRATED_DATE_LIFT off)"),
     Variant("weights-50-50", {"vector_weight": 0.5, "text_weight": 0.5}, modes=("hybrid",),
             about="vector_weight/text_weight .5/.5"),
     Variant("weights-30-70", {"vector_weight": 0.3, "text_weight": 0.7}, modes=("hybrid",),
@@ -515,6 +517,9 @@ def heuristic_off(patch: str | None) -> Iterator[None]:
     elif patch == "spread":
         saved["SPREAD_LIMIT"] = pipeline.SPREAD_LIMIT
         pipeline.SPREAD_LIMIT = 2.0  # a share of lines never reaches 2: nothing is moved back
+    elif patch == "datelift":
+        saved["CALIBRATED_DATE_LIFT"] = pipeline.CALIBRATED_DATE_LIFT
+        pipeline.CALIBRATED_DATE_LIFT = False
     elif patch == "common":
         saved["common_terms"] = pipeline.common_terms
         pipeline.common_terms = lambda store, terms: frozenset()  # type: ignore[assignment]

@@ -184,3 +184,28 @@ def test_rerank_imports_no_numpy() -> None:
     code = ("import sys, engine.search.rerank, engine.search.calibration, engine.search.pipeline; "
             "assert 'numpy' not in sys.modules, 'numpy at import'")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_a_relative_date_keeps_its_lift_on_the_calibrated_scale(engine: MemoryEngine,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from datetime import date
+
+    from engine.search import pipeline
+    from engine.search.query import parse_query
+
+    settings = replace(SearchConfig(), vector_norm="calibrated", rerank=False)
+    today = date(2026, 10, 3)
+
+    def day_score(text: str) -> float:
+        query = parse_query(text, today=today)
+        qvec = engine.embedder.embed_query(query.vector_text)
+        hits = run_search(engine.store, settings, query, "hybrid", qvec, 10, 0.0, ("memory",), calibration=KNOWN)
+        return next(h.text_score for h in hits if h.path == "memory/2026-10-02.md")
+
+    relative, named = day_score("what happened yesterday"), day_score("what happened on 2 October 2026")
+    monkeypatch.setattr(pipeline, "CALIBRATED_DATE_LIFT", False)
+    # "yesterday" left the keyword query and no word matches: the keyword fit (here 3x − 2) squashes the lift
+    # .55 to .41, so the note keeps its lift instead; a named date keeps its words and the plain fit
+    assert day_score("what happened yesterday") == pytest.approx(KNOWN.keyword_leg(pipeline.DAY_BOOST))
+    assert relative == pytest.approx(pipeline.DAY_BOOST)
+    assert day_score("what happened on 2 October 2026") == pytest.approx(named)
