@@ -16,7 +16,7 @@ from engine.errors import PathRefused
 from engine.index.chunking import chunk_markdown
 from engine.index.fts import build_fts_query, fts_text
 from engine.search.fusion import fuse_scores, mmr_order, normalize_bm25
-from engine.search.query import query_terms
+from engine.search.query import parse_query, query_terms
 from engine.sessions.reader import read_transcript, session_search_text, summarize_transcript
 from engine.textio import decode_bytes
 
@@ -94,10 +94,15 @@ FTS_NOISE = st.lists(st.sampled_from(['"', "'", "(", ")", "*", "^", ":", "-", "+
 @FAST
 @given(st.one_of(ANY_TEXT, FTS_NOISE, st.tuples(ANY_TEXT, FTS_NOISE).map("".join)))
 def test_fts_query_never_raises_and_is_always_valid_match_syntax(fts_db: Any, text: str) -> None:
-    query = build_fts_query(text)
-    terms = query_terms(text)
+    parsed = parse_query(text)
+    query = build_fts_query(parsed)
+    assert build_fts_query(text) == query  # a string is parsed the same way
+    terms = parsed.terms
     if query is None:
+        # only text without keyword terms builds no query ("today" alone: a relative date's own words leave the
+        # keyword query, its day is lifted instead)
         assert not terms or all(not t.strip('"') for t in terms)
+        assert not query_terms(text) or parsed.resolved or all(not t.strip('"') for t in query_terms(text))
         return
     assert query.isprintable()
     fts_db.execute("SELECT rowid, bm25(t) FROM t WHERE t MATCH ? ORDER BY bm25(t)", (query,)).fetchall()
