@@ -11,11 +11,9 @@ from datetime import date
 from pathlib import Path
 
 from engine.config import Config
+from engine.search.dates import file_date
 from engine.textio import read_text_file
 from engine.workspace import indexed_root_files
-
-DATED_NAME = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:-(.+))?\.md$")
-"""``YYYY-MM-DD.md`` (a daily note) or ``YYYY-MM-DD-HHMM.md`` / ``YYYY-MM-DD-slug.md`` (a session note)."""
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}(\s|$)")
@@ -104,15 +102,11 @@ def file_kind(rel: str) -> tuple[str, str | None, int]:
     name = rel.rsplit("/", 1)[-1]
     if "/" not in rel:
         return CURATED, None, 0
-    match = DATED_NAME.match(name)
-    if match is None:
+    when = file_date(rel)  # the search's reading of dated names: YYYY-MM-DD.md, YYYY-MM-DD-HHMM.md, -slug.md
+    if when is None:
         return TOPIC, None, 0
-    y, m, d, rest = match.groups()
-    try:
-        date(int(y), int(m), int(d))
-    except ValueError:
-        return TOPIC, None, 0
-    day = f"{y}-{m}-{d}"
+    day = when.isoformat()
+    rest = name[len(day) + 1:-len(".md")] or None
     if rest is None:
         return DAILY, day, 0
     minute = int(rest[:2]) * 60 + int(rest[2:4]) if re.fullmatch(r"\d{4}", rest) and int(rest[:2]) < 24 else 0
