@@ -739,6 +739,7 @@ class MemoryEngine(MemoryFiles):
                 warnings.append(f"the index could not be updated; results may be out of date: {exc}")
         # Relative dates ("yesterday", "上周五") count from today in the notes' zone, as the notes are named.
         parsed = settle_date_words(self.store, parse_query(query, today=self._query_today(warnings)), sources)
+        warnings.extend(parsed.date_notes)  # "'tomorrow' falls outside the calendar …": the rest still runs
         qvec: list[float] | None = None
         effective = "keyword" if change else mode
         if want_vec:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import calendar
 import os
 import re
 import unicodedata
-from collections.abc import Callable, Set
+from collections.abc import Callable, Iterator, Set
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import date, timedelta
 
@@ -31,8 +33,28 @@ _MONTH_YEAR = re.compile(r"\b" + _MONTH_RE + r",?\s+(\d{4})\b", re.I)
 _ISO_MONTH = re.compile(r"\b(\d{4})-(\d{1,2})\b(?!-\d)")
 # "5.10." and "5.10.2026" (day.month., as Serbian and German write it); not a version "1.2.3" or an address.
 _DOTTED = re.compile(r"(?<![\w.])(\d{1,2})\.(\d{1,2})\.(?:(\d{4})\b\.?)?(?!\d)")
-# 10月5日, 10月5号, 2026年10月5日, 十月五日.
-_ZH_DAY = re.compile(r"(?:(\d{4})年)?([0-9]{1,2}|[一二三四五六七八九十]{1,3})月([0-9]{1,2}|[一二三四五六七八九十]{1,3})(?:日|号|號)")
+# Words after which "3.12." or "20.04." is a version, a price or a ratio, not a day: "python 3.12.",
+# "ubuntu 20.04.", "it costs 4.10.", "the ratio was 1.05." (a sentence's full stop makes any "x.y" look like one).
+_NUMBER_CUE = re.compile(
+    r"(?:\b(?:v|ver|version|versions|verzij[aeiu]|release|python|py|node|nodejs|npm|pip|java|jdk|go|golang|ruby"
+    r"|rails|php|perl|rust|rustc|cargo|ios|android|macos|osx|ubuntu|debian|fedora|centos|rhel|kernel|linux"
+    r"|windows|gcc|clang|llvm|postgres|postgresql|mysql|mariadb|redis|sqlite|mongodb|django|flask|react|vue"
+    r"|angular|typescript|swift|kotlin|scala|dotnet|elixir|erlang|lua|qt|chrome|firefox|safari|electron|docker"
+    r"|kubernetes|k8s|helm|terraform|numpy|pandas|torch|pytorch|tensorflow|cuda|openssl|nginx|openclaw|memdeck"
+    r"|ratio|rate|score|average|avg|mean|cost|costs|costed|price|priced|paid|pay|pays|eur|usd|gbp|rsd|din"
+    r"|dinara|cena|cijena|kosta|košta|kostalo|koštalo|platio|platila)"
+    r"(?:\s+(?:is|was|are|were|of|at|now|je|bio|bila|bilo|od|na))?"
+    r"|\b(?:upgrad|updat|bump|downgrad|migrat)\w*\s+to|[$€£¥=~≈×])\s*$",
+    re.I)
+
+
+def _dotted_is_date(text: str, start: int) -> bool:
+    """Whether the "d.m." at ``start`` of ``text`` is a day (a version, price or ratio is not: ``_NUMBER_CUE``)."""
+    return not _NUMBER_CUE.search(text[max(0, start - 40):start])
+
+
+# 10月5日, 10月5号, 2026年10月5日, 十月五日 (not the "10月5日" of "110月5日").
+_ZH_DAY = re.compile(r"(?:(\d{4})年)?(?<![0-9])([0-9]{1,2}|[一二三四五六七八九十]{1,3})月([0-9]{1,2}|[一二三四五六七八九十]{1,3})(?:日|号|號)")
 
 
 def file_date(path: str) -> date | None:
@@ -59,8 +81,10 @@ def query_dates(text: str, today: date | None = None) -> set[Day]:
         found.add((int(y) if y else None, _MONTHS[mon.lower()], int(d)))
     for mon, d, y in _MONTH_DAY.findall(text):
         found.add((int(y) if y else None, _MONTHS[mon.lower()], int(d)))
-    for d, mon, y in _DOTTED.findall(text):
-        found.add((int(y) if y else None, int(mon), int(d)))
+    for m in _DOTTED.finditer(text):
+        if _dotted_is_date(text, m.start()):
+            d, mon, y = m.groups()
+            found.add((int(y) if y else None, int(mon), int(d)))
     for y, mon, d in _ZH_DAY.findall(text):
         month, day = _zh_number(mon), _zh_number(d)
         if month and day:
@@ -180,7 +204,8 @@ def span_label(start: date, end: date) -> str:
 
 
 def _month_end(year: int, month: int) -> date:
-    return date(year + month // 12, month % 12 + 1, 1) - timedelta(days=1)
+    # monthrange, not "the 1st of next month minus a day": December 9999 has no next month.
+    return date(year, month, calendar.monthrange(year, month)[1])
 
 
 def _week_start(day: date) -> date:
@@ -280,12 +305,15 @@ _ZH_WEEKDAY = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日"
 _EN_WD = "(" + "|".join(_EN_WEEKDAYS) + ")"
 _SR_WD = "(" + "|".join(f"(?:{stem})" for stem, _ in _SR_WEEKDAYS) + ")"
 _ZH_WEEK = "(?:星期|礼拜|禮拜|周|週)"
-_ZH_NUM = "([0-9]{1,2}|[一二两兩三四五六七八九十]{1,3})"
+# A count is the whole number written: "100天前" is a hundred days, never "00天前".
+_ZH_NUM = "(?<![0-9一二两兩三四五六七八九十])([0-9]{1,3}|[一二两兩三四五六七八九十]{1,3})"
 _EN_NUM = r"(\d{1,3}|a couple of|couple of|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve" \
           r"|thirteen|fourteen)"
 _SR_NUM = r"(\d{1,3}|jedan|jednog|dva|dve|dvije|tri|cetiri|pet|sest|sedam|osam|devet|deset)"
 _SR_PAST = r"(?:prosl(?:i|og|oga|e|u|a|oj|om))"
 _SR_THIS = r"(?:ovaj|ovog|ovoga|ove|ovu|ova|ovoj|ovom|ovo)"
+# sledeći / sljedeći / idući / naredni (следећи, идући) with their case endings: "sledećeg petka", "iduće sedmice".
+_SR_NEXT = r"(?:s(?:l|lj)edec|iduc|naredn)(?:i|eg|ega|e|u|a|oj|em|om)"
 _SR_WEEK = r"(?:ne(?:d|dj)elj[aeiu]|sedmic[aeiu]|tjed(?:an|na|nu))"
 _SR_MONTH = r"(?:mesec[aeu]?|mjesec[aeu]?)"
 # Serbian month names (folded), with their case endings: "u oktobru", "5. oktobra", "u martu", "maja".
@@ -307,21 +335,60 @@ _ANCHOR_GAP = re.compile(r"\s*,?\s*(?:(?:as\s+)?(?:mentioned|said|written|noted|
                          r"(?:before|prior\s+to|on|as\s+of)\s+")
 
 
+def _plus(day: date, days: int) -> date:
+    """``day`` moved by ``days``; raises ``OverflowError`` past either end of the calendar (see ``_Resolver.guard``)."""
+    return day + timedelta(days=days)
+
+
+def _week_of(today: date, by: int) -> tuple[date, date]:
+    """Monday to Sunday of the week ``by`` weeks from today's (-1: last week, 1: next week)."""
+    start = _plus(_week_start(today), 7 * by)
+    return start, _plus(start, 6)
+
+
+def _weekend_of(today: date, by: int) -> tuple[date, date]:
+    """Saturday and Sunday of the week ``by`` weeks from today's."""
+    start = _plus(_week_start(today), 7 * by + 5)
+    return start, _plus(start, 1)
+
+
+def _recent(today: date, weekday: int) -> date:
+    """The most recent ``weekday`` before today (a bare "Friday" on a Friday is a week ago)."""
+    return _plus(today, -((today.weekday() - weekday - 1) % 7 + 1))
+
+
+def _coming(today: date, weekday: int) -> date:
+    """The next ``weekday`` after today ("next Friday" on a Friday is a week ahead)."""
+    return _plus(today, (weekday - today.weekday() - 1) % 7 + 1)
+
+
+def _in_week(today: date, by: int, weekday: int) -> date:
+    """``weekday`` of the week ``by`` weeks from today's ("上周五": -1, "这周五": 0, "下周五", "Friday next week": 1)."""
+    return _plus(_week_start(today), 7 * by + weekday)
+
+
 class _Resolver:
-    """Reads every date phrase of one folded query; each rule adds ``(start offset, end offset, span)``."""
+    """Reads every date phrase of one folded query; each rule adds ``(start offset, end offset, span)``.
+
+    A phrase whose day falls outside the calendar (``date.min``..``date.max``: "tomorrow" counted from
+    9999-12-31) is kept as a skipped phrase: it still takes its characters (no shorter reading inside it wins)
+    and becomes a note instead of a span.
+    """
 
     def __init__(self, text: str, today: date) -> None:
         self.text = text
         self.today = today
         self.folded, self.where = _fold(text)
-        self.found: list[tuple[int, int, DateSpan]] = []
+        self.found: list[tuple[int, int, DateSpan | None]] = []
+
+    def _offsets(self, m: re.Match[str]) -> tuple[int, int]:
+        return self.where[m.start()], self.where[m.end() - 1] + 1
 
     def add(self, m: re.Match[str], start: date, end: date | None = None, kind: str = "day", *,
             relative: bool = True, every_year: bool = False, peak: date | None = None,
             keeps_words: bool = False) -> None:
         end = end or start
-        a, b = m.start(), m.end()
-        lo, hi = self.where[a], self.where[b - 1] + 1
+        lo, hi = self._offsets(m)
         phrase = self.text[lo:hi]
         if kind == "month":
             label = f"{_MONTH_NAMES[start.month - 1]} {start.year}"
@@ -330,214 +397,306 @@ class _Resolver:
         self.found.append((lo, hi, DateSpan(phrase, start, end, label, kind, relative, every_year, peak, (lo, hi),
                                             keeps_words)))
 
+    @contextmanager
+    def guard(self, m: re.Match[str]) -> Iterator[None]:
+        """Run one match's rule; a day past either end of the calendar skips the phrase (noted, not raised)."""
+        try:
+            yield
+        except (OverflowError, ValueError):  # timedelta past date.max/min; date() of year 0 or 10000
+            lo, hi = self._offsets(m)
+            self.found.append((lo, hi, None))
+
     def each(self, pattern: str, flags: int = 0) -> list[re.Match[str]]:
+        """The matches of ``pattern`` in the folded text (each rule reads one under :meth:`guard`)."""
         return list(re.finditer(pattern, self.folded, flags))
 
     # -- the rules ---------------------------------------------------------------------------------------
     def day_offsets(self) -> None:
         t = self.today
-        fixed = [(r"\b(?:the\s+)?day\s+before\s+yesterday\b", 2), (r"\byesterday\b", 1), (r"\blast\s+night\b", 1),
+        fixed = [(r"\b(?:the\s+)?day\s+before\s+yesterday\b", -2), (r"\byesterday\b", -1), (r"\blast\s+night\b", -1),
                  (r"\b(?:earlier\s+)?today\b", 0), (r"\b(?:this\s+(?:morning|afternoon|evening)|tonight)\b", 0),
-                 (r"\bdanas\b", 0), (r"\bjucer?\b", 1), (r"\bprekjucer?\b", 2), (r"\bsinoc\b", 1),
-                 ("今天|今日|今早|今晚", 0), ("昨天|昨日|昨晚", 1), ("(?<!大)前天", 2), ("大前天", 3)]
-        for pattern, back in fixed:
+                 (r"\b(?:the\s+)?day\s+after\s+tomorrow\b", 2), (r"\btomorrow\b", 1),
+                 (r"\bdanas\b", 0), (r"\bjucer?\b", -1), (r"\bprekjucer?\b", -2), (r"\bsinoc\b", -1),
+                 (r"\bsutra\b", 1), (r"\bprekosutra\b", 2),
+                 ("今天|今日|今早|今晚", 0), ("昨天|昨日|昨晚", -1), ("(?<!大)前天", -2), ("大前天", -3),
+                 ("明天|明日|明早|明晚", 1), ("(?<!大)(?:后天|後天)", 2), ("大(?:后天|後天)", 3)]
+        for pattern, by in fixed:
             for m in self.each(pattern):
-                self.add(m, t - timedelta(days=back))
+                with self.guard(m):
+                    self.add(m, _plus(t, by))
         for m in self.each(r"\b" + _EN_NUM + r"\s+(days?|weeks?)\s+(?:ago|back)\b"):
-            self._ago(m, _number(m.group(1)), m.group(2).startswith("week"))
+            with self.guard(m):
+                self._count(m, _number(m.group(1)), m.group(2).startswith("week"), -1)
+        for m in self.each(r"\bin\s+" + _EN_NUM + r"\s+(days?|weeks?)\b|\b" + _EN_NUM
+                           + r"\s+(days?|weeks?)\s+from\s+(?:now|today)\b"):
+            with self.guard(m):
+                count, unit = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+                self._count(m, _number(count), unit.startswith("week"), 1)
         for m in self.each(r"\ba\s+fortnight\s+ago\b"):
-            self._ago(m, 2, True)
-        # "a few days ago", "前几天": two to five days back, three the likeliest
+            with self.guard(m):
+                self._count(m, 2, True, -1)
+        for m in self.each(r"\bin\s+a\s+fortnight\b"):
+            with self.guard(m):
+                self._count(m, 2, True, 1)
+        # "a few days ago", "前几天": two to five days back, three the likeliest ("in a few days": ahead)
         for m in self.each(r"\b(?:a\s+few|several)\s+days\s+(?:ago|back)\b|前几天|前幾天|pre\s+par\s+dana|prije\s+par\s+dana"):
-            peak = t - timedelta(days=3)
-            self.add(m, t - timedelta(days=5), t - timedelta(days=2), "range", peak=peak)
+            with self.guard(m):
+                self.add(m, _plus(t, -5), _plus(t, -2), "range", peak=_plus(t, -3))
+        for m in self.each(r"\bin\s+(?:a\s+few|several)\s+days\b|\bza\s+par\s+dana\b"):
+            with self.guard(m):
+                self.add(m, _plus(t, 2), _plus(t, 5), "range", peak=_plus(t, 3))
         for m in self.each(r"\b(?:pre|prije)\s+" + _SR_NUM + r"\s+(dana|dan)\b"):
-            self._ago(m, _number(m.group(1)), False)
-        for m in self.each(r"\b(?:pre|prije)\s+(?:" + _SR_NUM + r"\s+)?(" + _SR_WEEK + r"|nedelja|nedjelja|sedmica)"
-                           r"(?:\s+dana)?\b"):
-            self._ago(m, _number(m.group(1)) if m.group(1) else 1, True)
+            with self.guard(m):
+                self._count(m, _number(m.group(1)), False, -1)
+        for m in self.each(r"\bza\s+" + _SR_NUM + r"\s+(dana|dan)\b"):
+            with self.guard(m):
+                self._count(m, _number(m.group(1)), False, 1)
+        weeks = r"(" + _SR_WEEK + r"|nedelja|nedjelja|sedmica|tjedana)"
+        for m in self.each(r"\b(?:pre|prije)\s+(?:" + _SR_NUM + r"\s+)?" + weeks + r"(?:\s+dana)?\b"):
+            with self.guard(m):
+                self._count(m, _number(m.group(1)) if m.group(1) else 1, True, -1)
+        # "za dve nedelje", "za nedelju dana" (in a week); a bare "za nedelju" is "for Sunday".
+        for m in self.each(r"\bza\s+" + _SR_NUM + r"\s+" + weeks + r"(?:\s+dana)?\b|\bza\s+" + weeks + r"\s+dana\b"):
+            with self.guard(m):
+                self._count(m, _number(m.group(1)) if m.group(1) else 1, True, 1)
         for m in self.each(_ZH_NUM + "(?:天|日)(?:以)?前"):
-            self._ago(m, _zh_number(m.group(1)), False)
+            with self.guard(m):
+                self._count(m, _zh_number(m.group(1)), False, -1)
         for m in self.each(_ZH_NUM + "(?:个|個)?" + _ZH_WEEK + "(?:以)?前"):
-            self._ago(m, _zh_number(m.group(1)), True)
+            with self.guard(m):
+                self._count(m, _zh_number(m.group(1)), True, -1)
+        for m in self.each(_ZH_NUM + "(?:天|日)(?:以|之)?(?:后|後)"):
+            with self.guard(m):
+                self._count(m, _zh_number(m.group(1)), False, 1)
+        for m in self.each(_ZH_NUM + "(?:个|個)?" + _ZH_WEEK + "(?:以|之)?(?:后|後)"):
+            with self.guard(m):
+                self._count(m, _zh_number(m.group(1)), True, 1)
         for m in self.each(r"\b(?:the\s+)?(?:last|past)\s+(\d{1,2}|two|three|four|five|six|seven|eight|nine|ten)"
                            r"\s+days\b"):
-            n = _number(m.group(1))
-            if n:
-                self.add(m, t - timedelta(days=n), t, "range")
+            with self.guard(m):
+                n = _number(m.group(1))
+                if n:
+                    self.add(m, _plus(t, -n), t, "range")
         for m in self.each("(?:最近|过去|過去)" + _ZH_NUM + "天"):
-            n = _zh_number(m.group(1))
-            if n:
-                self.add(m, t - timedelta(days=n), t, "range")
+            with self.guard(m):
+                n = _zh_number(m.group(1))
+                if n:
+                    self.add(m, _plus(t, -n), t, "range")
 
-    def _ago(self, m: re.Match[str], n: int | None, weeks: bool) -> None:
+    def _count(self, m: re.Match[str], n: int | None, weeks: bool, sign: int) -> None:
+        """``n`` days (or weeks: that day ±3, never past today) back (``sign`` -1) or ahead (1) of today."""
         if n is None or n > 400:
             return
         if not weeks:
-            self.add(m, self.today - timedelta(days=n))
+            self.add(m, _plus(self.today, sign * n))
             return
-        peak = self.today - timedelta(days=7 * n)
-        self.add(m, peak - timedelta(days=3), min(self.today, peak + timedelta(days=3)), "range", peak=peak)
+        peak = _plus(self.today, sign * 7 * n)
+        start, end = _plus(peak, -3), _plus(peak, 3)
+        self.add(m, max(start, self.today) if sign > 0 else start, min(self.today, end) if sign < 0 else end,
+                 "range", peak=peak)
 
     def weekdays(self) -> None:
         t = self.today
-        recent = {wd: t - timedelta(days=(t.weekday() - wd - 1) % 7 + 1) for wd in range(7)}
-        this_week = _week_start(t)
-        forms: list[tuple[str, str, Callable[[str], int]]] = [
-            (r"\b", _EN_WD, _EN_WEEKDAYS.__getitem__),
-            (r"\b", _SR_WD, _sr_weekday),
+        forms: list[tuple[str, Callable[[str], int], str, str, str]] = [
+            # weekday, its number, "last", "this", "next"
+            (_EN_WD, _EN_WEEKDAYS.__getitem__, r"(?:last|previous|this\s+past|past)", r"this",
+             r"(?:next|this\s+coming|the\s+coming|coming|upcoming|the\s+next)"),
+            (_SR_WD, _sr_weekday, _SR_PAST, _SR_THIS, _SR_NEXT),
         ]
-        for edge, wd_re, which in forms:
-            for m in self.each(edge + r"the\s+" + wd_re + r"\s+before\s+last\b"):
-                self.add(m, recent[which(m.group(1))] - timedelta(days=7))
-            for m in self.each(edge + r"pretprosl\w*\s+" + wd_re + r"\b"):  # pretprošlog petka
-                self.add(m, recent[which(m.group(1))] - timedelta(days=7))
-            for m in self.each(edge + r"(?:last|previous|this\s+past|past|" + _SR_PAST + r")\s+" + wd_re + r"\b"):
-                self.add(m, recent[which(m.group(1))])
-            for m in self.each(edge + r"(?:this|" + _SR_THIS + r")\s+" + wd_re + r"\b"):
-                self.add(m, this_week + timedelta(days=which(m.group(1))))
-            for m in self.each(edge + wd_re + r"\b"):
-                self.add(m, recent[which(m.group(1))])
-        for m in self.each("(上上|上|这|這|本|这个|這個|上个|上個)?" + _ZH_WEEK + "([一二三四五六日天七])(?!" + "[0-9])"):
-            wd = _ZH_WEEKDAY[m.group(2)]
-            prefix = m.group(1) or ""
-            if prefix.startswith("上上"):
-                self.add(m, this_week - timedelta(days=14 - wd))
-            elif prefix.startswith("上"):
-                self.add(m, this_week - timedelta(days=7 - wd))
-            elif prefix:
-                self.add(m, this_week + timedelta(days=wd))
-            else:
-                self.add(m, recent[wd])
+        for wd_re, which, last, this, coming in forms:
+            for m in self.each(r"\bthe\s+" + wd_re + r"\s+before\s+last\b"):
+                with self.guard(m):
+                    self.add(m, _plus(_recent(t, which(m.group(1))), -7))
+            for m in self.each(r"\bpretprosl\w*\s+" + wd_re + r"\b"):  # pretprošlog petka
+                with self.guard(m):
+                    self.add(m, _plus(_recent(t, which(m.group(1))), -7))
+            for m in self.each(r"\b" + last + r"\s+" + wd_re + r"\b"):
+                with self.guard(m):
+                    self.add(m, _recent(t, which(m.group(1))))
+            for m in self.each(r"\b" + this + r"\s+" + wd_re + r"\b"):
+                with self.guard(m):
+                    self.add(m, _in_week(t, 0, which(m.group(1))))
+            for m in self.each(r"\b" + coming + r"\s+" + wd_re + r"\b"):
+                with self.guard(m):
+                    self.add(m, _coming(t, which(m.group(1))))
+            for m in self.each(r"\b" + wd_re + r"\b"):
+                with self.guard(m):
+                    self.add(m, _recent(t, which(m.group(1))))
+        # "Friday next week", "Friday of next week", "next week's Friday", "petak sledeće nedelje"
+        for m in self.each(r"\b" + _EN_WD + r"\s+(?:of\s+)?next\s+week\b|\bnext\s+week(?:'s)?\s+(?:on\s+)?"
+                           + _EN_WD + r"\b"):
+            with self.guard(m):
+                self.add(m, _in_week(t, 1, _EN_WEEKDAYS[m.group(1) or m.group(2)]))
+        for m in self.each(r"\b" + _SR_WD + r"\s+" + _SR_NEXT + r"\s+" + _SR_WEEK + r"\b"):
+            with self.guard(m):
+                self.add(m, _in_week(t, 1, _sr_weekday(m.group(1))))
+        weeks = {"上上": -2, "上": -1, "下下": 2, "下": 1}
+        for m in self.each("(上上|上|下下|下|这|這|本|这个|這個|上个|上個|下个|下個)?" + _ZH_WEEK
+                           + "([一二三四五六日天七])(?![0-9])"):
+            with self.guard(m):
+                wd = _ZH_WEEKDAY[m.group(2)]
+                prefix = m.group(1) or ""
+                if not prefix:
+                    self.add(m, _recent(t, wd))
+                else:
+                    self.add(m, _in_week(t, weeks.get(prefix.rstrip("个個"), 0), wd))
 
     def weeks(self) -> None:
         t = self.today
-        this_week = _week_start(t)
-        last_week = this_week - timedelta(days=7)
-        spans = {
-            "last_week": (last_week, last_week + timedelta(days=6)),
-            "this_week": (this_week, t),
-            "last_weekend": (last_week + timedelta(days=5), last_week + timedelta(days=6)),
-            "this_weekend": (this_week + timedelta(days=5), this_week + timedelta(days=6)),
-            "weekend": ((this_week + timedelta(days=5), t) if t.weekday() >= 5
-                        else (last_week + timedelta(days=5), last_week + timedelta(days=6))),
-            "week_before_last": (last_week - timedelta(days=7), last_week - timedelta(days=1)),
-            "past_week": (t - timedelta(days=7), t),
+        spans: dict[str, Callable[[], tuple[date, date]]] = {
+            "last_week": lambda: _week_of(t, -1),
+            "this_week": lambda: (_week_start(t), t),
+            "next_week": lambda: _week_of(t, 1),
+            "week_after_next": lambda: _week_of(t, 2),
+            "last_weekend": lambda: _weekend_of(t, -1),
+            "this_weekend": lambda: _weekend_of(t, 0),
+            "next_weekend": lambda: _weekend_of(t, 1),
+            "weekend": lambda: (_plus(_week_start(t), 5), t) if t.weekday() >= 5 else _weekend_of(t, -1),
+            "week_before_last": lambda: (_week_of(t, -2)[0], _week_of(t, -2)[1]),
+            "past_week": lambda: (_plus(t, -7), t),
         }
         rules = [
             (r"\b(?:the\s+)?week\s+before\s+last\b", "week_before_last"),
             (r"\bpretprosl\w*\s+" + _SR_WEEK + r"\b", "week_before_last"),
             (r"\b(?:last|previous|the\s+previous)\s+week(?!\s*end)\b", "last_week"), (r"\bthis\s+week(?!\s*end)\b", "this_week"),
+            (r"\b(?:next|the\s+next|the\s+coming|coming)\s+week(?!\s*end)\b", "next_week"),
+            (r"\b(?:the\s+)?week\s+after\s+next\b", "week_after_next"),
             (r"\b(?:the\s+)?past\s+(?:7\s+days|seven\s+days|week)\b", "past_week"),
             (r"\b(?:last|previous|this\s+past)\s+week\s*end\b", "last_weekend"),
-            (r"\bthis\s+week\s*end\b", "this_weekend"),
+            (r"\b(?:this|this\s+coming|the\s+coming|coming|upcoming)\s+week\s*end\b", "this_weekend"),
+            (r"\bnext\s+week\s*end\b", "next_weekend"),
             (r"\b(?:on|over|at|during)\s+the\s+week\s*end\b", "weekend"),
             (r"\b" + _SR_PAST + r"\s+" + _SR_WEEK + r"\b", "last_week"),
             (r"\b" + _SR_THIS + r"\s+" + _SR_WEEK + r"\b", "this_week"),
+            (r"\b" + _SR_NEXT + r"\s+" + _SR_WEEK + r"\b", "next_week"),
             (r"\b" + _SR_PAST + r"\s+vikend(?:a|u|om)?\b", "last_weekend"),
             (r"\b" + _SR_THIS + r"\s+vikend(?:a|u|om)?\b", "this_weekend"),
+            (r"\b" + _SR_NEXT + r"\s+vikend(?:a|u|om)?\b", "next_weekend"),
             (r"\b(?:za|preko|tokom|na)\s+vikend(?:a|u|om)?\b", "weekend"),
             ("上上(?:个|個)?" + _ZH_WEEK + "(?![一二三四五六日天七末])", "week_before_last"),
             ("(?<!上)上(?:个|個)?" + _ZH_WEEK + "(?![一二三四五六日天七末])", "last_week"),
             ("(?:这|這|本)(?:个|個)?" + _ZH_WEEK + "(?![一二三四五六日天七末])", "this_week"),
+            ("下下(?:个|個)?" + _ZH_WEEK + "(?![一二三四五六日天七末])", "week_after_next"),
+            ("(?<!下)下(?:个|個)?" + _ZH_WEEK + "(?![一二三四五六日天七末])", "next_week"),
             ("上(?:个|個)?" + _ZH_WEEK + "末", "last_weekend"),
             ("(?:这|這|本)(?:个|個)?" + _ZH_WEEK + "末", "this_weekend"),
-            ("(?<![上这這本个個周週期拜])" + "(?:周末|週末)", "weekend"),
+            ("下(?:个|個)?" + _ZH_WEEK + "末", "next_weekend"),
+            ("(?<![上下这這本个個周週期拜])" + "(?:周末|週末)", "weekend"),
         ]
         for pattern, name in rules:
-            start, end = spans[name]
             for m in self.each(pattern):
-                self.add(m, start, end, "range")
+                with self.guard(m):
+                    start, end = spans[name]()
+                    self.add(m, start, end, "range")
 
     def months(self) -> None:
         t = self.today
-        last = _shift_month(t.year, t.month, -1)
+        last, this, following = (_shift_month(t.year, t.month, by) for by in (-1, 0, 1))
         rules = [
-            (r"\b(?:last|previous|the\s+previous)\s+month\b", last, False), (r"\bthis\s+month\b", (t.year, t.month), True),
+            (r"\b(?:last|previous|the\s+previous)\s+month\b", last, False), (r"\bthis\s+month\b", this, True),
+            (r"\b(?:next|the\s+next|the\s+coming|coming)\s+month\b", following, False),
             (r"\b" + _SR_PAST + r"\s+" + _SR_MONTH + r"\b", last, False),
-            (r"\b" + _SR_THIS + r"\s+" + _SR_MONTH + r"\b", (t.year, t.month), True),
-            ("上(?:个|個)?月", last, False), ("(?:这|這|本)(?:个|個)?月", (t.year, t.month), True),
+            (r"\b" + _SR_THIS + r"\s+" + _SR_MONTH + r"\b", this, True),
+            (r"\b" + _SR_NEXT + r"\s+" + _SR_MONTH + r"\b", following, False),
+            ("上(?:个|個)?月", last, False), ("(?:这|這|本)(?:个|個)?月", this, True), ("下(?:个|個)?月", following, False),
         ]
         for pattern, (year, month), to_today in rules:
             for m in self.each(pattern):
-                start, end = _month_span(year, month)
-                self.add(m, start, t if to_today else end, "month")
+                with self.guard(m):
+                    start, end = _month_span(year, month)
+                    self.add(m, start, t if to_today else end, "month")
         # "in March": the most recent March not in the future (a year written after it is the absolute form).
         for m in self.each(r"\b(?:in|during|since|from|for|throughout|of|back\s+in)\s+(?:early\s+|late\s+|mid\s*-?\s*)?"
                            + _MONTH_RE + r"(?![\s,]*\d)(?!\w)"):
-            name = m.group(1)
-            if name == "may" and not re.match(r"(?:in|during|since|back\s+in)\b", m.group(0)):
-                continue  # "of may", "for may" read as the verb too often
-            year, month = _latest_month(t, _MONTHS[name])
-            start, end = _month_span(year, month)
-            self.add(m, start, end, "month", keeps_words=True)
+            with self.guard(m):
+                name = m.group(1)
+                if name == "may" and not re.match(r"(?:in|during|since|back\s+in)\b", m.group(0)):
+                    continue  # "of may", "for may" read as the verb too often
+                year, month = _latest_month(t, _MONTHS[name])
+                start, end = _month_span(year, month)
+                self.add(m, start, end, "month", keeps_words=True)
         for m in self.each(r"\b(?:u|tokom|od)\s+" + _SR_MONTH_NAME + r"\b(?!\s*\d)"):
-            year, month = _latest_month(t, _sr_month(m.group(1)))
-            start, end = _month_span(year, month)
-            self.add(m, start, end, "month", keeps_words=True)
+            with self.guard(m):
+                year, month = _latest_month(t, _sr_month(m.group(1)))
+                start, end = _month_span(year, month)
+                self.add(m, start, end, "month", keeps_words=True)
         for m in self.each("(今年|去年)?" + _ZH_NUM + "月份?(?![0-9一二两三四五六七八九十]{1,3}(?:日|号|號))"):
-            named = _zh_number(m.group(2))
-            if not named or not 1 <= named <= 12:
-                continue
-            given = {"今年": t.year, "去年": t.year - 1}.get(m.group(1) or "")
-            year, month = (given, named) if given is not None else _latest_month(t, named)
-            start, end = _month_span(year, month)
-            self.add(m, start, end, "month", keeps_words=True)
-        for m in self.each(r"\bon\s+the\s+(\d{1,2})(?:st|nd|rd|th)\b(?!\s+(?:of\s+)?" + _MONTH_RE + ")"):
-            day = int(m.group(1))
-            for back in range(0, 4):
-                year, month = _shift_month(t.year, t.month, -back)
-                try:
-                    found = date(year, month, day)
-                except ValueError:
+            with self.guard(m):
+                named = _zh_number(m.group(2))
+                if not named or not 1 <= named <= 12:
                     continue
-                if found <= t:
-                    self.add(m, found)
-                    break
+                given = {"今年": t.year, "去年": t.year - 1}.get(m.group(1) or "")
+                year, month = (given, named) if given is not None else _latest_month(t, named)
+                start, end = _month_span(year, month)
+                self.add(m, start, end, "month", keeps_words=True)
+        for m in self.each(r"\bon\s+the\s+(\d{1,2})(?:st|nd|rd|th)\b(?!\s+(?:of\s+)?" + _MONTH_RE + ")"):
+            with self.guard(m):
+                day = int(m.group(1))
+                for back in range(0, 4):
+                    year, month = _shift_month(t.year, t.month, -back)
+                    try:
+                        found = date(year, month, day)
+                    except ValueError:
+                        continue
+                    if found <= t:
+                        self.add(m, found)
+                        break
 
     def absolute(self) -> None:
         for m in self.each(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b"):
-            self._day(m, int(m.group(1)), int(m.group(2)), int(m.group(3)))
+            with self.guard(m):
+                self._day(m, int(m.group(1)), int(m.group(2)), int(m.group(3)))
         for m in self.each(_DAY_MONTH.pattern):
-            self._day(m, int(m.group(3)) if m.group(3) else None, _MONTHS[m.group(2)], int(m.group(1)))
+            with self.guard(m):
+                self._day(m, int(m.group(3)) if m.group(3) else None, _MONTHS[m.group(2)], int(m.group(1)))
         for m in self.each(_MONTH_DAY.pattern):
-            self._day(m, int(m.group(3)) if m.group(3) else None, _MONTHS[m.group(1)], int(m.group(2)))
+            with self.guard(m):
+                self._day(m, int(m.group(3)) if m.group(3) else None, _MONTHS[m.group(1)], int(m.group(2)))
         for m in self.each(r"\b(\d{1,2})\.\s*" + _SR_MONTH_NAME + r"\b(?:\s+(\d{4})\b\.?)?"):
-            self._day(m, int(m.group(3)) if m.group(3) else None, _sr_month(m.group(2)), int(m.group(1)))
+            with self.guard(m):
+                self._day(m, int(m.group(3)) if m.group(3) else None, _sr_month(m.group(2)), int(m.group(1)))
         for m in self.each(_DOTTED.pattern):
-            self._day(m, int(m.group(3)) if m.group(3) else None, int(m.group(2)), int(m.group(1)))
+            with self.guard(m):
+                if _dotted_is_date(self.folded, m.start()):
+                    self._day(m, int(m.group(3)) if m.group(3) else None, int(m.group(2)), int(m.group(1)))
         for m in self.each(_ZH_DAY.pattern):
-            month, day = _zh_number(m.group(2)), _zh_number(m.group(3))
-            if month and day:
-                self._day(m, int(m.group(1)) if m.group(1) else None, month, day)
+            with self.guard(m):
+                month, day = _zh_number(m.group(2)), _zh_number(m.group(3))
+                if month and day:
+                    self._day(m, int(m.group(1)) if m.group(1) else None, month, day)
         for m in self.each(r"\b" + _MONTH_RE + r",?\s+(\d{4})\b"):
-            self._month(m, int(m.group(2)), _MONTHS[m.group(1)])
+            with self.guard(m):
+                self._month(m, int(m.group(2)), _MONTHS[m.group(1)])
         for m in self.each(r"\b(\d{4})-(\d{1,2})\b(?!-\d)"):
-            self._month(m, int(m.group(1)), int(m.group(2)))
+            with self.guard(m):
+                self._month(m, int(m.group(1)), int(m.group(2)))
         for m in self.each(r"(\d{4})年" + _ZH_NUM + "月份?(?![0-9一二两三四五六七八九十]{1,3}(?:日|号|號))"):
-            month = _zh_number(m.group(2))
-            if month:
-                self._month(m, int(m.group(1)), month)
+            with self.guard(m):
+                month = _zh_number(m.group(2))
+                if month:
+                    self._month(m, int(m.group(1)), month)
 
     def _day(self, m: re.Match[str], year: int | None, month: int, day: int) -> None:
         if year is not None:
             try:
-                self.add(m, date(year, month, day), relative=False)
+                found = date(year, month, day)
             except ValueError:
-                pass
+                return  # not a day ("2026-02-30"), so not a date at all
+            self.add(m, found, relative=False)
             return
         if 1 <= month <= 12:
-            found = _latest_day(self.today, month, day)
-            if found is not None:
-                self.add(m, found, relative=False, every_year=True)
+            found_day = _latest_day(self.today, month, day)
+            if found_day is not None:
+                self.add(m, found_day, relative=False, every_year=True)
 
     def _month(self, m: re.Match[str], year: int, month: int) -> None:
         if 1 <= month <= 12 and 1 <= year <= 9999:
             start, end = _month_span(year, month)
             self.add(m, start, end, "month", relative=False)
 
-    def spans(self) -> tuple[DateSpan, ...]:
-        """The phrases found, each character in at most one (the longest phrase wins), in query order."""
+    def run(self) -> tuple[tuple[DateSpan, ...], tuple[str, ...]]:
+        """The phrases found, each character in at most one (the longest phrase wins), in query order, and a
+        note for each phrase skipped because its day is outside the calendar."""
         # Weeks before weekdays: of two equally long readings the first added wins, and "prošle nedelje" is
         # last week, not last Sunday (nedelja is both).
         self.weeks()
@@ -545,13 +704,16 @@ class _Resolver:
         self.weekdays()
         self.months()
         self.absolute()
-        kept: list[tuple[int, int, DateSpan]] = []
+        kept: list[tuple[int, int, DateSpan | None]] = []
         for lo, hi, span in sorted(self.found, key=lambda f: (-(f[1] - f[0]), f[0])):
             if all(hi <= a or lo >= b for a, b, _ in kept):
                 kept.append((lo, hi, span))
-        spans = [span for _, _, span in sorted(kept, key=lambda f: f[0])]
+        kept.sort(key=lambda f: f[0])
+        notes = tuple(f"{self.text[lo:hi]!r} falls outside the calendar counted from {self.today.isoformat()}; "
+                      "it is not read as a date" for lo, hi, span in kept if span is None)
+        spans = [span for _, _, span in kept if span is not None]
         return tuple(self._anchored(span, spans[i + 1]) if i + 1 < len(spans) else span
-                     for i, span in enumerate(spans))
+                     for i, span in enumerate(spans)), notes
 
     def _anchored(self, span: DateSpan, after: DateSpan) -> DateSpan:
         """``span`` counted from the day written right after it when the words between tie them ("last weekend
@@ -562,7 +724,7 @@ class _Resolver:
         if not _ANCHOR_GAP.fullmatch(self.text[span.where[1]:after.where[0]].lower()):
             return span
         lo, hi = span.where
-        found = [s for s in _Resolver(self.text[lo:hi], after.start).spans() if s.where == (0, hi - lo)]
+        found = [s for s in _Resolver(self.text[lo:hi], after.start).run()[0] if s.where == (0, hi - lo)]
         return replace(found[0], where=span.where) if found else span
 
 
@@ -572,7 +734,16 @@ def resolve_dates(text: str, today: date) -> tuple[DateSpan, ...]:
     Relative days ("yesterday", "3 days ago", "last Friday", bare "Friday" = the most recent one before today,
     "the Friday before last", "on the 3rd"), weeks and weekends ("last week", "this week", "last weekend",
     "2 weeks ago" = that day ±3), months ("last month", "in March" = the most recent March not in the future),
-    absolute days ("2026-10-05", "Oct 5", "5 October", "5.10.", "10月5日") and months ("July 2023", "2023-07"),
-    in English, Serbian (Latin or Cyrillic, ijekavian or ekavian) and Chinese. Weeks run Monday to Sunday.
+    days and weeks ahead ("tomorrow", "in 3 days", "next Friday" = the coming one, "Friday next week",
+    "next week", "next month"), absolute days ("2026-10-05", "Oct 5", "5 October", "5.10.", "10月5日") and
+    months ("July 2023", "2023-07"), in English, Serbian (Latin or Cyrillic, ijekavian or ekavian) and Chinese.
+    Weeks run Monday to Sunday. Versions, prices and addresses ("python 3.12.", "10.0.0.1") are not dates.
+    A phrase whose day would fall outside the calendar is left out (:func:`resolve_dates_noting` says which).
     """
-    return _Resolver(text, today).spans()
+    return _Resolver(text, today).run()[0]
+
+
+def resolve_dates_noting(text: str, today: date) -> tuple[tuple[DateSpan, ...], tuple[str, ...]]:
+    """:func:`resolve_dates` and a note for each phrase left out because its day is outside the calendar
+    ("'tomorrow' falls outside the calendar counted from 9999-12-31; it is not read as a date")."""
+    return _Resolver(text, today).run()

@@ -9,7 +9,7 @@ from datetime import date
 
 from engine.index.chunking import has_cjk
 from engine.index.fts import MAX_PARTS, split_cjk
-from engine.search.dates import DateSpan, Day, Month, query_dates, query_months, resolve_dates
+from engine.search.dates import DateSpan, Day, Month, query_dates, query_months, resolve_dates_noting
 
 MAX_TERMS = 48
 
@@ -53,6 +53,8 @@ class ParsedQuery:
         today: the day relative dates count from.
         resolved: every date phrase of the text resolved against ``today`` (relative or not), in text order;
             relative days join ``dates`` and relative months ``months``, weeks and weekends are ``ranges``.
+        date_notes: a line for each date phrase left unread because its day is outside the calendar
+            ("tomorrow" counted from 9999-12-31); a search shows them with its warnings.
     """
 
     text: str
@@ -64,6 +66,7 @@ class ParsedQuery:
     months: frozenset[Month]
     today: date
     resolved: tuple[DateSpan, ...] = ()
+    date_notes: tuple[str, ...] = ()
 
     @property
     def vector_text(self) -> str:
@@ -118,7 +121,7 @@ def split_query(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
 def parse_query(text: str, today: date | None = None) -> ParsedQuery:
     """Parse a query once for the whole search. ``today`` defaults to the local date."""
     today = today or date.today()
-    resolved = resolve_dates(text, today)
+    resolved, date_notes = resolve_dates_noting(text, today)
     terms, phrases = split_query(text if DATE_WORDS_IN_TERMS else _without_relative_dates(text, resolved))
     days = query_dates(text, today)
     months = query_months(text, today, days)
@@ -139,6 +142,7 @@ def parse_query(text: str, today: date | None = None) -> ParsedQuery:
         months=frozenset(months),
         today=today,
         resolved=resolved,
+        date_notes=date_notes,
     )
 
 
