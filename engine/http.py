@@ -47,10 +47,12 @@ class HttpError(MemdeckError):
         reason: the status's reason phrase (``Bad Request``).
         detail: an excerpt of the error body (the server's own message), secrets masked.
         attempts: requests made; ``retried`` says whether the failure was one that is retried.
+        waited: seconds from the first request to giving up (None for a failure that is not retried).
     """
 
     def __init__(self, kind: FailureKind, endpoint: str, problem: str, *, status: int | None = None,
-                 reason: str = "", detail: str = "", attempts: int = 1, retried: bool = False) -> None:
+                 reason: str = "", detail: str = "", attempts: int = 1, retried: bool = False,
+                 waited: float | None = None) -> None:
         self.kind: FailureKind = kind
         self.endpoint = endpoint
         self.problem = problem
@@ -59,11 +61,13 @@ class HttpError(MemdeckError):
         self.detail = detail
         self.attempts = attempts
         self.retried = retried
+        self.waited = waited
         super().__init__(self.explain())
 
     @property
     def message(self) -> str:
-        """The whole line: the problem and, for a retried failure, how many attempts were made."""
+        """The whole line: the problem and, for a retried failure, how many attempts were made (and how long
+        it took, once that is a wait worth naming)."""
         return self.explain()
 
     def explain(self, problem: str | None = None, hint: str = "") -> str:
@@ -72,8 +76,14 @@ class HttpError(MemdeckError):
         if hint:
             text = f"{text}: {hint}"
         if self.retried:
-            text += f" (gave up after {self.attempts} attempt{'s' if self.attempts != 1 else ''})"
+            took = f", {self.waited:.1f} s" if self.waited is not None and self.waited >= 1.0 else ""
+            text += f" (gave up after {self.attempts} attempt{'s' if self.attempts != 1 else ''}{took})"
         return text
+
+    def gave_up(self, attempts: int, waited: float) -> HttpError:
+        """This failure as the final one of a call: ``attempts`` requests over ``waited`` seconds."""
+        return HttpError(self.kind, self.endpoint, self.problem, status=self.status, reason=self.reason,
+                         detail=self.detail, attempts=attempts, retried=self.retried, waited=waited)
 
 
 @dataclass(frozen=True)
@@ -223,6 +233,11 @@ class RetryPolicy:
         max_retry_after: the longest ``Retry-After`` honoured.
         retry_refused: whether a refused connection is retried (a local server that is starting up) or fails
             at once (nothing listens there; waiting would only stall the caller).
+        timeout_retries: retries after attempts that timed out (None: ``retries``). A timeout is the costly
+            failure: the server may have accepted the request and be working on it (a paid LLM completion),
+            and each attempt takes the whole timeout.
+        deadline: seconds the whole call may take, waits included (None: no bound); a retry starts only when
+            its delay plus one more full timeout still fit.
     """
 
     retries: int = 3
@@ -231,6 +246,8 @@ class RetryPolicy:
     jitter: float = 0.2
     max_retry_after: float = MAX_RETRY_AFTER
     retry_refused: bool = True
+    timeout_retries: int | None = None
+    deadline: float | None = None
 
 
 class HttpClient:
@@ -247,6 +264,7 @@ class HttpClient:
         rng: random.Random | None = None,
         transport: Transport | None = None,
         wall_clock: Callable[[], float] = time.time,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """Configure the client.
 
@@ -256,12 +274,14 @@ class HttpClient:
             rng: jitter source.
             transport: sends one request (tests inject a fake); defaults to :func:`urllib_transport`.
             wall_clock: the current time, for ``Retry-After`` dates.
+            clock: monotonic seconds, for the policy's deadline and the time an error reports (tests fake it).
         """
         self.policy = policy or RetryPolicy()
         self._sleep = sleep
         self._rng = rng or random.Random()
         self._transport = transport or urllib_transport
         self._wall_clock = wall_clock
+        self._clock = clock
 
     def delay(self, attempt: int, retry_after: float | None = None) -> float:
         """Seconds before retry number ``attempt + 1``: the server's ``Retry-After``, else backoff plus jitter."""
@@ -312,6 +332,9 @@ class HttpClient:
         body = json.dumps(payload).encode("utf-8")
         allowed = max(0, self.policy.retries if retries is None else retries)
         failure: HttpError | None = None
+        started = self._clock()
+        timeouts = 0
+        attempt = 0
         for attempt in range(allowed + 1):
             retry_after: float | None = None
             try:
@@ -320,6 +343,7 @@ class HttpClient:
                 failure = self._connection_failure(exc, shown, seconds, attempt + 1)
                 if not failure.retried:
                     raise failure from None
+                timeouts += failure.kind == "timeout"
             else:
                 if 200 <= answer.status < 300:
                     try:
@@ -332,10 +356,23 @@ class HttpClient:
                     raise failure
                 retry_after = parse_retry_after(answer.headers.get("retry-after"), now=self._wall_clock(),
                                                 cap=self.policy.max_retry_after)
-            if attempt < allowed:
-                self._sleep(self.delay(attempt, retry_after))
+            if attempt >= allowed:
+                break
+            delay = self.delay(attempt, retry_after)
+            if not self._may_retry(timeouts, self._clock() - started, delay, seconds):
+                break
+            self._sleep(delay)
         assert failure is not None  # the loop ran at least once and every success returned
-        raise failure
+        raise failure.gave_up(attempt + 1, self._clock() - started)
+
+    def _may_retry(self, timeouts: int, elapsed: float, delay: float, timeout: float) -> bool:
+        """Whether another attempt fits the policy: not past ``timeout_retries`` timed-out attempts, and its
+        delay and a full ``timeout`` within the ``deadline``."""
+        limit = self.policy.timeout_retries
+        if limit is not None and timeouts > max(0, limit):
+            return False
+        deadline = self.policy.deadline
+        return deadline is None or elapsed + delay + timeout <= deadline
 
     def _status_failure(self, answer: Response, shown: str, secrets: list[str], attempts: int) -> HttpError:
         detail = redact(error_detail(answer.body), secrets)

@@ -40,6 +40,8 @@ class ChatClient:
 
     Retries 429 and 5xx answers, timeouts and connection errors (a local server may still be starting) with
     exponential backoff plus jitter (or the wait the server asks for); other failures raise :class:`LLMError` at once.
+    A timed-out completion is sent again only once (the server may be generating it, and each one is paid for),
+    and the whole call ends within ``2 × timeout + max_backoff`` seconds; the error says how long it waited.
     The API key is sent as a Bearer token and never appears in errors or ``repr``.
     """
 
@@ -58,6 +60,8 @@ class ChatClient:
         sleep: Callable[[float], None] = time.sleep,
         rng: random.Random | None = None,
         transport: Transport | None = None,
+        timeout_retries: int = 1,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """Configure the client.
 
@@ -74,6 +78,8 @@ class ChatClient:
             sleep: waits between retries (tests pass a recorder).
             rng: jitter source.
             transport: sends one request (tests inject a fake); defaults to urllib.
+            timeout_retries: retries after a timed-out attempt (within ``retries``).
+            clock: monotonic seconds for the call's deadline (tests fake it).
 
         Raises:
             LLMError: no base_url or model, or a timeout that is not a positive number.
@@ -93,8 +99,12 @@ class ChatClient:
         self.retries = max(0, retries)
         self.api_key_env = api_key_env
         self.temperature = temperature
-        self._http = HttpClient(RetryPolicy(self.retries, backoff, max_backoff), sleep=sleep, rng=rng,
-                                transport=transport)
+        # One resend of a timed-out completion at most, and a deadline that fits two full attempts and the
+        # backoff between them: [llm] timeout = 5 waited 24 s over 4 paid attempts before this bound.
+        timeout_retries = max(0, timeout_retries)
+        deadline = (min(self.retries, timeout_retries) + 1) * self.timeout + max_backoff
+        policy = RetryPolicy(self.retries, backoff, max_backoff, timeout_retries=timeout_retries, deadline=deadline)
+        self._http = HttpClient(policy, sleep=sleep, rng=rng, transport=transport, clock=clock)
 
     @classmethod
     def from_config(cls, config: LLMConfig, environ: Mapping[str, str] | None = None, **kwargs: Any) -> ChatClient:
