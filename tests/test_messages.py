@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import selectors
 import signal
 import subprocess
@@ -208,3 +209,49 @@ def test_doctor_on_secrets_names_the_lines_to_edit(tmp_path: Path) -> None:
     text = format_report(diagnose(cfg))
     assert "edit the lines named below" in text and "MEMORY.md:3" in text
     assert "run `memdeck doctor --fix`" not in text and text.splitlines()[-1].startswith("1 problem found: `--fix` cannot")
+
+
+# -- counts in the singular ---------------------------------------------------------------------------------
+COUNTED = re.compile(r"\{[^{}]+\}( bad)? (files|lines|bytes|chunks|entries|embeddings|inputs|tokens|msgs|chars|"
+                     r"characters|statements|sessions|messages)\b")
+NEVER_ONE = {  # a count written by hand where it can never be 1 (a limit, or a count that is at least 2)
+    "engine/config_rules.py": ("{self.max_len} characters", "{self.max_items} entries"),
+    "engine/review/detect.py": ("{len(members)} statements",),  # a duplicate group has two or more
+    "engine/sessions/excerpt.py": ("{MAX_EXCERPT_CHARS:,} characters",),
+    "engine/sessions/sources.py": ("{len(ids)} sessions",),  # an ambiguous id: two or more
+    "engine/sessions/dbsource.py": ("{len(matches)} sessions",),
+    "engine/sessions/reader.py": ("{raw.length:,} bytes",),  # over the line limit
+    "engine/memory/llm.py": ("{len(lines)} messages",),  # "the last k of n", k < n
+    "memdeck/mcp.py": ("{len(value)} characters",),  # over the maximum length
+    "tui/screens/main.py": ("{longest:,} characters",),  # a line too long to edit
+}
+
+
+def test_no_count_message_writes_a_plural_by_hand() -> None:
+    found = []
+    for folder in ("engine", "memdeck", "tui"):
+        for path in sorted((REPO / folder).rglob("*.py")):
+            rel = path.relative_to(REPO).as_posix()
+            for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                for match in COUNTED.finditer(line):
+                    if not any(ok in match.group(0) for ok in NEVER_ONE.get(rel, ())):
+                        found.append(f"{rel}:{n}: {match.group(0)}")
+    assert not found, "use engine.display.plural: " + "; ".join(found)
+
+
+def test_counts_of_one_read_in_the_singular(tmp_path: Path) -> None:
+    from engine.display import plural
+    from tui.bridge import token_text
+
+    assert token_text(1, "usage") == "1 token (last turn usage)" and token_text(12345, None) == "12,345 tokens"
+    assert (plural(1, "byte", grouped=True), plural(1234, "line", grouped=True)) == ("1 byte", "1,234 lines")
+    ws = _workspace(tmp_path, files=0)
+    (ws / "memory" / "odd.md").write_bytes(b"- caf\xe9 au lait\n")
+    cfg = hash_config(ws)
+    with MemoryEngine(cfg) as eng:
+        issues = eng.sync().issues
+    assert "memory/odd.md: 1 byte is not UTF-8; indexed the rest" in issues
+    messages = [f.message for f in diagnose(cfg).findings]
+    assert "the index is up to date (2 files)" in messages
+    details = [d for f in diagnose(cfg).findings for d in f.details]
+    assert "memory/odd.md: 1 byte not UTF-8" in details
