@@ -284,7 +284,7 @@ TOP_LEVEL: dict[str, Rule] = {
     "extra_paths": Rule("list", "more Markdown files or folders to index", max_items=1000,
                         item=Rule("path", max_len=4096)),
     "sources": Rule("list", "what search covers", max_items=16, min_items=1,
-                    if_empty='is empty: nothing would be searched; write ["memory"] (the default) or '
+                    if_empty='must not be empty (nothing would be searched): write ["memory"] (the default) or '
                              '["memory", "sessions"], or remove the line',
                     item=Rule("enum", choices=SOURCES, noun="source")),
     "sessions_dir": Rule("path", "the agent's sessions folder", empty=True, max_len=4096),
