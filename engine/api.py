@@ -227,6 +227,7 @@ __all__ = [
     "needs_flush",
     "open_session_source",
     "parse_citation",
+    "plural",
     "promote_target",
     "safe_name",
     "safe_text",
@@ -385,7 +386,7 @@ class MemoryEngine(MemoryFiles):
                 kept = salvage_cache(aside, store)
                 note = f"index was unusable ({why}); moved aside to {aside.name} and rebuilt from the Markdown"
                 if kept:
-                    note += f" (kept {kept} cached embeddings)"
+                    note += f" (kept {plural(kept, 'cached embedding')})"
             else:
                 store = Store(path, dims)
                 note = f"index was unusable ({why}); another memdeck process replaced it"

@@ -7,6 +7,7 @@ import math
 import os
 import re
 import reprlib
+import unicodedata
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, fields
 from datetime import date, datetime, time
@@ -26,7 +27,7 @@ from engine.config import (
     ReviewConfig,
     SearchConfig,
 )
-from engine.display import has_control_chars, safe_name
+from engine.display import has_control_chars, plural, safe_name
 from engine.errors import ConfigError
 from engine.textio import MAX_FILE_BYTES
 
@@ -61,6 +62,9 @@ class Rule:
     key_like: str = ""
     max_items: int = 100
     hidden: bool = False  # never echo the value (headers, a key pasted where its variable's name belongs)
+    min_items: int = 0  # a list with fewer entries is refused with ``if_empty``
+    if_empty: str = ""  # why an empty list is refused, and what to write instead
+    grammar: Callable[[str], str | None] | None = None  # a text's own syntax (key strings): the problem or None
 
     def describe(self) -> str:
         """The allowed values in words: ``an integer from 1 to 1000``, ``one of raw, minmax``."""
@@ -141,13 +145,15 @@ class Rule:
             return f"must start with {' or '.join(self.prefixes)}, got {shown}"
         if self.pattern and re.fullmatch(self.pattern, value) is None:
             return f"must be {self.like}, got {shown}"
-        return None
+        return self.grammar(value) if self.grammar is not None else None
 
     def _check_list(self, value: Any, shown: str) -> str | None:
         if not isinstance(value, (list, tuple)) or not all(isinstance(v, (str, os.PathLike)) for v in value):
             return f"expected {self.describe()}, got {shown}"
         if len(value) > self.max_items:
             return f"must have at most {self.max_items} entries, got {len(value)}"
+        if len(value) < self.min_items:
+            return self.if_empty or f"must have at least {plural(self.min_items, 'entry', 'entries')}"
         for n, entry in enumerate(value, 1):
             problem = self.item.check(entry) if self.item is not None else None
             if problem is not None:
@@ -188,11 +194,98 @@ def _key_env(meaning: str) -> Rule:
                      "not the key itself")
 
 
+KEY_MODIFIERS = ("alt", "ctrl", "hyper", "meta", "shift", "super")
+"""The modifiers a key string may name (Textual's; it reports them in this, alphabetical, order)."""
+
+NAMED_KEYS = frozenset({
+    "escape", "enter", "return", "tab", "space", "backspace", "delete", "insert", "home", "end", "pageup",
+    "pagedown", "up", "down", "left", "right", *(f"f{n}" for n in range(1, 25)),
+    # Textual's friendlier names for a few characters (textual.keys.KEY_NAME_REPLACEMENTS)
+    "slash", "backslash", "at", "minus", "plus", "underscore",
+})
+"""Keys named by a word, as Textual names them (``textual.keys.Keys``; a test keeps the two in step). Other
+punctuation goes by its Unicode name in lowercase with underscores (``question_mark``, ``full_stop``)."""
+
+_KEY_RENAMES = {"solidus": "slash", "reverse_solidus": "backslash", "commercial_at": "at", "hyphen_minus": "minus",
+                "plus_sign": "plus", "low_line": "underscore"}
+
+
+def key_name_of(char: str) -> str:
+    """The name Textual gives the key that types ``char`` (``?`` → ``question_mark``, ``a`` → ``a``)."""
+    if char.isalnum():
+        return char
+    try:
+        name = unicodedata.name(char).lower().replace("-", "_").replace(" ", "_")
+    except ValueError:
+        return char
+    return _KEY_RENAMES.get(name, name)
+
+
+def _is_character_name(name: str) -> bool:
+    """``name`` is how Textual names a punctuation or symbol key (a Unicode name: ``question_mark``)."""
+    if re.fullmatch(r"[a-z][a-z0-9]*(?:_[a-z0-9]+){0,7}", name) is None:
+        return False
+    words = name.split("_")
+    for joins in range(2 ** (len(words) - 1)):  # each "_" stood for a space or a hyphen
+        text = words[0]
+        for n, word in enumerate(words[1:]):
+            text += ("-" if joins >> n & 1 else " ") + word
+        try:
+            char = unicodedata.lookup(text)
+        except KeyError:
+            continue
+        if len(char) == 1 and key_name_of(char) == name:
+            return True
+    return False
+
+
+def key_problem(key: str) -> str | None:
+    """None when ``key`` (``ctrl+s``, ``f2``, ``question_mark``) is a key Textual can report, else the problem.
+
+    The grammar: modifiers from :data:`KEY_MODIFIERS`, each at most once, joined by ``+`` to one key: a letter or
+    digit, a name from :data:`NAMED_KEYS`, or a punctuation key's Unicode name. A bare punctuation character
+    (``?``) is allowed on its own; after a modifier it must be named (``ctrl+question_mark``).
+    """
+    shown = _show(key)
+    if key == "":
+        return "an empty key (two commas, or a comma at an end)"
+    *modifiers, name = key.split("+")
+    seen: set[str] = set()
+    for modifier in modifiers:
+        if modifier not in KEY_MODIFIERS:
+            return (f"unknown modifier {_show(modifier)} in {shown} "
+                    f"(modifiers: {', '.join(KEY_MODIFIERS)}, in lowercase; the key comes last)")
+        if modifier in seen:
+            return f"{modifier} twice in {shown}"
+        seen.add(modifier)
+    if name == "":
+        return f"no key after the modifiers in {shown} (write plus for the + key)"
+    if len(name) == 1 and name.isprintable() and not name.isspace():
+        if modifiers and not name.isalnum():
+            return f"write {'+'.join([*modifiers, key_name_of(name)])} for {shown} (Textual names that key)"
+        return None
+    if name in NAMED_KEYS or _is_character_name(name):
+        return None
+    return (f"unknown key {_show(name)} in {shown} (a letter or digit, a name like f2, enter, escape, tab, space, "
+            "pageup, or a character's name like question_mark)")
+
+
+def key_list_problem(text: str) -> str | None:
+    """None when every comma-separated key of a ``[keys]`` value passes :func:`key_problem`, else the first problem."""
+    for key in text.split(","):
+        problem = key_problem(key.strip())
+        if problem is not None:
+            return problem
+    return None
+
+
 TOP_LEVEL: dict[str, Rule] = {
     "workspace": Rule("path", "the workspace folder", empty=True, max_len=4096),
     "extra_paths": Rule("list", "more Markdown files or folders to index", max_items=1000,
                         item=Rule("path", max_len=4096)),
-    "sources": Rule("list", "what search covers", max_items=16,
+    "sources": Rule("list", "what search covers", max_items=16, min_items=1,
+                    if_empty='must not be empty (nothing would be searched): write ["memory"] (the default) or '
+                             '["memory", "sessions"], or remove the line',
                     item=Rule("enum", choices=SOURCES, noun="source")),
     "sessions_dir": Rule("path", "the agent's sessions folder", empty=True, max_len=4096),
     "agent": Rule("str", "the OpenClaw agent id", max_len=64, pattern=AGENT_ID,
@@ -273,7 +366,8 @@ SECTIONS: dict[str, dict[str, Rule]] = {
 
 TABLES: dict[str, Rule] = {
     "keys": Rule("dict", "key binding overrides", key_pattern=BINDING_ID, key_like="a binding id like memdeck.save",
-                 max_items=500, item=Rule("str", max_len=200, like='a string of keys like "ctrl+s,f2"')),
+                 max_items=500, item=Rule("str", max_len=200, like='a string of keys like "ctrl+s,f2"',
+                                          grammar=key_list_problem)),
 }
 """Tables whose keys are free (binding ids): one rule for the whole table."""
 
@@ -463,7 +557,7 @@ _REPR.maxlevel = 2
 def _show(value: Any, hidden: bool = False) -> str:
     """A value as the message shows it: TOML-like, short, never a secret and never a control character."""
     if hidden and isinstance(value, str) and value:
-        return f"a value of {len(value)} characters (not shown)"
+        return f"a value of {plural(len(value), 'character')} (not shown)"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):

@@ -69,10 +69,12 @@ def has_control_chars(name: str) -> bool:
     return not name.isprintable() and _unsafe(True).search(name) is not None
 
 
-def plural(count: int, noun: str, plural_form: str | None = None) -> str:
+def plural(count: int, noun: str, plural_form: str | None = None, *, grouped: bool = False) -> str:
     """``count`` and ``noun`` in the right number: ``1 file``, ``2 files``, ``0 files``; ``plural_form`` for
-    irregular nouns (``plural(2, "entry", "entries")``, ``plural(1, "candidate memory", "candidate memories")``).
+    irregular nouns (``plural(2, "entry", "entries")``, ``plural(1, "candidate memory", "candidate memories")``);
+    ``grouped`` writes thousands apart (``12,345 lines``).
 
     The one plural rule for what memdeck prints, so no message says "1 bad lines".
     """
-    return f"{count} {noun if count == 1 else plural_form or noun + 's'}"
+    number = f"{count:,}" if grouped else str(count)
+    return f"{number} {noun if count == 1 else plural_form or noun + 's'}"

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import os
+import signal
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -231,18 +234,29 @@ def _size(n: int) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_obj
 def index(obj: _Ctx, force: bool, as_json: bool) -> None:
-    """Index the workspace (incremental; only changed files are re-read and re-embedded)."""
+    """Index the workspace (incremental; only changed files are re-read and re-embedded).
+
+    Ctrl-C stops after the current file or embedding batch (a second one at once): what is done stays, and the
+    exit code is 130.
+    """
     with obj.engine(as_json) as eng:
         started = time.monotonic()
+        watch = IndexWatch()
         try:
-            if as_json:
-                report = eng.sync(force=force)
-            elif sys.stderr.isatty():
-                report = _index_with_progress(eng, force)
-            else:  # a log or a pipe: a plain line every few seconds instead of a bar
-                report = eng.sync(force=force, progress=ProgressLines(lambda line: say(line, err=True)))
+            with watch.first_sigint_cancels():
+                if as_json:
+                    report = eng.sync(force=force, progress=watch, cancel=watch.cancel)
+                elif sys.stderr.isatty():
+                    report = _index_with_progress(eng, force, watch)
+                else:  # a log or a pipe: a plain line every few seconds instead of a bar
+                    lines = ProgressLines(lambda line: say(line, err=True))
+                    report = eng.sync(force=force, progress=watch.then(lines), cancel=watch.cancel)
+        except KeyboardInterrupt:  # a second Ctrl-C: every file's rows are one transaction, rolled back whole
+            _fail(watch.interrupted(force, None), as_json, EXIT_INTERRUPTED, **watch.fields())
         except MemdeckError as exc:  # busy, disk full, read-only index, ...
             _fail(str(exc), as_json)
+        if report.cancelled:
+            _fail(watch.interrupted(force, report.rebuilt), as_json, EXIT_INTERRUPTED, **watch.fields())
         elapsed = time.monotonic() - started
         files = eng.store.counts()["files"]
     if as_json:
@@ -256,6 +270,80 @@ def index(obj: _Ctx, force: bool, as_json: bool) -> None:
         say_lines((f"warning: {issue}" for issue in report.issues), err=True)
     say(f"Indexed {plural(files, 'file')} · {plural(report.chunks_total, 'chunk')} "
         f"({report.embedded} embedded, {report.from_cache} from cache) in {elapsed:.1f} s")
+
+
+EXIT_INTERRUPTED = 130
+"""The exit code of a command stopped by Ctrl-C (128 + SIGINT), as shells report it."""
+
+
+class IndexWatch:
+    """How far ``memdeck index`` got (from the sync's progress), and its Ctrl-C: the first sets :attr:`cancel`,
+    so the sync stops between files (each file's rows are one transaction: what is done stays, whole); a second
+    raises :class:`KeyboardInterrupt` at once, which rolls back only the file being written."""
+
+    def __init__(self) -> None:
+        self.cancel = threading.Event()
+        self.files = (0, 0)  # (done, total) of the files phase
+        self.chunks: tuple[int, int] | None = None  # (done, total) of the embedding phase, once it began
+        self._next: Callable[[SyncProgress], None] | None = None
+
+    def __call__(self, p: SyncProgress) -> None:
+        """The sync's progress callback: remembers where it is, then passes it on (see :meth:`then`)."""
+        if p.phase == "files":
+            self.files = (p.done, p.total)
+        else:
+            self.chunks = (p.done, p.total)
+        if self._next is not None:
+            self._next(p)
+
+    def then(self, following: Callable[[SyncProgress], None]) -> IndexWatch:
+        """Also pass every progress update to ``following`` (a bar, :class:`ProgressLines`)."""
+        self._next = following
+        return self
+
+    @contextlib.contextmanager
+    def first_sigint_cancels(self) -> Iterator[None]:
+        """While the sync runs, the first SIGINT cancels it between files; the second interrupts it."""
+        if threading.current_thread() is not threading.main_thread():  # signals reach the main thread only
+            yield
+            return
+
+        def on_sigint(signum: int, frame: Any) -> None:
+            if self.cancel.is_set():
+                raise KeyboardInterrupt
+            self.cancel.set()
+            with contextlib.suppress(OSError):  # os.write: a handler must not re-enter a buffered stream
+                os.write(2, b"memdeck: stopping after the current file or batch (ctrl+c again to stop at once)\n")
+
+        previous = signal.signal(signal.SIGINT, on_sigint)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGINT, previous)
+
+    def interrupted(self, force: bool, rebuilt: bool | None) -> str:
+        """The message of an interrupted index: the index is intact, how far it got, what to run next."""
+        again = "memdeck index --force" if force else "memdeck index"
+        done, total = self.files
+        if rebuilt or (rebuilt is None and force):
+            where = f" at {done} of {plural(total, 'file')}" if total else ""
+            return (f"interrupted: the rebuild stopped{where} and was discarded; the index is intact as it was; "
+                    f"run `{again}` to rebuild")
+        if self.chunks is not None:
+            got, of = self.chunks
+            where = f"all {plural(total, 'file')} indexed, {got} of {plural(of, 'chunk')} embedded"
+        elif total:
+            where = f"{done} of {plural(total, 'file')} done"
+        else:
+            where = "stopped before the first changed file"
+        return f"interrupted: the index is intact ({where}); run `{again}` to continue"
+
+    def fields(self) -> dict[str, Any]:
+        """The ``--json`` error's extra fields: ``interrupted`` and how far the sync got."""
+        out: dict[str, Any] = {"interrupted": True, "filesDone": self.files[0], "filesTotal": self.files[1]}
+        if self.chunks is not None:
+            out["chunksEmbedded"], out["chunksToEmbed"] = self.chunks
+        return out
 
 
 class ProgressLines:
@@ -286,7 +374,7 @@ class ProgressLines:
         self._write(f"… {label}: {p.done}/{p.total}{share}")
 
 
-def _index_with_progress(eng: Any, force: bool) -> Any:
+def _index_with_progress(eng: Any, force: bool, watch: IndexWatch) -> Any:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
@@ -305,7 +393,7 @@ def _index_with_progress(eng: Any, force: bool) -> Any:
             spent = max(1e-6, time.monotonic() - starts[p.phase])
             bar.update(tasks[p.phase], completed=p.done, total=p.total, rate=f"{p.done / spent:.1f}/s")
 
-        return eng.sync(force=force, progress=on_progress)
+        return eng.sync(force=force, progress=watch.then(on_progress), cancel=watch.cancel)
 
 
 @cli.command()

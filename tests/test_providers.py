@@ -347,7 +347,7 @@ def test_a_query_retries_at_most_once(stub: Stub) -> None:
         (400, {"error": {"message": "input is too long"}}, SECRET, "400 .*input is too long"),
         (413, None, SECRET, "lower embedding.batch_tokens"),
         (200, b"<html>not an API</html>", SECRET, "did not answer with JSON"),
-        (200, {"data": []}, SECRET, "answered with 0 embeddings for 1 inputs"),
+        (200, {"data": []}, SECRET, "answered with 0 embeddings for 1 input"),
         (200, {"data": [{"embedding": ["x"]}]}, SECRET, "not a list of numbers"),
         (200, {"data": [{"embedding": "not base64!"}]}, SECRET, "not a list of numbers"),
     ],

@@ -19,7 +19,7 @@ from textual.worker import WorkerFailed
 
 from tui.bridge import SEARCH_MODES, Bridge, MemdeckError
 from tui.commands import palette_commands
-from tui.keys import APP_BINDINGS, KeyHelp, describe_bindings, unknown_ids
+from tui.keys import APP_BINDINGS, KeyHelp, check_keymap, describe_bindings
 from tui.quiet_gc import pause_gc, resume_gc
 from tui.screens.main import MainScreen
 from tui.themes import DEFAULT_THEME, load_themes
@@ -58,6 +58,8 @@ class MemdeckApp(App[int]):
         self._load_model = load_model
         self._main: MainScreen | None = None
         self._gc_paused = False
+        self._keymap: dict[str, str] = {}
+        """The config's ``[keys]`` overrides in use (:func:`tui.keys.check_keymap` refuses the others)."""
         self.worker_errors: list[BaseException] = []
         """Exceptions that escaped a worker: each was shown as an error notification instead of ending the app."""
         self.rescued: list[str] = []
@@ -115,10 +117,13 @@ class MemdeckApp(App[int]):
         await AwaitMount(self.main, [self.main])
         keymap = {str(k): str(v) for k, v in self.config.keys.items()}
         if keymap:
-            self.set_keymap(keymap)
-            unknown = unknown_ids(keymap, (row.binding_id for row in self.key_help()))
-            if unknown:
-                self.notify(f"[keys] in the config: unknown binding id(s) {', '.join(unknown)}", severity="warning")
+            # An unknown id or a key another binding answers to (ctrl+q is quit's) is refused, never applied.
+            checked = check_keymap(keymap, self.binding_groups())
+            self._keymap = checked.keymap
+            if checked.keymap:
+                self.set_keymap(checked.keymap)
+            for warning in checked.warnings:
+                self.notify(warning, title="Keys", severity="warning", markup=False)
         for error in self._theme_errors:
             self.notify(error, title="Theme", severity="warning")
         self.theme_changed_signal.subscribe(self, self._theme_changed)
@@ -226,7 +231,11 @@ class MemdeckApp(App[int]):
 
     # -- keys, help, palette ------------------------------------------------------------------
     def key_help(self) -> list[KeyHelp]:
-        """Every binding with an id, as the help screen lists it."""
+        """Every binding with an id, as the help screen lists it (with the ``[keys]`` overrides in use)."""
+        return describe_bindings(self.binding_groups(), self._keymap, self.get_key_display)
+
+    def binding_groups(self) -> list[tuple[str, list[Binding]]]:
+        """Every binding with an id, by where it works (``app``: everywhere)."""
         from tui.screens.review import ReviewScreen
         from tui.widgets.transcript_view import TranscriptLines, TranscriptView
 
@@ -237,8 +246,7 @@ class MemdeckApp(App[int]):
             ("transcript", _bindings([*TranscriptLines.BINDINGS, *TranscriptView.BINDINGS])),
             ("memory review", _bindings(ReviewScreen.BINDINGS)),
         ]
-        keymap = {str(k): str(v) for k, v in self.config.keys.items()}
-        return describe_bindings(groups, keymap, self.get_key_display)
+        return groups
 
     def action_help(self) -> None:
         from tui.screens.help import HelpScreen

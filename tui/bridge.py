@@ -117,8 +117,10 @@ def token_text(tokens: int | None, source: str | None) -> str | None:
     """``12,345 tokens (store total)``; None without a count."""
     if not tokens:
         return None
+    from engine.api import plural  # a session's counts come from the engine: it is loaded
+
     what = TOKEN_SOURCES.get(source or "")
-    return f"{tokens:,} tokens" + (f" ({what})" if what else "")
+    return plural(tokens, "token", grouped=True) + (f" ({what})" if what else "")
 
 
 @dataclass(frozen=True)
@@ -209,20 +211,20 @@ def _extra_label(rel: str, workspace: Path) -> str:
 
 def _session_entry(info: SessionInfo) -> SessionEntry:
     """A session for the tree: its names come from the agent's files, so they are shown through the display rule."""
-    from engine.api import safe_name
+    from engine.api import plural, safe_name
 
     when = info.last_activity.astimezone()
     name = info.title or info.display_name or info.session_key or info.session_id[:8]
     bits = [info.session_id[:8]]
     if info.channel:
         bits.append(info.channel)
-    bits.append(f"{info.message_count} msgs")
+    bits.append(plural(info.message_count, "msg"))
     if (tokens := token_text(info.total_tokens, info.tokens_source)) is not None:
         bits.append(tokens)
     if info.archived:
         bits.append("archived")
     if info.skipped_lines:
-        bits.append(f"{info.skipped_lines} bad lines")
+        bits.append(plural(info.skipped_lines, "bad line"))
     return SessionEntry(info.path, info.session_id, safe_name(f"{when:%Y-%m-%d} {name}"), safe_name(" · ".join(bits)),
                         info.archived, None if info.error is None else safe_name(info.error), safe_name(name),
                         info.source == "agent-db")

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from textual.binding import Binding
+from textual.keys import _character_to_key
 
 
 @dataclass(frozen=True)
@@ -113,6 +115,104 @@ class KeyHelp:
     description: str
     binding_id: str
     where: str
+
+
+RESERVED_KEYS: dict[str, str] = {
+    "ctrl+p": "the command palette",
+    "ctrl+c": "copy (and Textual's quit hint)",
+    "tab": "focus next",
+    "shift+tab": "focus previous",
+}
+"""Keys Textual itself binds for every screen: a remap onto one would take it away."""
+
+GLOBAL_GROUP = "app"
+"""The group whose keys work everywhere: a key there clashes with the same key in any group."""
+
+
+@dataclass(frozen=True)
+class KeymapCheck:
+    """What :func:`check_keymap` made of the config's ``[keys]``.
+
+    Attributes:
+        keymap: the overrides to apply (binding id → normalised keys); refused ones are left out, so those
+            bindings keep their default keys.
+        warnings: one line per refused override, naming its binding id (and the other binding's, for a clash).
+    """
+
+    keymap: dict[str, str]
+    warnings: tuple[str, ...]
+
+
+def normalize_key(key: str) -> str:
+    """A key as Textual reports it: modifiers in its (alphabetical) order, a lone punctuation key by name
+    (``shift+ctrl+a`` → ``ctrl+shift+a``, ``?`` → ``question_mark``), so remaps compare and fire as typed."""
+    *modifiers, name = key.strip().split("+")
+    if not modifiers and len(name) == 1:
+        name = _character_to_key(name)
+    return "+".join([*sorted(modifiers), name])
+
+
+def _keys_of(text: str) -> list[str]:
+    return list(dict.fromkeys(normalize_key(k) for k in text.split(",") if k.strip()))
+
+
+def check_keymap(keymap: Mapping[str, str], groups: Iterable[tuple[str, Iterable[Binding]]]) -> KeymapCheck:
+    """Refuse the ``[keys]`` overrides that would break a binding: an unknown binding id, or a key another binding
+    (or Textual: the palette, copy, focus) already answers to in the same place. The key syntax is the config's
+    (:func:`engine.config_rules.key_problem`, checked when the config loads).
+
+    A refused override is left out (its binding keeps its default keys) and named in a warning; clashes are
+    settled one at a time in config order, so a swap (``save = "ctrl+q"``, ``quit = "ctrl+s"``) is accepted.
+
+    Args:
+        keymap: the config's ``[keys]`` table (binding id → comma-separated keys).
+        groups: ``(where, bindings)`` pairs, e.g. ``("app", APP_BINDINGS)``; keys in :data:`GLOBAL_GROUP` work
+            everywhere, a pane's only where it has the focus.
+    """
+    defaults: dict[str, list[str]] = {}
+    where: dict[str, set[str]] = {}
+    label: dict[str, str] = {}
+    for group, bindings in groups:
+        for binding in bindings:
+            if not binding.id:
+                continue
+            defaults.setdefault(binding.id, [])
+            defaults[binding.id] += [k for k in _keys_of(binding.key) if k not in defaults[binding.id]]
+            where.setdefault(binding.id, set()).add(group)
+            label.setdefault(binding.id, binding.description or binding.action)
+    warnings: list[str] = []
+    accepted: dict[str, list[str]] = {}
+    for binding_id, text in keymap.items():
+        if binding_id not in defaults:
+            close = difflib.get_close_matches(binding_id, list(defaults), n=1)
+            hint = f" (did you mean {close[0]}?)" if close else " (F1 lists the binding ids)"
+            warnings.append(f"[keys] {binding_id}: no binding has this id{hint}; ignored")
+            continue
+        keys = _keys_of(str(text))
+        if keys:
+            accepted[binding_id] = keys
+
+    def effective(binding_id: str) -> list[str]:
+        return accepted.get(binding_id, defaults[binding_id])
+
+    def clash() -> tuple[str, str, str] | None:
+        """(the remapped id, what else answers to the key, the key) of the first clash, in config order."""
+        for binding_id, keys in accepted.items():
+            for key in keys:
+                if key in RESERVED_KEYS:
+                    return binding_id, RESERVED_KEYS[key], key
+                for other in defaults:
+                    shared = where[binding_id] & where[other] or GLOBAL_GROUP in where[binding_id] | where[other]
+                    if other != binding_id and shared and key in effective(other):
+                        return binding_id, f"{other} ({label[other]})", key
+        return None
+
+    while (found := clash()) is not None:
+        binding_id, other, key = found
+        del accepted[binding_id]
+        warnings.append(f"[keys] {binding_id} = \"{keymap[binding_id]}\": {key} is already the key of {other}; "
+                        f"{binding_id} keeps {', '.join(defaults[binding_id]) or 'no key'}")
+    return KeymapCheck({k: ",".join(v) for k, v in accepted.items()}, tuple(warnings))
 
 
 def unknown_ids(keymap: Mapping[str, str], known: Iterable[str]) -> list[str]:

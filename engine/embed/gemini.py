@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from engine.display import plural
 from engine.embed.base import EmbeddingError
 from engine.embed.remote import KnownModel, RemoteEmbedder
 
@@ -69,8 +70,8 @@ class GeminiEmbedder(RemoteEmbedder):
         else:
             items = data.get("embeddings") if isinstance(data, dict) else None
         if not isinstance(items, list) or len(items) != count:
-            got = len(items) if isinstance(items, list) else "no"
-            raise EmbeddingError(self.provider, f"{self.url} answered with {got} embeddings for {count} inputs")
+            got = plural(len(items), "embedding") if isinstance(items, list) else "no embeddings"
+            raise EmbeddingError(self.provider, f"{self.url} answered with {got} for {plural(count, 'input')}")
         vectors: list[list[float]] = []
         for it in items:
             values = it.get("values") if isinstance(it, dict) else None

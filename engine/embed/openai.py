@@ -6,6 +6,7 @@ import base64
 import struct
 from typing import Any
 
+from engine.display import plural
 from engine.embed.base import EmbeddingError
 from engine.embed.remote import KnownModel, RemoteEmbedder
 
@@ -57,8 +58,8 @@ class OpenAIEmbedder(RemoteEmbedder):
     def _parse(self, data: Any, count: int) -> list[list[float]]:
         items = data.get("data") if isinstance(data, dict) else None
         if not isinstance(items, list) or len(items) != count:
-            got = len(items) if isinstance(items, list) else "no"
-            raise EmbeddingError(self.provider, f"{self.url} answered with {got} embeddings for {count} inputs "
+            got = plural(len(items), "embedding") if isinstance(items, list) else "no embeddings"
+            raise EmbeddingError(self.provider, f"{self.url} answered with {got} for {plural(count, 'input')} "
                                                 "(expected an OpenAI-style {\"data\": [{\"embedding\": …}]})")
         if all(isinstance(it, dict) and isinstance(it.get("index"), int) for it in items):
             items = sorted(items, key=lambda it: it["index"])

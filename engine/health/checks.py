@@ -514,8 +514,8 @@ def _check_identity_and_freshness(config: Config, conn: Any, vec_loaded: bool) -
                            f"({len(changed)} changed, {len(new)} new, {len(gone)} deleted)", stale, details,
                            "index them"))
     else:
-        out.append(Finding("stale", "ok", f"the index is up to date ({len(present)} files)"))
-    undecodable = [f"{path}: {n} bytes not UTF-8" for path, n in queries.undecodable_files(conn)]
+        out.append(Finding("stale", "ok", f"the index is up to date ({_n(len(present), 'file')})"))
+    undecodable = [f"{path}: {_n(n, 'byte')} not UTF-8" for path, n in queries.undecodable_files(conn)]
     skipped = _skipped_finding(list(scan.issues) + undecodable)
     if skipped is not None:
         out.append(skipped)
@@ -535,7 +535,17 @@ def _check_workspace(config: Config) -> Finding:
     if problem is not None:
         return Finding("workspace", "error", f"{problem}: nothing can be indexed (set --workspace, "
                        "MEMDECK_WORKSPACE or workspace in the config)")
-    return Finding("workspace", "ok", "the workspace folder is readable")
+    # Saves, flushes, appends and new notes write a temp file next to the note and rename it: each needs its folder
+    # writable (memory/ once it exists, the workspace itself for MEMORY.md and for making memory/). os.access
+    # also sees a read-only mount, which stops root too.
+    memory = config.workspace / "memory"
+    folders = [config.workspace] + ([memory] if memory.is_dir() and not memory.is_symlink() else [])
+    read_only = [folder for folder in folders if not os.access(folder, os.W_OK)]
+    if read_only:
+        return Finding("workspace", "warn", "the workspace is read-only: saves, flushes, appends and new notes "
+                       "would fail (reading, search and the index work); make it writable to edit memory",
+                       len(read_only), tuple(f"not writable: {folder}" for folder in read_only))
+    return Finding("workspace", "ok", "the workspace folder is readable and writable")
 
 
 def _check_secrets(config: Config) -> tuple[Finding, list[SecretFound]]:
@@ -546,7 +556,8 @@ def _check_secrets(config: Config) -> tuple[Finding, list[SecretFound]]:
     details = tuple(f"{s.path}:{s.line} {s.kind}: {s.preview}" for s in secrets[:50])
     return Finding("secrets", "warn",
                    f"{_n(len(secrets), 'possible secret')} in {_n(len(files), 'memory file')} (plain text: anyone with the files "
-                   "can copy them); move them to a password manager or an environment variable",
+                   "can copy them): edit the lines named below and move the secrets to a password manager or an "
+                   "environment variable (--fix never changes memory files)",
                    len(secrets), details), secrets
 
 

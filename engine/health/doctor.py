@@ -50,6 +50,14 @@ def format_report(report: DoctorReport, verbose: bool = False) -> str:
         lines.append("No problems found." if not report.fixed else "No problems left.")
     else:
         n = len(report.problems)
-        hint = "" if report.fixed else " (run `memdeck doctor --fix` to repair what can be repaired)"
+        fixable = sum(1 for f in report.problems if f.fix)
+        if report.fixed:
+            hint = " (what is left needs you: see above)" if fixable < n else ""
+        elif fixable == n:
+            hint = ": run `memdeck doctor --fix` to repair " + ("it" if n == 1 else "them")
+        elif fixable:
+            hint = f": `memdeck doctor --fix` repairs {fixable} of them; the rest needs you (see above)"
+        else:
+            hint = ": `--fix` cannot repair " + ("it" if n == 1 else "them") + "; see above for what to do"
         lines.append(f"{plural(n, 'problem')} found{hint}.")
     return "\n".join(lines)

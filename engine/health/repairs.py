@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Protocol
 
 from engine.config import Config
+from engine.display import plural
 from engine.errors import MemdeckError
 from engine.health.checks import (
     DoctorReport,
@@ -142,12 +143,12 @@ def _reindex(config: Config, open_engine: OpenEngine, aside: Path | None, action
         if aside is not None:
             kept = salvage_cache(aside, engine.store)
             if kept:
-                actions.append(f"kept {kept} cached embeddings from the damaged index")
+                actions.append(f"kept {plural(kept, 'cached embedding')} from the damaged index")
         report = engine.sync()
         actions.extend(engine.status().recovered)
         # Reported now: status stops repeating the last recovery.
         queries.delete_meta(engine.store.conn, schema.RECOVERED_META)
-        summary = f"indexed: {report.files_indexed} files re-read, {report.files_removed} removed"
+        summary = f"indexed: {plural(report.files_indexed, 'file')} re-read, {report.files_removed} removed"
         if report.rebuilt:
             summary += ", rebuilt"
         if report.embedded or report.from_cache:

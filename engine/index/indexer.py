@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.config import Config
+from engine.display import plural
 from engine.embed.choice import Embedder, ProviderChoice
 from engine.errors import IndexBusy
 from engine.index import queries
@@ -162,7 +163,7 @@ def load_document(file: MemoryFile) -> Document:
     if decoded.binary:
         issue = f"{file.rel}: looks binary (NUL bytes); indexed what decodes"
     elif decoded.errors:
-        issue = f"{file.rel}: {decoded.errors} bytes are not UTF-8; indexed the rest"
+        issue = f"{file.rel}: {plural(decoded.errors, 'byte is', 'bytes are')} not UTF-8; indexed the rest"
     if decoded.truncated:
         mib = MAX_FILE_BYTES / (1024 * 1024)
         limit = f"{mib:g} MB" if mib >= 1 else f"{MAX_FILE_BYTES // 1024} KB"

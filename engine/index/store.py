@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from engine.display import plural
 from engine.errors import MemdeckError
 from engine.index import queries, schema
 from engine.textio import make_private_dir
@@ -402,7 +403,7 @@ def check_header(path: Path) -> None:
         wal = 0
     # With a non-empty WAL the file may legitimately lag behind its header until the next checkpoint.
     if valid and wal == 0 and pages * page_size > size:
-        raise CorruptIndex(f"{path}: truncated ({size} bytes, its header says {pages * page_size})")
+        raise CorruptIndex(f"{path}: truncated ({plural(size, 'byte')}, its header says {pages * page_size})")
 
 
 def connect_raw(path: Path, query_only: bool = True) -> tuple[Any, DriverInfo]:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import TYPE_CHECKING
 
+from engine.display import plural
 from engine.errors import MemdeckError
 from engine.review.model import DismissStore, Finding, ReviewItem
 from engine.review.undo import FileChange, JournalEntry, ReviewJournal
@@ -351,7 +352,7 @@ def _now_iso(files: MemoryFiles) -> str:
 
 def _item(finding: Finding, index: int) -> ReviewItem:
     if not 0 <= index < len(finding.items):
-        raise ReviewActionError(f"this finding has {len(finding.items)} statement(s); there is no #{index + 1}")
+        raise ReviewActionError(f"this finding has {plural(len(finding.items), 'statement')}; there is no #{index + 1}")
     return finding.items[index]
 
 

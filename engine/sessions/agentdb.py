@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from engine.display import plural
 from engine.errors import MemdeckError
 from engine.sessions.model import as_int
 
@@ -853,7 +854,7 @@ def _decode_zstd(blob: bytes, expected: int | None) -> bytes:
         raise AgentDbError(f"compressed transcript entry cannot be decoded: {exc}") from exc
     if expected is not None and len(data) != expected:
         raise AgentDbError(
-            f"compressed transcript entry decodes to {len(data):,} bytes, not the {expected:,} recorded"
+            f"compressed transcript entry decodes to {plural(len(data), 'byte', grouped=True)}, not the {expected:,} recorded"
         )
     return data
 

@@ -831,7 +831,9 @@ class MainScreen(Screen[None]):
         if text is None:
             self.notify("Nothing to copy: select a search result", severity="warning")
             return
-        self.copy_text(text, f"snippet ({len(text)} chars)")
+        from engine.api import plural  # loaded by now: there is a result
+
+        self.copy_text(text, f"snippet ({plural(len(text), 'char')})")
 
     @work(group="clipboard")
     async def copy_text(self, text: str, what: str) -> None:

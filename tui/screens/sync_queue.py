@@ -92,5 +92,7 @@ class SyncQueue:
         except Exception as exc:  # IndexBusy, OSError, SQLite errors: report them, keep the app alive
             host.post_message(IndexFinished("", error=f"{type(exc).__name__}: {exc}"))
             return
-        summary = f"{report.files_indexed} files re-read, {report.embedded} chunks embedded"
+        from engine.api import plural  # loaded by now: the sync ran on it
+
+        summary = f"{plural(report.files_indexed, 'file')} re-read, {plural(report.embedded, 'chunk')} embedded"
         host.post_message(IndexFinished(summary, cancelled=report.cancelled))

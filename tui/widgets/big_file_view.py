@@ -27,7 +27,7 @@ from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from engine.api import safe_name, safe_text
+from engine.api import plural, safe_name, safe_text
 from tui.widgets.text_line import TextLine
 
 BIG_FILE_BYTES = 1 << 20
@@ -183,7 +183,7 @@ class BigLines(ScrollView, can_focus=True):
             text = text[:SHOWN_CHARS]
         text = safe_text(text)
         if cut > 0:
-            text += f"  … +{cut:,} bytes (line cut for display)"
+            text += f"  … +{plural(cut, 'byte', grouped=True)} (line cut for display)"
         if len(self._cache) > 4096:  # a few screens' worth: enough for scrolling back and forth
             self._cache.clear()
         self._cache[line] = text
@@ -284,7 +284,7 @@ class BigFileView(Vertical):
         index = self.lines.index
         parts: list[Content | str | tuple[str, str]] = [(safe_name(self.rel), "bold"), ("  read-only", "$text-error")]
         if index.done:
-            parts.append((f"  {index.lines:,} lines", "$text-muted"))
+            parts.append((f"  {plural(index.lines, 'line', grouped=True)}", "$text-muted"))
         else:
             parts.append((f"  counting lines… {format_size(index.scanned)} of {format_size(self.file_size)}",
                           "$text-accent"))

@@ -11,7 +11,7 @@ from textual.content import Content
 from textual.widgets import TextArea
 from textual.widgets.text_area import Selection
 
-from engine.api import safe_name, safe_text
+from engine.api import plural, safe_name, safe_text
 from tui.bridge import Bridge, DiskStamp, MemdeckError, Note, SaveConflict, same_content, unified_diff
 from tui.messages import NoteSaved
 from tui.widgets.markdown_area import MarkdownArea
@@ -149,7 +149,7 @@ class NoteEditor(Vertical):
         elif self.note.binary:
             message = "This looks like a binary file: opened read-only so nothing is lost"
         elif self.note.decode_errors:
-            message = (f"{self.note.decode_errors} bytes are not UTF-8: opened read-only so they are not replaced "
+            message = (f"{plural(self.note.decode_errors, 'byte is', 'bytes are')} not UTF-8: opened read-only so they are not replaced "
                        "on save")
         elif self.control_chars:
             message = "Control characters (shown as \\x1b and the like): opened read-only so they are kept as they are"

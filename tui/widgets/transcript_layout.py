@@ -133,7 +133,7 @@ def build_blocks(transcript: Transcript) -> tuple[list[Block], TranscriptSummary
                 if message.model:
                     bits.append(message.model)
                 if usage is not None and usage.total_tokens:
-                    bits.append(f"{usage.total_tokens:,} tokens")
+                    bits.append(plural(usage.total_tokens, "token"))
                     tokens = usage.total_tokens
                 if message.stop_reason in ("error", "aborted", "length"):
                     bits.append(f"stopped: {message.stop_reason}")
@@ -164,7 +164,7 @@ def build_blocks(transcript: Transcript) -> tuple[list[Block], TranscriptSummary
                 blocks.append(Block("meta", f"{message.raw_role or 'message'} · {_one_line(message.text, 100)}",
                                     _clean(message.text), entry.line, stamp, folded=True))
         elif kind == "compaction":
-            before = f" · {entry.tokens_before:,} tokens before" if entry.tokens_before else ""
+            before = f" · {plural(entry.tokens_before, 'token')} before" if entry.tokens_before else ""
             blocks.append(Block("compaction", f"compaction{before}", _clean(entry.summary or ""), entry.line,
                                 stamp, folded=True))
             if entry.retained:
@@ -342,5 +342,5 @@ def summary_counts(summary: TranscriptSummary) -> str:
     if summary.compactions:
         bits.append(plural(summary.compactions, "compaction"))
     if summary.tokens:
-        bits.append(f"{summary.tokens:,} tokens (last turn usage)")
+        bits.append(f"{plural(summary.tokens, 'token')} (last turn usage)")
     return " · ".join(bits)
