@@ -188,6 +188,9 @@ def status(obj: _Ctx, as_json: bool, deep: bool) -> None:
         f"Embedding cache: {plural(st.cache_entries, 'entry', 'entries')}",
         f"Index identity: {st.identity_status}",
         *_session_source_lines(st.session_source),
+        # The symlink rule, said where it applies: a linked memory/ (stow, Dropbox) and folder links in it.
+        *(f"Memory folder: {link.describe()}" if link.rel == "memory" else f"Folder link: {link.describe()}"
+          for link in st.folder_links if link.followed or link.rel == "memory"),
     ]
     if st.probe is not None:
         lines.append("Embeddings probe: " + ("ok" if st.probe.get("ok") else f"failed: {st.probe.get('error')}"))
