@@ -432,7 +432,10 @@ def resolve_memory_path(config: Config, raw: str) -> tuple[str, Path]:
     if "\\" in text:
         raise PathRefused(f"path refused: backslashes are not accepted ({text!r})")
     ws = config.workspace.resolve()
-    candidate = Path(text).expanduser()
+    try:
+        candidate = Path(text).expanduser()
+    except RuntimeError as exc:  # ``~name`` of a user that does not exist
+        raise PathRefused(f"path refused: {text!r}: {exc}") from exc
     absolute = candidate if candidate.is_absolute() else ws / candidate
     parts = PurePosixPath(absolute.as_posix()).parts
     if ".." in parts:

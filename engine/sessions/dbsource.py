@@ -51,6 +51,7 @@ from engine.sessions.sources import (
     _folder_sessions,
     _listed_id,
     _looks_like_path,
+    _typed_path,
     read_flush_state,
     store_entry_for,
 )
@@ -267,7 +268,7 @@ class AgentDbSource:
         legacy = self._legacy()
         if cited is not None or _looks_like_path(text):
             if files and cited is None and ("/" in text or os.sep in text or text.startswith("~")):
-                candidate = Path(text).expanduser()  # a file the user named at the shell
+                candidate = _typed_path(text)  # a file the user named at the shell
                 if candidate.is_file():
                     return candidate.absolute()
             name = cited if cited is not None else text

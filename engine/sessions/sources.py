@@ -439,6 +439,18 @@ def _looks_like_path(text: str) -> bool:
     return "/" in text or os.sep in text or text.startswith("~") or text.endswith(".jsonl")
 
 
+def _typed_path(text: str) -> Path:
+    """A file path the user typed, ``~`` expanded.
+
+    Raises:
+        SessionLookupError: ``~name`` of a user that does not exist.
+    """
+    try:
+        return Path(text).expanduser()
+    except RuntimeError as exc:
+        raise SessionLookupError(f"transcript not found: {text}: {exc}") from exc
+
+
 def _session_file(folder: Path, name: str) -> Path | None:
     """``folder/name`` when it is a session transcript there: a regular file (no symlink), a session's name."""
     if "/" in name or os.sep in name or name in ("", ".", "..") or not classify_legacy_name(name).is_session:
@@ -490,7 +502,7 @@ def find_transcript(sessions_dir: Path, session: str, *, files: bool = False) ->
         if not files:
             raise SessionLookupError(f"no session {text!r}: name a session by its id, an id prefix or its citation "
                                      "(sessions/<file>, sessions/<agent>/<id>.jsonl)")
-        candidate = Path(text).expanduser()
+        candidate = _typed_path(text)
         if candidate.is_file():
             return candidate.absolute()  # absolute: read() takes it as the file, not as a name to look up
         raise SessionLookupError(f"transcript not found: {session}")
