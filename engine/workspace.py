@@ -105,11 +105,11 @@ class FolderLink:
     reason: str
 
     def describe(self) -> str:
-        """``memory/ is a symlink to /home/u/dotfiles/memory: followed (a folder you own)`` or ``memory/x: folder
+        """``memory/ is a symlink to /home/u/dotfiles/memory: followed (a folder you own)`` or ``memory/x/: folder
         symlink to /srv/x skipped (outside the workspace)``."""
         if self.followed:
             return f"{self.rel}/ is a symlink to {self.target}: followed ({self.reason})"
-        return f"{self.rel}: folder symlink to {self.target} skipped ({self.reason})"
+        return f"{self.rel}/: folder symlink to {self.target} skipped ({self.reason})"
 
     def to_json(self) -> dict[str, Any]:
         """``{"path", "target", "followed", "reason", "text"}`` for ``status --json``."""
@@ -253,6 +253,17 @@ def _walk_markdown(root: Path, issues: list[str], links: list[FolderLink] | None
             prefix = dirpath + os.sep
             found.extend(prefix + name for name in sorted(filenames) if name.endswith(".md"))
     return found
+
+
+def memory_tree_paths(config: Config, issues: list[str] | None = None) -> list[str]:
+    """Every ``memory/**/*.md`` path (absolute strings, listing order) by the scan's symlink rule: the one walk
+    every reader of the memory tree (index, review) uses, so they all see the same files."""
+    found = issues if issues is not None else []
+    link = memory_folder_link(config)
+    mem = config.workspace / "memory"
+    if (link is not None and not link.followed) or not mem.is_dir():
+        return []
+    return _walk_markdown(mem, found, workspace=config.workspace)
 
 
 def indexed_root_files(config: Config) -> tuple[str, ...]:
@@ -479,21 +490,26 @@ def _check_links(config: Config, text: str, absolute: Path, allowed_root: Path, 
     if absolute.is_symlink():
         raise PathRefused(f"path refused: {text!r} is a symlink")
     folders = [p for p in reversed(absolute.parents) if allowed_root in p.parents]  # root first, file excluded
-    ws_real = os.path.realpath(ws)
-    mem_real = os.path.realpath(ws / "memory")
-    walked = [mem_real]
+    listed: dict[str, FolderLink] | None = None
     for folder in folders:
         if not folder.is_symlink():
             continue
         if allowed_root != ws:
             raise PathRefused(f"path refused: {text!r} goes through a symlink ({folder})")
         rel = PurePosixPath(folder.relative_to(ws)).as_posix()
-        link = memory_folder_link(config) if rel == "memory" else _inner_link(str(folder), rel, ws_real, mem_real,
-                                                                                walked)
+        if rel == "memory":
+            link = memory_folder_link(config)
+        else:
+            if listed is None:
+                # The scan's own verdicts: whether a link is a duplicate depends on what was listed before it,
+                # so the memory tree is listed once (only for a path through a folder link inside it).
+                found: list[FolderLink] = []
+                _walk_markdown(ws / "memory", [], found, workspace=ws)
+                listed = {item.rel: item for item in found}
+            link = listed.get(rel)
         if link is None or not link.followed:
-            shown = link.describe() if link is not None else f"{rel}: symlink"
+            shown = link.describe() if link is not None else f"{rel}/: a folder symlink the scan does not reach"
             raise PathRefused(f"path refused: {text!r} goes through a symlink memdeck does not follow ({shown})")
-        walked.append(link.target)
 
 
 def check_memory_folder(config: Config) -> None:
