@@ -367,6 +367,9 @@ def search(obj: _Ctx, query: str | None, query_opt: str | None, as_json: bool, m
 def get(obj: _Ctx, path: str, from_line: int | None, lines: int | None, as_json: bool, raw: bool) -> None:
     """Read lines of a memory file (memory_get). Only MEMORY.md, memory.md, memory/**.md and extra paths.
 
+    PATH may be a citation as memdeck prints it (memory/x.md#L14-L16, #L14, :14, :14-16, or a session's
+    sessions/<agent>/<id>.jsonl#L12-L30): its lines are read; --from/--lines given too win.
+
     Control characters in the text (escape sequences) are shown as escapes like \\x1b; --raw or --json give the
     exact text.
     """
