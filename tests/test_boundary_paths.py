@@ -165,7 +165,7 @@ _PIECES = st.sampled_from(["sessions", "sessions/", "..", ".", "", "/", "\\", "\
                            "%2e%2e", "leak.jsonl", "agents", "cwd", "ws"])
 
 
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(_PIECES, min_size=1, max_size=8), st.sampled_from(["", "sessions/", "/", "ROOT/", "WS/"]),
        st.sampled_from(["/", ""]), st.booleans())
 def test_get_with_sessions_on_never_returns_anything_outside(layout: Layout, pieces: list[str], prefix: str,
