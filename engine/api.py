@@ -73,6 +73,7 @@ from engine.sessions.model import (
 )
 from engine.textio import DiskStamp, same_content
 from engine.workspace import (
+    FolderLink,
     GetResult,
     MemoryFile,
     ScanReport,
@@ -172,6 +173,7 @@ __all__ = [
     "Finding",
     "FlushError",
     "FlushWritten",
+    "FolderLink",
     "FolderSource",
     "GetResult",
     "Hit",
@@ -286,10 +288,18 @@ class Status:
     probe: dict[str, Any] | None = None
     provider_url: str | None = None  # a remote provider's endpoint (no credentials)
     session_source: SourceStatus | None = None  # where sessions come from: OpenClaw's database or a folder
+    folder_links: tuple[FolderLink, ...] = ()  # symlinked folders in the memory tree (memory/ first), and the rule
+
+    @property
+    def memory_folder(self) -> str | None:
+        """How ``memory/`` is read when it is a symlink (``memory/ is a symlink to …: followed (…)``), else None."""
+        return next((link.describe() for link in self.folder_links if link.rel == "memory"), None)
 
     def to_dict(self) -> dict[str, Any]:
         """The ``status --json`` payload."""
         d = asdict(self)
+        d["folder_links"] = [link.to_json() for link in self.folder_links]
+        d["memory_folder"] = self.memory_folder
         d["sources"] = list(self.sources)
         d["issues"] = list(self.issues)
         d["recovered"] = list(self.recovered)
@@ -945,7 +955,8 @@ class MemoryEngine(MemoryFiles):
     def status(self, deep: bool = False) -> Status:
         """The index's state; ``deep`` loads the model and embeds a probe."""
         scan_issues: list[str] = []
-        on_disk = source_stats(self.config, scan_issues, self._indexed_stamps)  # only counts are shown
+        links: list[FolderLink] = []
+        on_disk = source_stats(self.config, scan_issues, self._indexed_stamps, links)  # only counts are shown
         counts = self.store.counts()
         driver = self.store.driver
         assert driver is not None
@@ -998,6 +1009,7 @@ class MemoryEngine(MemoryFiles):
             probe=probe,
             provider_url=self.choice.base_url,
             session_source=self.describe_sessions(),
+            folder_links=tuple(links),
         )
 
     def _persisted_recovery(self) -> list[str]:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from engine.config import Config
-from engine.workspace import ROOT_MEMORY_FILES, SKIP_DIRS
+from engine.workspace import ROOT_MEMORY_FILES, SKIP_DIRS, memory_folder_link
 
 WATCH_DEBOUNCE_MS = 400
 """Changes are grouped for this long: with a sync after it, the tree and the index follow within ~1 s."""
@@ -36,7 +36,10 @@ def watch_plan(config: Config) -> WatchPlan:
     """
     recursive: list[Path] = []
     memory = config.workspace / "memory"
-    if memory.is_dir() and not memory.is_symlink():
+    link = memory_folder_link(config)  # a symlinked memory/ (stow, Dropbox) is watched where it leads, if followed
+    if link is not None and link.followed:
+        recursive.append(Path(link.target))
+    elif link is None and memory.is_dir():
         recursive.append(memory)
     for extra in config.extra_paths:
         folder = extra if extra.is_dir() else extra.parent
@@ -95,6 +98,9 @@ def affects_index(path: str, config: Config) -> bool:
         rel = None
     if rel is not None and (rel in ROOT_MEMORY_FILES or rel.startswith("memory/")):
         return True
+    link = memory_folder_link(config)
+    if link is not None and link.followed and Path(link.target) in p.parents:
+        return True  # under a symlinked memory/ that the scan follows
     extras = [e.resolve() for e in config.extra_paths]
     return any(p == extra or extra in p.parents for extra in extras)
 

@@ -82,11 +82,51 @@ def oversize_issue(rel: str, size: int, limit: int) -> str:
 
 
 @dataclass(frozen=True)
+class FolderLink:
+    """A symlinked folder met on the way to memory files, and whether memdeck follows it.
+
+    One rule decides for reads (scan, index, ``get``, the tree) and writes (flush, appends, new notes) alike
+    (:func:`memory_folder_link`, :func:`_inner_link`): ``memory/`` itself is followed when it points into the
+    workspace or to a folder the user running memdeck owns (stow's ``memory -> ~/dotfiles/agent/memory``, a
+    Dropbox folder); a folder link inside the memory tree is followed when it points into the workspace (or into
+    ``memory/``'s own target) outside what is listed already. Loops (a link to a folder holding ``memory/``)
+    and duplicates (a second way to the same folder) are skipped and reported.
+
+    Attributes:
+        rel: the link as the workspace names it: ``memory`` or ``memory/projects`` (absolute outside it).
+        target: where it leads (resolved), or what it says when that does not exist.
+        followed: whether memdeck reads and writes through it.
+        reason: why, in a few words.
+    """
+
+    rel: str
+    target: str
+    followed: bool
+    reason: str
+
+    def describe(self) -> str:
+        """``memory/ is a symlink to /home/u/dotfiles/memory: followed (a folder you own)`` or ``memory/x/: folder
+        symlink to /srv/x skipped (outside the workspace)``."""
+        if self.followed:
+            return f"{self.rel}/ is a symlink to {self.target}: followed ({self.reason})"
+        return f"{self.rel}/: folder symlink to {self.target} skipped ({self.reason})"
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"path", "target", "followed", "reason", "text"}`` for ``status --json``."""
+        return {"path": self.rel, "target": self.target, "followed": self.followed, "reason": self.reason,
+                "text": self.describe()}
+
+
+@dataclass(frozen=True)
 class ScanReport:
-    """The result of listing the workspace: files found and problems met."""
+    """The result of listing the workspace: files found and problems met.
+
+    ``links`` holds every symlinked folder met under ``memory/`` (and ``memory/`` itself), followed or not.
+    """
 
     files: tuple[MemoryFile, ...]
     issues: tuple[str, ...]
+    links: tuple[FolderLink, ...] = ()
 
 
 def _regular(path: Path) -> os.stat_result | None:
@@ -99,18 +139,131 @@ def _regular(path: Path) -> os.stat_result | None:
     return st
 
 
-def _walk_markdown(root: Path, issues: list[str]) -> list[str]:
-    """Markdown files under ``root`` as absolute path strings (strings: pathlib costs add up at 100k files)."""
+def _within(path: str, root: str) -> bool:
+    """Whether ``path`` is ``root`` or inside it (both resolved)."""
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _owned_by_user(st: os.stat_result) -> bool:
+    uid = os.getuid() if hasattr(os, "getuid") else None
+    return uid is None or st.st_uid == uid
+
+
+def memory_folder_link(config: Config) -> FolderLink | None:
+    """What memdeck does with a symlinked ``memory/`` (None when it is no symlink).
+
+    Followed when it leads to a folder inside the workspace or to a folder the user running memdeck owns
+    (stow links ``memory/`` into ``~/dotfiles``, Dropbox users into ``~/Dropbox``); skipped — nothing under it
+    read or written — when the target is missing, not a folder, another user's, or holds the workspace (a loop).
+    """
+    mem = config.workspace / "memory"
+    try:
+        if not stat.S_ISLNK(os.lstat(mem).st_mode):
+            return None
+    except OSError:
+        return None
+    try:
+        target = os.path.realpath(mem, strict=True)
+    except OSError:
+        try:
+            said = os.readlink(mem)
+        except OSError:
+            said = "?"
+        return FolderLink("memory", said, False, "its target does not exist")
+    ws_real = os.path.realpath(config.workspace)
+    try:
+        st = os.stat(target)
+    except OSError as exc:
+        return FolderLink("memory", target, False, f"not readable: {exc.strerror or exc}")
+    if not stat.S_ISDIR(st.st_mode):
+        return FolderLink("memory", target, False, "not a folder")
+    if _within(ws_real, target):
+        return FolderLink("memory", target, False, "a loop: it holds the workspace")
+    if _within(target, ws_real):
+        return FolderLink("memory", target, True, "inside the workspace")
+    if not _owned_by_user(st):
+        return FolderLink("memory", target, False, "owned by another user")
+    return FolderLink("memory", target, True, "a folder you own")
+
+
+def _inner_link(link_path: str, rel: str, ws_real: str, mem_real: str, walked: list[str]) -> FolderLink:
+    """The rule for a folder symlink inside the memory tree: followed into the workspace (or ``memory/``'s own
+    target), unless it loops back over ``memory/`` or leads to a folder already listed (``walked``)."""
+    try:
+        target = os.path.realpath(link_path, strict=True)
+    except OSError:
+        return FolderLink(rel, os.readlink(link_path) if os.path.islink(link_path) else "?", False,
+                          "its target does not exist")
+    if not os.path.isdir(target):
+        return FolderLink(rel, target, False, "not a folder")
+    if _within(mem_real, target) or _within(ws_real, target):
+        return FolderLink(rel, target, False, "a loop: it holds memory/")
+    if any(_within(target, root) for root in walked):
+        return FolderLink(rel, target, False, "a folder already listed: its files are read there")
+    if not (_within(target, ws_real) or _within(target, mem_real)):
+        return FolderLink(rel, target, False, "outside the workspace")
+    return FolderLink(rel, target, True, "inside the workspace")
+
+
+def _walk_markdown(root: Path, issues: list[str], links: list[FolderLink] | None = None, *,
+                   workspace: Path | None = None) -> list[str]:
+    """Markdown files under ``root`` as absolute path strings (strings: pathlib costs add up at 100k files).
+
+    Folder symlinks are followed by the rule of :class:`FolderLink` when ``workspace`` is given (the memory
+    tree), else skipped; a skipped one is reported in ``issues``, like a skipped file symlink.
+    """
     found: list[str] = []
+    ws_prefix = str(workspace) + os.sep if workspace is not None else None
+    ws_real = os.path.realpath(workspace) if workspace is not None else ""
+    mem_real = os.path.realpath(root)
+    walked = [mem_real]
 
     def onerror(err: OSError) -> None:
         issues.append(f"{err.filename}: not readable ({err.strerror})")
 
-    for dirpath, dirnames, filenames in os.walk(root, onerror=onerror, followlinks=False):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not os.path.islink(os.path.join(dirpath, d)))
-        prefix = dirpath + os.sep
-        found.extend(prefix + name for name in sorted(filenames) if name.endswith(".md"))
+    def rel_of(path: str) -> str:
+        if ws_prefix is not None and path.startswith(ws_prefix):
+            rel = path[len(ws_prefix):]
+            return rel if os.sep == "/" else rel.replace(os.sep, "/")
+        return path
+
+    tops = [str(root)]
+    while tops:
+        for dirpath, dirnames, filenames in os.walk(tops.pop(0), onerror=onerror, followlinks=False):
+            kept: list[str] = []
+            for d in sorted(dirnames):
+                if d in SKIP_DIRS:
+                    continue
+                full = os.path.join(dirpath, d)
+                if not os.path.islink(full):
+                    kept.append(d)
+                    continue
+                if workspace is None:
+                    link = FolderLink(rel_of(full), os.path.realpath(full), False, "not followed in an extra path")
+                else:
+                    link = _inner_link(full, rel_of(full), ws_real, mem_real, walked)
+                if links is not None:
+                    links.append(link)
+                if link.followed:
+                    walked.append(link.target)
+                    tops.append(full)
+                else:
+                    issues.append(link.describe())
+            dirnames[:] = kept
+            prefix = dirpath + os.sep
+            found.extend(prefix + name for name in sorted(filenames) if name.endswith(".md"))
     return found
+
+
+def memory_tree_paths(config: Config, issues: list[str] | None = None) -> list[str]:
+    """Every ``memory/**/*.md`` path (absolute strings, listing order) by the scan's symlink rule: the one walk
+    every reader of the memory tree (index, review) uses, so they all see the same files."""
+    found = issues if issues is not None else []
+    link = memory_folder_link(config)
+    mem = config.workspace / "memory"
+    if (link is not None and not link.followed) or not mem.is_dir():
+        return []
+    return _walk_markdown(mem, found, workspace=config.workspace)
 
 
 def indexed_root_files(config: Config) -> tuple[str, ...]:
@@ -151,12 +304,13 @@ def rel_posix(path: Path, workspace: Path) -> str:
         return path.as_posix()
 
 
-def _memory_stats(config: Config, issues: list[str], paths: list[str] | None = None) -> dict[str, tuple[int, int]]:
+def _memory_stats(config: Config, issues: list[str], paths: list[str] | None = None,
+                  links: list[FolderLink] | None = None) -> dict[str, tuple[int, int]]:
     """``rel → (mtime_ns, size)`` of every readable memory file, in listing order.
 
     Plain strings and ints, one ``lstat`` per file: at 25k files a ``Path`` or a kept ``stat_result`` per file
     cost more than the system calls themselves. ``paths``, when given, receives each file's absolute path in
-    the same order.
+    the same order; ``links``, every symlinked folder met in the memory tree (followed or not).
     """
     ws = config.workspace
     candidates: list[Path | str] = []
@@ -168,8 +322,14 @@ def _memory_stats(config: Config, issues: list[str], paths: list[str] | None = N
     limit = config.index.max_file_bytes
     candidates.extend(ws / name for name in _root_names(ws, indexed_root_files(config)))
     mem_dir = ws / "memory"
-    if mem_dir.is_dir() and not mem_dir.is_symlink():
-        candidates.extend(_walk_markdown(mem_dir, issues))
+    link = memory_folder_link(config)
+    if link is not None:
+        if links is not None:
+            links.append(link)
+        if not link.followed:
+            issues.append(link.describe())
+    if (link is None or link.followed) and mem_dir.is_dir():
+        candidates.extend(_walk_markdown(mem_dir, issues, links, workspace=ws))
     for extra in config.extra_paths:
         if extra.is_symlink():
             issues.append(f"additional memory path is a symlink, skipped ({extra})")
@@ -224,19 +384,22 @@ def _memory_stats(config: Config, issues: list[str], paths: list[str] | None = N
 
 
 def scan_memory_files(config: Config) -> ScanReport:
-    """List ``MEMORY.md``, ``USER.md``, ``memory/**/*.md`` and the extra paths; symlinks are skipped.
+    """List ``MEMORY.md``, ``USER.md``, ``memory/**/*.md`` and the extra paths; file symlinks are skipped,
+    folder symlinks in the memory tree followed or skipped by the rule of :class:`FolderLink`.
 
     A root ``memory.md`` only with ``[memory] legacy_lowercase_memory``; ``DREAMS.md`` never (as OpenClaw 2026.9).
     """
     issues: list[str] = []
     paths: list[str] = []
-    stats = _memory_stats(config, issues, paths)
+    links: list[FolderLink] = []
+    stats = _memory_stats(config, issues, paths, links)
     files = [MemoryFile(rel=rel, path=Path(p), source="memory", mtime_ns=mtime_ns, size=size)
              for (rel, (mtime_ns, size)), p in zip(stats.items(), paths, strict=True)]
-    return ScanReport(tuple(files), tuple(issues))
+    return ScanReport(tuple(files), tuple(issues), tuple(links))
 
 
-def memory_file_stats(config: Config, issues: list[str] | None = None) -> dict[str, tuple[int, int]]:
+def memory_file_stats(config: Config, issues: list[str] | None = None,
+                      links: list[FolderLink] | None = None) -> dict[str, tuple[int, int]]:
     """``rel → (mtime_ns, size)`` of the files :func:`scan_memory_files` lists, without building them.
 
     The freshness check before every CLI search compares this with the index's ``files`` table; building a
@@ -245,8 +408,9 @@ def memory_file_stats(config: Config, issues: list[str] | None = None) -> dict[s
     Args:
         config: the workspace and extra paths.
         issues: when given, the scan's problems (symlinks skipped, unreadable files, ...) are appended.
+        links: when given, the symlinked folders met in the memory tree are appended (see :class:`FolderLink`).
     """
-    return _memory_stats(config, issues if issues is not None else [])
+    return _memory_stats(config, issues if issues is not None else [], links=links)
 
 
 def _is_memory_rel(rel: str) -> bool:
@@ -259,7 +423,8 @@ def resolve_memory_path(config: Config, raw: str) -> tuple[str, Path]:
     Allowed: ``MEMORY.md``, ``USER.md``, ``DREAMS.md``, ``memory.md``, ``memory/**.md`` inside the workspace (what
     OpenClaw 2026.9's memory_get reads, plus the legacy lower-case file), and Markdown files under configured
     extra paths. Refused: ``..`` escapes, absolute paths outside, URL-encoded or backslash tricks,
-    NUL bytes, symlinks (anywhere on the way), non-Markdown files.
+    NUL bytes, a symlinked file, a folder symlink on the way that the scan does not follow (the rule of
+    :class:`FolderLink`: what is read or written here is what the index lists), non-Markdown files.
 
     Returns:
         ``(rel, absolute path)``; the file itself may not exist.
@@ -278,7 +443,10 @@ def resolve_memory_path(config: Config, raw: str) -> tuple[str, Path]:
     if "\\" in text:
         raise PathRefused(f"path refused: backslashes are not accepted ({text!r})")
     ws = config.workspace.resolve()
-    candidate = Path(text).expanduser()
+    try:
+        candidate = Path(text).expanduser()
+    except RuntimeError as exc:  # ``~name`` of a user that does not exist
+        raise PathRefused(f"path refused: {text!r}: {exc}") from exc
     absolute = candidate if candidate.is_absolute() else ws / candidate
     parts = PurePosixPath(absolute.as_posix()).parts
     if ".." in parts:
@@ -306,15 +474,54 @@ def resolve_memory_path(config: Config, raw: str) -> tuple[str, Path]:
             f"path refused: {text!r} is not a memory file (MEMORY.md, USER.md, DREAMS.md, memory/**/*.md or an "
             "extra path)"
         )
-    # No symlink anywhere between the root and the file.
-    probe = absolute
-    while probe != allowed_root and allowed_root in probe.parents:
-        if probe.is_symlink():
-            raise PathRefused(f"path refused: {text!r} goes through a symlink")
-        probe = probe.parent
+    _check_links(config, text, absolute, allowed_root, ws)
     if absolute.exists() and not absolute.is_file():
         raise PathRefused(f"path refused: {text!r} is not a regular file")
     return rel, absolute
+
+
+def _check_links(config: Config, text: str, absolute: Path, allowed_root: Path, ws: Path) -> None:
+    """Refuse a path through a symlink the scan would not follow: the file itself, any folder link under an
+    extra path, a folder link in the memory tree that :class:`FolderLink`'s rule skips.
+
+    Raises:
+        PathRefused: naming the link and the rule.
+    """
+    if absolute.is_symlink():
+        raise PathRefused(f"path refused: {text!r} is a symlink")
+    folders = [p for p in reversed(absolute.parents) if allowed_root in p.parents]  # root first, file excluded
+    listed: dict[str, FolderLink] | None = None
+    for folder in folders:
+        if not folder.is_symlink():
+            continue
+        if allowed_root != ws:
+            raise PathRefused(f"path refused: {text!r} goes through a symlink ({folder})")
+        rel = PurePosixPath(folder.relative_to(ws)).as_posix()
+        if rel == "memory":
+            link = memory_folder_link(config)
+        else:
+            if listed is None:
+                # The scan's own verdicts: whether a link is a duplicate depends on what was listed before it,
+                # so the memory tree is listed once (only for a path through a folder link inside it).
+                found: list[FolderLink] = []
+                _walk_markdown(ws / "memory", [], found, workspace=ws)
+                listed = {item.rel: item for item in found}
+            link = listed.get(rel)
+        if link is None or not link.followed:
+            shown = link.describe() if link is not None else f"{rel}/: a folder symlink the scan does not reach"
+            raise PathRefused(f"path refused: {text!r} goes through a symlink memdeck does not follow ({shown})")
+
+
+def check_memory_folder(config: Config) -> None:
+    """Refuse to write under ``memory/`` when the scan would not read it (a symlink the rule skips): what is
+    written must be what is indexed.
+
+    Raises:
+        PathRefused: ``memory/`` is a symlink that is not followed, or not a folder.
+    """
+    link = memory_folder_link(config)
+    if link is not None and not link.followed:
+        raise PathRefused(f"cannot write under memory/: {link.describe()}")
 
 
 @dataclass(frozen=True)
@@ -341,10 +548,18 @@ def read_memory_slice(config: Config, path: str, from_line: int | None = None,
         from_line: the first line, 1-based.
         lines: how many lines.
 
+    A citation as memdeck prints it (``memory/2026-10-23.md#L14-L16``, ``…#L14``, ``…:14-16``) reads its lines
+    (:func:`engine.citation.parse_citation`: an explicit ``from_line``/``lines`` wins over the cited range).
+
     Raises:
-        PathRefused: the path is not a memory file or escapes the workspace (:func:`resolve_memory_path`).
+        PathRefused: the path is not a memory file or escapes the workspace (:func:`resolve_memory_path`), or its
+            line anchor is not a range.
     """
-    rel, absolute = resolve_memory_path(config, path)
+    from engine.citation import parse_citation
+
+    cited = parse_citation(path, from_line, lines)
+    from_line, lines = cited.from_line, cited.lines
+    rel, absolute = resolve_memory_path(config, cited.path)
     try:
         text = read_text_file(absolute).text
     except (FileNotFoundError, NotADirectoryError):  # a missing file reads as empty (memory_get's rule)

@@ -191,6 +191,9 @@ def status(obj: _Ctx, as_json: bool, deep: bool) -> None:
         f"Embedding cache: {plural(st.cache_entries, 'entry', 'entries')}",
         f"Index identity: {st.identity_status}",
         *_session_source_lines(st.session_source),
+        # The symlink rule, said where it applies: a linked memory/ (stow, Dropbox) and folder links in it.
+        *(f"Memory folder: {link.describe()}" if link.rel == "memory" else f"Folder link: {link.describe()}"
+          for link in st.folder_links if link.followed or link.rel == "memory"),
     ]
     if st.probe is not None:
         lines.append("Embeddings probe: " + ("ok" if st.probe.get("ok") else f"failed: {st.probe.get('error')}"))
@@ -451,6 +454,9 @@ def search(obj: _Ctx, query: str | None, query_opt: str | None, as_json: bool, m
 @click.pass_obj
 def get(obj: _Ctx, path: str, from_line: int | None, lines: int | None, as_json: bool, raw: bool) -> None:
     """Read lines of a memory file (memory_get). Only MEMORY.md, memory.md, memory/**.md and extra paths.
+
+    PATH may be a citation as memdeck prints it (memory/x.md#L14-L16, #L14, :14, :14-16, or a session's
+    sessions/<agent>/<id>.jsonl#L12-L30): its lines are read; --from/--lines given too win.
 
     Control characters in the text (escape sequences) are shown as escapes like \\x1b; --raw or --json give the
     exact text.

@@ -373,7 +373,7 @@ def run_flush(
     warnings: list[str] = []
     memory = ctx.memory()
     try:
-        path = memory.find_session(session)
+        path = memory.find_session(session, files=True)  # a JSONL path typed at the shell is the user's own
         transcript = memory.read_session(path)
     except SessionReadError as exc:
         _err(str(exc), as_json)

@@ -289,7 +289,8 @@ class GetArguments(ToolArguments):
     """memory_get's arguments (``from`` is an alias: it cannot be a Python name)."""
 
     path: Annotated[str, Field(
-        description="A memory file: MEMORY.md or memory/….md, as memory_search returns it.")]
+        description="A memory file: MEMORY.md or memory/….md, as memory_search returns it; a citation "
+                    "(memory/….md#L4-L9) reads its lines.")]
     # The minimum is advertised, not enforced: the reader starts a smaller `from` at line 1.
     from_line: Annotated[int | None, BeforeValidator(_lenient_int), Field(
         alias="from", json_schema_extra={"minimum": 1}, description="First line to read (1-based).")] = None

@@ -553,7 +553,7 @@ def test_resolve_session(ctx: SessionsContext, query: str, expected: str) -> Non
     [
         ("0b9d", "matches 2 sessions"),
         ("ffff", "no session matching"),
-        ("/no/such.jsonl", "transcript not found"),
+        ("/no/such.jsonl", "name a session by its id"),  # a path is no id: never looked up on the disk
     ],
 )
 def test_resolve_session_errors(ctx: SessionsContext, query: str, message: str) -> None:

@@ -20,7 +20,7 @@ from engine.index import queries, schema
 from engine.index.indexer import pid_alive
 from engine.index.scan import scan_sources
 from engine.textio import read_text_file
-from engine.workspace import scan_memory_files, workspace_problem
+from engine.workspace import ScanReport, scan_memory_files, workspace_problem
 
 SEVERITIES = ("ok", "info", "warn", "error")
 WORKSPACE_TEMP_AGE = 600.0
@@ -48,7 +48,7 @@ class Finding:
     Attributes:
         check: a stable id (``workspace``, ``index``, ``fts``, ``vectors``, ``orphans``, ``files``, ``identity``,
             ``stale``, ``temp-files``, ``workspace-temp``, ``corrupt-copies``, ``lock``, ``sqlite-vec``, ``model``,
-            ``permissions``, ``unreadable``, ``sessions``, ``secrets``).
+            ``permissions``, ``unreadable``, ``symlinks``, ``sessions``, ``secrets``).
         severity: ``ok``, ``info``, ``warn`` or ``error``.
         message: one line for a person.
         count: how many things the check found (rows, files, ...).
@@ -516,10 +516,34 @@ def _check_identity_and_freshness(config: Config, conn: Any, vec_loaded: bool) -
     else:
         out.append(Finding("stale", "ok", f"the index is up to date ({_n(len(present), 'file')})"))
     undecodable = [f"{path}: {_n(n, 'byte')} not UTF-8" for path, n in queries.undecodable_files(conn)]
-    skipped = _skipped_finding(list(scan.issues) + undecodable)
+    skipped = _skipped_finding(_file_issues(scan) + undecodable)
     if skipped is not None:
         out.append(skipped)
     return out
+
+
+def _file_issues(scan: ScanReport) -> list[str]:
+    """The scan's issues but the skipped folder symlinks (:func:`_check_folder_links` reports those)."""
+    links = {link.describe() for link in scan.links if not link.followed}
+    return [issue for issue in scan.issues if issue not in links]
+
+
+def _check_folder_links(scan: ScanReport) -> Finding | None:
+    """The symlink rule where it applies: a symlinked ``memory/`` (stow, Dropbox) and folder links inside it,
+    followed or skipped (see :class:`engine.workspace.FolderLink`); None when there are none."""
+    if not scan.links:
+        return None
+    skipped = [link for link in scan.links if not link.followed]
+    details = tuple(link.describe() for link in scan.links)
+    if skipped:
+        return Finding("symlinks", "warn", f"{_n(len(skipped), 'folder symlink')} in the memory tree skipped: the "
+                       "notes behind them are not indexed, and memdeck does not write through them", len(skipped),
+                       (*details, "memory/ may link to a folder you own; a folder link inside it must lead into the "
+                        "workspace (or into memory/'s own target)"))
+    head = next((link for link in scan.links if link.rel == "memory"), scan.links[0])
+    more = len(scan.links) - 1
+    return Finding("symlinks", "ok", head.describe() + (f" (and {_n(more, 'more folder link')})" if more else ""),
+                   len(scan.links), details)
 
 
 def _skipped_finding(unreadable: list[str]) -> Finding | None:
@@ -602,10 +626,14 @@ def diagnose(config: Config, now: float | None = None) -> DoctorReport:
     findings: list[Finding] = [_check_workspace(config), _check_sqlite_vec(), _check_model(config)]
     facts = _check_index(config)
     findings.extend(facts.findings)
+    scan = scan_sources(config)
     if not any(f.check == "unreadable" for f in findings):  # no sound index to compare with: still say what the scan skips
-        skipped = _skipped_finding(list(scan_sources(config).issues))
+        skipped = _skipped_finding(_file_issues(scan))
         if skipped is not None:
             findings.append(skipped)
+    links = _check_folder_links(scan)
+    if links is not None:
+        findings.append(links)
     findings.extend(_check_files_on_disk(config, now))
     findings.append(_check_permissions(config))
     findings.append(_check_sessions(config))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from engine.config import Config
 from engine.display import has_control_chars
-from engine.workspace import MemoryFile, ScanReport, memory_file_stats, scan_memory_files
+from engine.workspace import FolderLink, MemoryFile, ScanReport, memory_file_stats, scan_memory_files
 
 Indexed = Callable[[], Mapping[str, tuple[int, int]]]
 """What the index holds now (``rel → (mtime_ns, size)``), asked for only when the sessions cannot be listed."""
@@ -56,19 +56,20 @@ def scan_sources(config: Config, indexed: Indexed | None = None) -> ScanReport:
     if "sessions" not in config.sources:
         return report
     sessions, problems = _session_files(config, indexed)
-    return ScanReport((*report.files, *sessions), (*report.issues, *problems))
+    return ScanReport((*report.files, *sessions), (*report.issues, *problems), report.links)
 
 
 def source_stats(config: Config, issues: list[str] | None = None,
-                 indexed: Indexed | None = None) -> dict[str, tuple[int, int]]:
+                 indexed: Indexed | None = None, links: list[FolderLink] | None = None) -> dict[str, tuple[int, int]]:
     """``rel → (mtime_ns, size)`` of the files :func:`scan_sources` lists (the cheap form for freshness checks).
 
     Args:
         config: the workspace and its sources.
         issues: when given, the problems :func:`scan_sources` would report are appended.
         indexed: as for :func:`scan_sources`.
+        links: when given, the symlinked folders met in the memory tree (see :class:`engine.workspace.FolderLink`).
     """
-    stats = memory_file_stats(config, issues)
+    stats = memory_file_stats(config, issues, links)
     if "sessions" in config.sources:
         sessions, problems = _session_files(config, indexed)
         if issues is not None:

@@ -22,6 +22,7 @@ from engine.textio import DiskStamp
 from engine.workspace import (
     GetResult,
     ScanReport,
+    check_memory_folder,
     resolve_memory_path,
     scan_memory_files,
 )
@@ -96,6 +97,19 @@ class MemoryFiles:
             with contextlib.suppress(ValueError):
                 return path.relative_to(root).as_posix()
         return path.as_posix()
+
+    def _writable_memory_folder(self) -> None:
+        """Refuse a write under ``memory/`` that the scan would not read back (a symlink it does not follow).
+
+        Raises:
+            FlushError: with the rule (see :func:`engine.workspace.check_memory_folder`).
+        """
+        from engine.memory.notes import FlushError
+
+        try:
+            check_memory_folder(self.config)
+        except PathRefused as exc:
+            raise FlushError(str(exc)) from exc
 
     def list_notes(self) -> ScanReport:
         """The memory files (``MEMORY.md``, ``memory/**.md``, extra paths) and the problems met listing them."""
@@ -224,8 +238,11 @@ class MemoryFiles:
         """Where sessions are read from, and whether they can be."""
         return self.sessions.describe()
 
-    def find_session(self, session: str) -> Path:
-        """A path, a citation path (a search hit's ``path``), a session id or a unique id prefix → the session.
+    def find_session(self, session: str, *, files: bool = False) -> Path:
+        """A citation path (a search hit's ``path``), a session id or a unique id prefix → the session; with
+        ``files`` also a path to a transcript file the user named (``memdeck flush ./export.jsonl``).
+
+        A citation or an id is looked up only in the session source, never relative to the working directory.
 
         The result is what :meth:`read_session` takes: the transcript file, or for a session in OpenClaw's
         database the stand-in ``sessions/<agent>/<id>.jsonl`` (not a file: never open it).
@@ -233,7 +250,7 @@ class MemoryFiles:
         Raises:
             SessionReadError: nothing or more than one session matches.
         """
-        return self.sessions.find(session)
+        return self.sessions.find(session, files=files)
 
     def read_session(self, session: str | Path) -> Transcript:
         """Parse a session (bad lines are skipped and counted, never fatal).
@@ -275,14 +292,20 @@ class MemoryFiles:
             PathRefused: sessions are not a source here, or the path names no session.
             SessionReadError: the session cannot be read (a locked or damaged database, ...).
         """
-        from engine.sessions.excerpt import parse_citation, render_excerpt
+        from engine.sessions.excerpt import is_session_path, parse_citation, render_excerpt
+        from engine.sessions.sources import CitationRefused
 
         if "sessions" not in self.config.sources:
             raise PathRefused(f"path refused: session transcripts are not a memory source here ({path.strip()!r}); "
                               "add \"sessions\" to sources in the config to read them")
         cited = parse_citation(path, from_line, lines)
+        if not is_session_path(cited.path):
+            raise PathRefused(f"path refused: {path.strip()!r} is not a session citation (sessions/<file> or "
+                              "sessions/<agent>/<id>.jsonl)")
         try:
-            found = self.sessions.find(cited.path)
+            found = self.sessions.find(cited.path)  # looked up in the session source only, never on the disk
+        except CitationRefused as exc:
+            raise PathRefused(f"path refused: {exc}") from exc
         except SessionLookupError as exc:
             raise PathRefused(f"path refused: no such session ({cited.path!r}): {exc}") from exc
         transcript = self.sessions.read(found)
@@ -348,11 +371,13 @@ class MemoryFiles:
         note with its heading when missing, then record the flush.
 
         Raises:
-            FlushError: the block is empty, or the daily note is a symlink or not a regular file (nothing written).
+            FlushError: the block is empty, the daily note is a symlink or not a regular file, or ``memory/`` is a
+                symlink memdeck does not follow (nothing written).
             OSError: the memory folder cannot be written.
         """
         from engine.memory.append import append_flush
 
+        self._writable_memory_folder()
         local = now.astimezone(self.timezone) if now.tzinfo is not None else now
         target = append_flush(self.config.workspace, block, day or local.date())
         return FlushWritten(self._rel(target), target, self.record_flush(session_id, now))
@@ -384,6 +409,7 @@ class MemoryFiles:
         from engine.memory.notes import build_session_note, note_slug, session_note_path, write_session_note
         from engine.sessions.reader import spoken_transcript
 
+        self._writable_memory_folder()
         tz = self.timezone
         when = (now or datetime.now(tz)).astimezone(tz)
         entry = self.session_entry(transcript.path)

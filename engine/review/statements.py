@@ -13,7 +13,7 @@ from pathlib import Path
 from engine.config import Config
 from engine.search.dates import file_date
 from engine.textio import read_text_file
-from engine.workspace import indexed_root_files
+from engine.workspace import indexed_root_files, memory_tree_paths
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}(\s|$)")
@@ -230,20 +230,16 @@ class FileStamp:
 
 def review_files(config: Config) -> list[FileStamp]:
     """The files a review reads: ``MEMORY.md``, ``USER.md`` (``memory.md`` when configured) and
-    ``memory/**/*.md``, symlinks skipped, in a stable order."""
+    ``memory/**/*.md`` (folder symlinks by the scan's rule, file symlinks skipped), in a stable order."""
     ws = config.workspace
     found: list[FileStamp] = []
     for name in indexed_root_files(config):
         _add(found, ws / name, name)
-    mem = ws / "memory"
-    if mem.is_dir() and not mem.is_symlink():
-        for dirpath, dirnames, filenames in os.walk(mem, followlinks=False):
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d != "__pycache__")
-            base = Path(dirpath)
-            for name in sorted(filenames):
-                if name.endswith(".md"):
-                    path = base / name
-                    _add(found, path, path.relative_to(ws).as_posix())
+    for raw in memory_tree_paths(config):  # the scan's walk: folder symlinks by its rule (engine.workspace)
+        path = Path(raw)
+        if any(part.startswith(".") for part in path.relative_to(ws).parts[1:-1]):
+            continue  # hidden folders (an editor's or a sync tool's) hold no statements
+        _add(found, path, path.relative_to(ws).as_posix())
     return found
 
 

@@ -50,6 +50,8 @@ from engine.sessions.sources import (
     _file_lines,
     _folder_sessions,
     _listed_id,
+    _looks_like_path,
+    _typed_path,
     read_flush_state,
     store_entry_for,
 )
@@ -241,14 +243,22 @@ class AgentDbSource:
                 return message.usage.total_tokens
         return None
 
-    def find(self, session: str) -> Path:
-        """A citation path, an id, a unique id prefix (or a legacy file's path) → the session.
+    def find(self, session: str, *, files: bool = False) -> Path:
+        """A citation path, an id, a unique id prefix (or a legacy file's name; with ``files``, a path to a
+        transcript file) → the session. A citation or an id is looked up only in this source, never on the disk.
 
         Returns:
             ``sessions/<agent>/<id>.jsonl`` for a database session (a stand-in, not a file), the file for a
             legacy leftover.
+
+        Raises:
+            SessionLookupError: nothing or more than one session matches, or the text is no citation or id.
         """
         text = session.strip()
+        cited = _citation_name(text)  # strict: a malformed sessions/… path is refused here
+        if cited is not None and text.count("/") == 2 and text.split("/")[1] != self.agent:
+            raise SessionLookupError(f"no session {text!r}: these are agent {self.agent!r}'s sessions "
+                                     f"(sessions/{self.agent}/<id>.jsonl)")
         ids = self._ids()
         named = self._db_id(text)
         if named is not None:
@@ -256,16 +266,17 @@ class AgentDbSource:
                 return Path(self.rel_for(named))
             raise SessionLookupError(f"no session {named} in {self.path}")
         legacy = self._legacy()
-        if "/" in text or os.sep in text or text.endswith(".jsonl") or _citation_name(text) is not None:
-            name = Path(text).name
-            stem = name[: -len(".jsonl")] if name.endswith(".jsonl") else None
-            if stem and stem in ids and not Path(text).expanduser().is_file():
+        if cited is not None or _looks_like_path(text):
+            if files and cited is None and ("/" in text or os.sep in text or text.startswith("~")):
+                candidate = _typed_path(text)  # a file the user named at the shell
+                if candidate.is_file():
+                    return candidate.absolute()
+            name = cited if cited is not None else text
+            stem = name[: -len(".jsonl")] if name.endswith(".jsonl") and "/" not in name else None
+            if stem and stem in ids:
                 return Path(self.rel_for(stem))
             if legacy is not None:
-                return legacy.find(text)
-            candidate = Path(text).expanduser()
-            if candidate.is_file():
-                return candidate
+                return legacy.find(text, files=files)
             raise SessionLookupError(f"transcript not found: {session}")
         leftovers = [(sid, item) for sid, item in self._legacy_ids(legacy) if sid not in ids]
         if text in ids:

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
-
+from engine.citation import Citation
+from engine.citation import parse_citation as _parse
 from engine.health.secrets import redact_secrets
 from engine.sessions.model import Entry, Transcript
 from engine.sessions.reader import spoken
@@ -14,22 +13,7 @@ MAX_EXCERPT_CHARS = 100_000
 TOOL_TEXT_CHARS = 600
 """How much of a tool call's arguments or a tool result an excerpt shows."""
 
-_ANCHOR = re.compile(r"^(?P<path>[^#]+)#L(?P<start>\d{1,9})(?:-L?(?P<end>\d{1,9}))?$")
-
-
-@dataclass(frozen=True)
-class Citation:
-    """A session named the way search results cite it.
-
-    Attributes:
-        path: ``sessions/<file>`` or ``sessions/<agent>/<id>.jsonl``, without the anchor.
-        from_line: the first JSONL line (1-based) an anchor or ``from`` named.
-        lines: how many lines.
-    """
-
-    path: str
-    from_line: int | None = None
-    lines: int | None = None
+__all__ = ["Citation", "is_session_path", "parse_citation", "render_excerpt"]
 
 
 def is_session_path(path: str) -> bool:
@@ -38,16 +22,13 @@ def is_session_path(path: str) -> bool:
 
 
 def parse_citation(path: str, from_line: int | None = None, lines: int | None = None) -> Citation:
-    """Split ``sessions/…jsonl#L12-L20`` into its path and line range; explicit ``from``/``lines`` win."""
-    text = path.strip()
-    match = _ANCHOR.match(text)
-    if match is None:
-        return Citation(text, from_line, lines)
-    start = int(match.group("start"))
-    end = int(match.group("end")) if match.group("end") else start
-    count = max(1, end - start + 1)
-    return Citation(match.group("path"), from_line if from_line is not None else start,
-                    lines if lines is not None else (count if from_line is None else None))
+    """Split ``sessions/…jsonl#L12-L20`` (or any citation form :mod:`engine.citation` reads) into its path and
+    line range; explicit ``from``/``lines`` win.
+
+    Raises:
+        PathRefused: a line anchor that is not a range.
+    """
+    return _parse(path, from_line, lines)
 
 
 def _clip(text: str, limit: int) -> str:

@@ -14,7 +14,8 @@ import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path, PurePosixPath
+from pathlib import Path
+from stat import S_ISREG
 from typing import TYPE_CHECKING, Any, Protocol
 
 from engine.sessions.agentdb import (
@@ -159,8 +160,9 @@ class SessionSource(Protocol):
         """
         ...
 
-    def find(self, session: str) -> Path:
-        """The session a user named: a path, a citation path, a session id or a unique id prefix.
+    def find(self, session: str, *, files: bool = False) -> Path:
+        """The session a user named: a citation path, a session id or a unique id prefix (with ``files``, also a
+        path to a transcript file: see :func:`find_transcript`).
 
         Returns:
             The transcript file, or for a database session its stand-in ``sessions/<agent>/<id>.jsonl``
@@ -272,9 +274,10 @@ class FolderSource:
         """Every transcript in the folder, newest activity first (see :func:`list_sessions`)."""
         return list_sessions(self.folder, self.flush_state)
 
-    def find(self, session: str) -> Path:
-        """A path, a citation path, an id or a unique id prefix → the transcript (see :func:`find_transcript`)."""
-        return find_transcript(self.folder, session)
+    def find(self, session: str, *, files: bool = False) -> Path:
+        """A citation path, an id or a unique id prefix (with ``files``, a file path) → the transcript (see
+        :func:`find_transcript`)."""
+        return find_transcript(self.folder, session, files=files)
 
     def read(self, session: str | Path, *, max_bytes: int | None = None) -> Transcript:
         """Parse a transcript named by path, id or id prefix."""
@@ -382,7 +385,8 @@ def _folder_sessions(folder: Path) -> list[LegacyName]:
     """
     try:
         with os.scandir(folder) as it:
-            names = [entry.name for entry in it if entry.is_file()]
+            # Regular files only, as the index lists them: a symlink in the folder could lead anywhere.
+            names = [entry.name for entry in it if entry.is_file(follow_symlinks=False)]
     except FileNotFoundError as exc:
         raise SessionReadError(f"sessions folder not found: {folder}") from exc
     except NotADirectoryError as exc:
@@ -397,44 +401,114 @@ def _listed_id(item: LegacyName) -> str:
     return item.file_id or item.session_id or item.name
 
 
+class CitationRefused(SessionLookupError):
+    """Text that starts like a session citation (``sessions/…``) but is not one of its forms."""
+
+
 def _citation_name(session: str) -> str | None:
-    """The file name a citation path names: ``sessions/<file>`` or ``sessions/<agent>/<id>.jsonl`` → the last part."""
-    text = session.strip()
-    if not text.startswith("sessions/") or "\\" in text or "\x00" in text:
-        return None
-    parts = PurePosixPath(text).parts
-    if len(parts) not in (2, 3) or ".." in parts or not parts[-1]:
-        return None
-    return parts[-1]
+    """The file name a session citation names: ``sessions/<file>`` or ``sessions/<agent>/<id>.jsonl`` → the last
+    part; None when the text is no citation at all (it does not start with ``sessions/``).
 
-
-def find_transcript(sessions_dir: Path, session: str) -> Path:
-    """Find a transcript from what the user typed: a path, a citation path, a session id, or a unique id prefix.
-
-    Active transcripts win over ``.reset.`` / ``.deleted.`` archives with the same id. Trajectory
-    exports and checkpoint copies never match.
+    Parsed strictly, never resolved against the file system: the name is looked up inside the session source
+    only, so a citation can never reach a file elsewhere.
 
     Raises:
-        SessionReadError: nothing or more than one session matches.
+        CitationRefused: it starts with ``sessions/`` but is not one of those forms (``..``, an absolute or
+            empty part, a backslash, control characters, extra parts).
+    """
+    text = session.strip()
+    if not text.startswith("sessions/"):
+        return None
+    if "\\" in text or any(ord(ch) < 32 or ord(ch) == 127 for ch in text):
+        raise CitationRefused(f"not a session citation: {text!r} (backslashes and control characters are "
+                                 "refused)")
+    parts = text.split("/")
+    if any(part in ("", ".", "..") for part in parts):
+        raise CitationRefused(f"not a session citation: {text!r} ('..', '.' and empty parts are refused; "
+                                 "cite sessions/<file> or sessions/<agent>/<id>.jsonl)")
+    if len(parts) == 3 and parts[2].endswith(".jsonl"):
+        return parts[2]
+    if len(parts) == 2:
+        return parts[1]
+    raise CitationRefused(f"not a session citation: {text!r} (cite sessions/<file> or "
+                             "sessions/<agent>/<id>.jsonl)")
+
+
+def _looks_like_path(text: str) -> bool:
+    """Whether what a user typed is a file path rather than an id (a separator, ``~`` or a ``.jsonl`` name)."""
+    return "/" in text or os.sep in text or text.startswith("~") or text.endswith(".jsonl")
+
+
+def _typed_path(text: str) -> Path:
+    """A file path the user typed, ``~`` expanded.
+
+    Raises:
+        SessionLookupError: ``~name`` of a user that does not exist.
+    """
+    try:
+        return Path(text).expanduser()
+    except RuntimeError as exc:
+        raise SessionLookupError(f"transcript not found: {text}: {exc}") from exc
+
+
+def _session_file(folder: Path, name: str) -> Path | None:
+    """``folder/name`` when it is a session transcript there: a regular file (no symlink), a session's name."""
+    if "/" in name or os.sep in name or name in ("", ".", "..") or not classify_legacy_name(name).is_session:
+        return None
+    candidate = folder / name
+    try:
+        st = os.lstat(candidate)
+    except (OSError, ValueError):
+        return None
+    return candidate if S_ISREG(st.st_mode) else None
+
+
+def find_transcript(sessions_dir: Path, session: str, *, files: bool = False) -> Path:
+    """Find a transcript from what the user typed: a citation path, a session id, or a unique id prefix (and,
+    with ``files``, a path to a JSONL file).
+
+    Active transcripts win over ``.reset.`` / ``.deleted.`` archives with the same id. Trajectory
+    exports and checkpoint copies never match. A citation (``sessions/<file>``, ``sessions/<agent>/<id>.jsonl``)
+    or an id is looked up only inside ``sessions_dir``, never relative to the working directory.
+
+    Args:
+        sessions_dir: the sessions folder.
+        session: what was typed.
+        files: also accept a path to a transcript file anywhere (``memdeck flush ./export.jsonl``: a path the
+            user typed at the shell); never for agents, search hits or the MCP server.
+
+    Raises:
+        SessionReadError: nothing or more than one session matches, or the text is no citation, id or (with
+            ``files``) path.
     """
     folder = Path(sessions_dir)
-    cited = _citation_name(session)
+    text = session.strip()
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in text):
+        raise SessionLookupError(f"no session {text!r}: control characters are refused")
+    cited = _citation_name(text)
     if cited is not None:
         item = classify_legacy_name(cited)
-        candidate = folder / cited
-        if item.is_session and candidate.is_file():
-            return candidate
+        found = _session_file(folder, cited)
+        if found is not None:
+            return found
         if item.kind.value == "session" and item.file_id:
-            session = item.file_id  # sessions/<agent>/<id>.jsonl names the id
+            text = item.file_id  # sessions/<agent>/<id>.jsonl names the id
         else:
             raise SessionLookupError(f"transcript not found: {session}")
-    candidate = Path(session).expanduser()
-    if candidate.is_file():
-        return candidate
-    if os.sep in session or "/" in session or session.endswith(".jsonl"):
+    elif _looks_like_path(text):
+        found = _session_file(folder, text)  # a bare file name of the folder
+        if found is not None:
+            return found
+        if not files:
+            raise SessionLookupError(f"no session {text!r}: name a session by its id, an id prefix or its citation "
+                                     "(sessions/<file>, sessions/<agent>/<id>.jsonl)")
+        candidate = _typed_path(text)
+        if candidate.is_file():
+            return candidate.absolute()  # absolute: read() takes it as the file, not as a name to look up
         raise SessionLookupError(f"transcript not found: {session}")
-    exact = folder / f"{session}.jsonl"
-    if exact.is_file() and classify_legacy_name(exact.name).is_session:
+    session = text
+    exact = _session_file(folder, f"{session}.jsonl")
+    if exact is not None:
         return exact
     items = _folder_sessions(folder)
     matches = [item for item in items if _listed_id(item).startswith(session)]
