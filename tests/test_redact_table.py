@@ -92,6 +92,7 @@ NEGATIVE: list[tuple[str, str]] = [
     ("parenthesised none", "refresh_token: (none)"),
     ("word after colon", "access_token: expired"),
     ("bare key", "the key: abc123"),
+    ("attribute", "client(api_key=key.value, secret=config.client_secret)"),
 ]
 
 

@@ -54,7 +54,10 @@ _NOT_SECRETS = frozenset({
 _FILLER = frozenset("*.•-_#")
 # A reference to where the secret lives, not the secret: a call or subscript (``os.environ["X"]``, ``getpass()``)
 # or a settings/environment attribute (``settings.SECRET_KEY``, ``process.env.TOKEN``).
-_CODE_REFERENCE = re.compile(r"[A-Za-z_][\w.]*[(\[].*|(?:os|process|settings|config|self|this|env|ENV)\.[\w.]+")
+# An attribute path of plain lower-case names (``key.value``, ``config.api_key``) is code too; a token with dots
+# (a JWT) has digits or capitals in it.
+_CODE_REFERENCE = re.compile(r"[A-Za-z_][\w.]*[(\[].*|(?:os|process|settings|config|self|this|env|ENV)\.[\w.]+"
+                             r"|[a-z_]+(?:\.[a-z_]+)+")
 
 
 def _plausible(value: str, *, quoted: bool, colon: bool) -> bool:
