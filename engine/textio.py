@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from engine.errors import MemdeckError
 
@@ -347,3 +349,94 @@ def create_new_file(path: Path, data: bytes) -> bool:
             os.unlink(tmp)
     fsync_dir(path.parent)
     return True
+
+
+# ---------------------------------------------------------------------------------------------
+# Text from outside: no lone surrogates
+
+REPLACEMENT_CHARACTER = "\ufffd"
+"""What stands in for text that could not be kept (U+FFFD)."""
+
+_SURROGATES = re.compile("[\ud800-\udfff]")
+_SURROGATE_OR_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]|[\ud800-\udfff]")
+
+
+def _mend_surrogate(match: re.Match[str]) -> str:
+    found = match.group()
+    if len(found) == 2:  # a high and a low half side by side: the character they stand for
+        return chr(0x10000 + ((ord(found[0]) - 0xD800) << 10) + (ord(found[1]) - 0xDC00))
+    return REPLACEMENT_CHARACTER
+
+
+def scrub_surrogates(text: str) -> str:
+    """``text`` with every lone surrogate (half an emoji from a ``"\\ud83d"`` JSON escape) replaced by U+FFFD.
+
+    A Python string can hold code points UTF-8 cannot encode; one of them in a transcript, an LLM answer or a
+    request would fail every later ``encode`` (the index, the terminal, a JSON reply). Text that enters from
+    outside passes through this once, where it is decoded; a high and a low half next to each other become
+    the character they stand for. Text without surrogates is returned as is (one scan, no copy).
+
+    File *names* are not text content: ``os.fsdecode`` keeps undecodable bytes as surrogates on purpose
+    (``surrogateescape``), and those must not be scrubbed.
+    """
+    if _SURROGATES.search(text) is None:
+        return text
+    return _SURROGATE_OR_PAIR.sub(_mend_surrogate, text)
+
+
+def scrub_json(value: Any) -> Any:
+    """A parsed JSON value with :func:`scrub_surrogates` applied to every string in it (keys included).
+
+    Values without surrogates come back as the same objects; nesting is walked without recursion, so a
+    deeply nested document cannot overflow the stack.
+    """
+    if isinstance(value, str):
+        return scrub_surrogates(value)
+    if not isinstance(value, (dict, list)):
+        return value
+    root: list[Any] = [value]
+    stack: list[tuple[Any, Any, Any]] = [(root, 0, value)]  # (container, key, node)
+    while stack:
+        container, key, node = stack.pop()
+        if isinstance(node, str):
+            clean = scrub_surrogates(node)
+            if clean is not node:
+                container[key] = clean
+        elif isinstance(node, list):
+            stack.extend((node, index, item) for index, item in enumerate(node) if isinstance(item, (str, list, dict)))
+        elif isinstance(node, dict):
+            items = list(node.items())
+            if any(isinstance(name, str) and _SURROGATES.search(name) for name, _ in items):
+                node.clear()
+                node.update((scrub_surrogates(name), item) for name, item in items)
+            stack.extend((node, name, item) for name, item in node.items() if isinstance(item, (str, list, dict)))
+    return root[0]
+
+
+# Characters a note must not be given (what engine.display.safe_text would show as escapes, so an editor
+# opens the note read-only): C0 controls but tab and newline, DEL, C1 controls, the bidi embeddings,
+# overrides and isolates. ESC's whole sequence goes (``ESC[31m``), not only the ESC.
+_ESCAPE_SEQUENCE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
+_LINE_BREAKS = re.compile("\r\n|[\r\u0085\u2028\u2029]")
+_UNSAFE_IN_NOTES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def clean_note_text(text: str) -> str:
+    """Text an agent or a flush appends to a note, made plain: it opens for editing and keeps its line numbers.
+
+    - every line break other than ``\\n`` (CRLF, CR, NEL, U+2028 LINE SEPARATOR, U+2029 PARAGRAPH SEPARATOR)
+      becomes ``\\n``: editors and ``str.splitlines`` break lines there, so a raw one would make the lines an
+      editor shows differ from the lines a citation counts;
+    - terminal escape sequences and the other control characters (NUL, ESC, BEL, C1…; not tab) are removed,
+      and so are the bidi embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069) that reorder
+      what is shown;
+    - lone surrogates become U+FFFD (:func:`scrub_surrogates`).
+
+    Plain text comes back unchanged.
+    """
+    text = scrub_surrogates(text)
+    if text.isprintable() or (_UNSAFE_IN_NOTES.search(text) is None and _LINE_BREAKS.search(text) is None):
+        return text
+    text = _LINE_BREAKS.sub("\n", text)
+    text = _ESCAPE_SEQUENCE.sub("", text)
+    return _UNSAFE_IN_NOTES.sub("", text)

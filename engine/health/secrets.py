@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import bisect
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 MASK_MIN_CHARS = 18
@@ -17,7 +19,7 @@ class SecretFinding:
 
     Attributes:
         line: 1-based line of the text where the secret starts.
-        kind: which pattern found it (``env``, ``json-field``, ``cli-flag``, ``authorization``,
+        kind: which pattern found it (``env``, ``json-field``, ``assignment``, ``cli-flag``, ``authorization``,
             ``bearer``, ``pem``, ``openai``, ``github``, ``slack``, ``groq``, ``google``,
             ``perplexity``, ``npm``, ``telegram``, ``aws``, ``huggingface``, ``stripe``, ``url-password``).
         preview: the matched text with the secret masked (never the secret itself).
@@ -32,12 +34,73 @@ class SecretFinding:
 class _Pattern:
     kind: str
     regex: re.Pattern[str]
-    group: int  # the capture group holding the secret; 0 for a PEM block
+    group: int | str  # the capture group holding the secret; 0 for a PEM block
+    check: Callable[[re.Match[str]], bool] | None = None  # does the value look like a secret at all?
 
 
-def _p(kind: str, pattern: str, group: int = 1, flags: int = 0) -> _Pattern:
-    return _Pattern(kind, re.compile(pattern, flags), group)
+def _p(kind: str, pattern: str, group: int | str = 1, flags: int = 0,
+       check: Callable[[re.Match[str]], bool] | None = None) -> _Pattern:
+    return _Pattern(kind, re.compile(pattern, flags), group, check)
 
+
+# -- what a value after ``password=`` / ``api_key:`` must look like to be a secret ---------------------------
+
+_NOT_SECRETS = frozenset({
+    "none", "null", "nil", "true", "false", "undefined", "required", "optional", "empty", "redacted", "hidden",
+    "unset", "n/a", "na", "tbd", "todo", "yes", "no",
+})
+"""Values that say something about a secret rather than being one (``password = None``, ``token: yes``)."""
+
+_FILLER = frozenset("*.•-_#")
+# A reference to where the secret lives, not the secret: a call or subscript (``os.environ["X"]``, ``getpass()``)
+# or a settings/environment attribute (``settings.SECRET_KEY``, ``process.env.TOKEN``).
+# An attribute path of plain lower-case names (``key.value``, ``config.api_key``) is code too; a token with dots
+# (a JWT) has digits or capitals in it.
+_CODE_REFERENCE = re.compile(r"[A-Za-z_][\w.]*[(\[].*|(?:os|process|settings|config|self|this|env|ENV)\.[\w.]+"
+                             r"|[a-z_]+(?:\.[a-z_]+)+")
+
+
+def _plausible(value: str, *, quoted: bool, colon: bool) -> bool:
+    """Whether ``value`` (what follows a secret's name) can be the secret.
+
+    Not: a placeholder or a masked value (``***``, ``<your-key>``, ``${DB_PASS}``, ``$TOKEN``, ``…``), a word like
+    ``None``/``required``, or (unquoted) code that fetches it. After a colon — where prose says
+    ``password: see the vault`` — an unquoted value needs a digit or a symbol, or 16 characters.
+    """
+    value = value.strip()
+    if not value or value.lower() in _NOT_SECRETS or "…" in value or set(value) <= _FILLER:
+        return False
+    if len(value) <= 12 and set(value.lower()) == {"x"}:  # xxxx
+        return False
+    if value[0] in "$<%{[(":  # ${VAR}, $VAR, <your-api-key>, %(password)s, {{ secret }}, [REDACTED], (none)
+        return False
+    if quoted:
+        return True
+    if _CODE_REFERENCE.fullmatch(value) or _SECRET_VARIABLE.fullmatch(value):
+        return False
+    if colon:
+        return len(value) >= 16 or (len(value) >= 4 and not value.isalpha())
+    return len(value) >= 3
+
+
+def _assigned(match: re.Match[str]) -> bool:
+    return _plausible(match.group("value"), quoted=match.group("q") is not None, colon=match.group("sep") == ":")
+
+
+# The value after ``=`` or ``:`` on the same line: quoted (spaces allowed, up to the closing quote) or one bare word, which ends at
+# white space, a quote, or what closes an argument list, dict or query parameter.
+_VALUE = r"""(?P<sep>[=:])[ \t]*(?:(?P<q>["']))?(?P<value>(?(q)[^"'\n]+?|[^\s"'\\,;&)\]}]+))(?(q)(?P=q))"""
+
+# Secret names in any case: ``password``, ``api_key``, ``X-API-Key``, ``client_secret``, ``auth_token``…, and with
+# a prefix only, ``db_pass`` / ``mysql_pwd`` (bare ``pass``/``pwd`` are words and the shell's working folder).
+_SECRET_NAME = (
+    r"(?:[A-Za-z0-9]+[_.-])*(?i:password|passwd|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key|"
+    r"secret[_-]?key|private[_-]?key|client[_-]?secret|auth[_-]?token|access[_-]?token|refresh[_-]?token)"
+    r"|(?:[A-Za-z0-9]+[_.-])+(?i:pass|pwd)"
+)
+
+# ``password=password``, ``token=api_token``: a variable passed on, not its value.
+_SECRET_VARIABLE = re.compile(_SECRET_NAME)
 
 # Order is priority: when two patterns claim overlapping text, the earlier one wins.
 _PATTERNS: tuple[_Pattern, ...] = (
@@ -46,15 +109,21 @@ _PATTERNS: tuple[_Pattern, ...] = (
         r"(-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----)[\s\S]+?(-----END [A-Z0-9 ]*PRIVATE KEY-----)",
         group=0,
     ),
-    _p("url-password", r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@]+:([^\s@/]+)@"),
+    _p("url-password", r"\b[a-zA-Z][a-zA-Z0-9+.-]{0,30}://[^\s:/@]*:([^\s@/]+)@"),
     _p(
-        "env", r"\b[A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD)\b\s*[=:]\s*([\"']?)([^\s\"'\\]+)\1", group=2
+        "env",
+        r"\b(?:[A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE)|[A-Z0-9_]*_(?:PASS|PWD))\b[ \t]*" + _VALUE,
+        group="value", check=_assigned,
     ),
     _p(
         "json-field",
         r"\"(?i:api[_-]?key|token|secret|password|passwd|access[_-]?token|refresh[_-]?token|"
         r"client[_-]?secret|private[_-]?key|auth[_-]?token)\"\s*:\s*\"([^\"]+)\"",
+        check=lambda match: _plausible(match.group(1), quoted=True, colon=True),
     ),
+    # key=value, key: value, 'key': 'value' (Python dicts, YAML, kwargs, query strings) with the name in any case.
+    _p("assignment", r"(?<![\w.-])(?:(?P<kq>[\"']))?(?:" + _SECRET_NAME + r")(?(kq)(?P=kq))[ \t]*" + _VALUE,
+       group="value", check=_assigned),
     _p(
         "cli-flag",
         r"--(?:api[-_]?key|token|secret|password|passwd|auth[-_]?token)(?:\s+|=)([\"']?)([^\s\"']+)\1",
@@ -109,7 +178,8 @@ def _pem_replacement(match: re.Match[str]) -> str:
 
 
 def _collect(text: str) -> list[_Hit]:
-    accepted: list[_Hit] = []
+    accepted: list[_Hit] = []  # sorted by start
+    starts: list[int] = []
     for pattern in _PATTERNS:
         for match in pattern.regex.finditer(text):
             if pattern.group == 0:
@@ -117,13 +187,16 @@ def _collect(text: str) -> list[_Hit]:
                 replacement = _pem_replacement(match)
             else:
                 start, end = match.span(pattern.group)
-                if start < 0 or start == end:
+                if start < 0 or start == end or (pattern.check is not None and not pattern.check(match)):
                     continue
                 replacement = mask_token(match.group(pattern.group))
-            if any(start < hit.end and hit.start < end for hit in accepted):
+            # Accepted spans never overlap, so sorted by start their ends are sorted too: only the neighbours
+            # of the insertion point can overlap (a bisect, not a scan: a long transcript has many hits).
+            at = bisect.bisect_left(starts, start)
+            if (at < len(starts) and starts[at] < end) or (at > 0 and accepted[at - 1].end > start):
                 continue
-            accepted.append(_Hit(start, end, replacement, pattern.kind, match.start(), match.end()))
-    accepted.sort(key=lambda hit: hit.start)
+            starts.insert(at, start)
+            accepted.insert(at, _Hit(start, end, replacement, pattern.kind, match.start(), match.end()))
     return accepted
 
 
@@ -141,7 +214,9 @@ def _apply(text: str, hits: list[_Hit], offset: int = 0) -> str:
 def redact_secrets(text: str) -> str:
     """Mask API keys, tokens, passwords and private keys in ``text``.
 
-    Covers env-style ``*KEY|TOKEN|SECRET|PASSWORD=…`` assignments, JSON ``"apiKey": "…"`` fields,
+    Covers env-style ``*KEY|TOKEN|SECRET|PASSWORD|_PASS|_PWD=…`` assignments, JSON ``"apiKey": "…"`` fields,
+    ``password=…``, ``api_key: '…'``, ``{'password': '…'}`` and ``X-API-Key: …`` in any case (a value that is a
+    placeholder, ``None`` or code that fetches the secret is left alone; see :func:`_plausible`),
     ``--api-key``-style flags, ``Authorization:`` headers and bare ``Bearer`` tokens, PEM private-key
     blocks, well-known token prefixes (``sk-``, ``ghp_``, ``github_pat_``, ``xox?-``, ``xapp-``,
     ``gsk_``, ``AIza``, ``pplx-``, ``npm_``, ``hf_``, Stripe, AWS key ids), Telegram bot tokens and

@@ -4,6 +4,7 @@ their importance kept), and embedding windows that fit the model."""
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -42,6 +43,19 @@ def weighted_len(text: str) -> int:
     if text.isascii():
         return len(text)
     return len(text) + (CJK_WEIGHT - 1) * len(_CJK_RE.findall(text))
+
+
+def nfc(text: str) -> str:
+    """``text`` in Unicode normal form C: ``c`` + U+030C (as macOS, some keyboards and pasted text write it) is
+    ``č``, so the same word always matches.
+
+    What is indexed and what is queried both pass through this (:func:`chunk_document`,
+    :func:`engine.search.query.parse_query`). It never adds or removes a line break, so line numbers stay the
+    file's; only the characters within a line can change. ASCII and NFC text come back as they are.
+    """
+    if text.isascii() or unicodedata.is_normalized("NFC", text):
+        return text
+    return unicodedata.normalize("NFC", text)
 
 
 def has_cjk(text: str) -> bool:
@@ -347,7 +361,8 @@ def chunk_importance(chunk: Chunk, lines: Sequence[str], importance: Mapping[int
 
 def chunk_document(text: str, tokens: int = 400, overlap: int = 80, *, annotations: bool = True,
                    curated: bool = False) -> list[Chunk]:
-    """Chunk a memory file as it is indexed: recall comments blanked out first (:func:`strip_annotations`),
+    """Chunk a memory file as it is indexed: the text in NFC (:func:`nfc`: what the FTS index, the embedder and
+    the snippets read; line numbers unchanged), recall comments blanked out (:func:`strip_annotations`),
     then :func:`chunk_markdown`; a curated file's chunks carry their importance (:func:`chunk_importance`).
 
     Args:
@@ -357,6 +372,7 @@ def chunk_document(text: str, tokens: int = 400, overlap: int = 80, *, annotatio
         annotations: strip OpenClaw's recall comments (Markdown memory; not transcripts).
         curated: the file is ``MEMORY.md``/``USER.md``, where importance comments weigh results.
     """
+    text = nfc(text)
     if not annotations:
         return chunk_markdown(text, tokens, overlap)
     annotated = strip_annotations(text)

@@ -26,7 +26,7 @@ from engine.index.store import Store, serialize_vector
 from engine.textio import MAX_FILE_BYTES, make_private_dir, read_text_file
 from engine.workspace import MemoryFile, is_curated, require_workspace
 
-CHUNKER_VERSION = 4  # 4: OpenClaw's recall comments blanked out of chunk text; curated importance
+CHUNKER_VERSION = 5  # 4: OpenClaw's recall comments blanked out of chunk text; curated importance. 5: NFC text
 EMBED_SLICE = 256  # texts per embedder call inside a group
 WINDOW_VERSION = 1
 

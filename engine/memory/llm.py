@@ -19,6 +19,7 @@ from engine.memory.drafting import DRAFT_KINDS, MAX_ITEM_CHARS, Draft, DraftItem
 from engine.memory.notes import clean_slug
 from engine.sessions.model import Transcript
 from engine.sessions.reader import normalize_session_text, spoken
+from engine.textio import scrub_surrogates
 
 NOTHING_TO_STORE = "NOTHING_TO_STORE"
 MESSAGE_CHARS = 2000
@@ -188,7 +189,8 @@ def _answer_text(data: Any, url: str) -> str:
         content = "".join(part.get("text", "") for part in content if isinstance(part, dict))
     if not isinstance(content, str):
         raise LLMError(f"empty answer from {url}")
-    return _THINK.sub("", content).strip()
+    # JSON may carry half an emoji ("\\ud83d"): made safe here, before the answer is drafted or written.
+    return scrub_surrogates(_THINK.sub("", content)).strip()
 
 
 # ---------------------------------------------------------------------------------------------

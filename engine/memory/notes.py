@@ -25,6 +25,7 @@ from engine.textio import (
     DiskStamp,
     atomic_append,
     atomic_write_text,
+    clean_note_text,
     create_new_file,
     decode_bytes,
     fsync_dir,
@@ -134,6 +135,30 @@ def dated_note(rel: str) -> DatedNote | None:
     except ValueError:
         return None
     return DatedNote(day, match.group(4))
+
+
+_DATED_LOOKING = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?=[-.])")
+
+
+def check_dated_name(rel: str) -> None:
+    """Refuse a file name that reads as a date but names no real day (``memory/2026-13-45.md``, ``2026-02-30-x.md``).
+
+    Such a note would be a daily note for a day that does not exist: never "today", never found by a date.
+
+    Raises:
+        PathRefused: saying which day is not a date and what a dated name looks like.
+    """
+    name = rel.rsplit("/", 1)[-1]
+    match = _DATED_LOOKING.match(name)
+    if match is None:
+        return
+    try:
+        date(int(match.group(1)), int(match.group(2)), int(match.group(3)))
+    except ValueError:
+        raise PathRefused(
+            f"path refused: {rel} is named for {match.group()}, which is not a calendar date; "
+            "dated notes are memory/YYYY-MM-DD.md (or memory/YYYY-MM-DD-<slug>.md) for a real day"
+        ) from None
 
 
 def daily_rel(day: date) -> str:
@@ -324,10 +349,17 @@ def append_or_create(path: Path, body: str, heading: str | None = None) -> tuple
     Returns:
         ``(written, created)``: the text that was added (the heading included when the note was created).
 
+    ``body`` is made plain first (:func:`engine.textio.clean_note_text`: no control characters, every line
+    break a ``\n``), so the note still opens for editing and the lines counted here are the editor's.
+
     Raises:
+        MemdeckError: nothing is left of ``body`` to append.
         WriteRefused: the note is a symlink or not a regular file, or kept changing.
         OSError: the folder cannot be written.
     """
+    body = clean_note_text(body).strip("\n")
+    if not body.strip():
+        raise MemdeckError("nothing to append: the text is empty (control characters are not written)")
     if not os.path.lexists(path):
         text = f"{heading}\n\n{body}" if heading else body
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -340,15 +372,18 @@ def append_or_create(path: Path, body: str, heading: str | None = None) -> tuple
 def append_note(config: Config, rel: str, text: str) -> Appended:
     """Append text to a memory file (a missing daily note is created with its heading), atomically.
 
+    The text is made plain first (see :func:`append_or_create`).
+
     Raises:
-        PathRefused: not a memory file.
+        PathRefused: not a memory file, or a dated name that is no real day (``memory/2026-13-45.md``).
+        MemdeckError: nothing is left of the text to append.
         WriteRefused: the file is a symlink or not a regular file, or kept changing.
         OSError: it cannot be written.
     """
     rel, path = resolve_memory_path(config, rel)
-    body = text.strip("\n")
+    check_dated_name(rel)
     with _APPEND_LOCK:
-        written, created = append_or_create(path, body, _heading_for(rel))
+        written, created = append_or_create(path, text, _heading_for(rel))
         total = _line_count(read_text_file(path).text)
     start = total - _line_count(written + "\n") + 1
     return Appended(rel, path, start, total, created)

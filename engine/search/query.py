@@ -7,9 +7,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import date
 
-from engine.index.chunking import has_cjk
+from engine.index.chunking import has_cjk, nfc
 from engine.index.fts import MAX_PARTS, split_cjk
 from engine.search.dates import DateSpan, Day, Month, query_dates, query_months, resolve_dates_noting
+from engine.textio import scrub_surrogates
 
 MAX_TERMS = 48
 
@@ -119,7 +120,12 @@ def split_query(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 
 def parse_query(text: str, today: date | None = None) -> ParsedQuery:
-    """Parse a query once for the whole search. ``today`` defaults to the local date."""
+    """Parse a query once for the whole search. ``today`` defaults to the local date.
+
+    The text is taken in NFC, as the index holds it (:func:`engine.index.chunking.nfc`: ``Vrac`` + U+030C +
+    ``ar`` finds ``Vračar``), lone surrogates (an undecodable byte of a command-line argument) as U+FFFD.
+    """
+    text = query_text(text)
     today = today or date.today()
     resolved, date_notes = resolve_dates_noting(text, today)
     terms, phrases = split_query(text if DATE_WORDS_IN_TERMS else _without_relative_dates(text, resolved))
@@ -172,6 +178,11 @@ def as_parsed(query: ParsedQuery | str) -> ParsedQuery:
     return query if isinstance(query, ParsedQuery) else parse_query(query)
 
 
+def query_text(text: str) -> str:
+    """Query text as the index holds text: NFC, no lone surrogates (the one rule for every query)."""
+    return nfc(scrub_surrogates(text))
+
+
 def query_terms(text: str) -> list[str]:
     """The search terms of a text (see :attr:`ParsedQuery.terms`), for callers that need nothing else."""
-    return list(split_query(text)[0])
+    return list(split_query(query_text(text))[0])

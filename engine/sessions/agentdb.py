@@ -15,6 +15,7 @@ from typing import Any
 from engine.display import plural
 from engine.errors import MemdeckError
 from engine.sessions.model import as_int
+from engine.textio import scrub_json, scrub_surrogates
 
 KNOWN_SCHEMA_VERSION = 23
 """``PRAGMA user_version`` of the OpenClaw release this reader was written against (2026.9.6)."""
@@ -221,7 +222,7 @@ _int = as_int  # the sessions model's rule: a finite number, not a bool
 
 
 def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
+    return scrub_surrogates(value) if isinstance(value, str) and value else None
 
 
 def _ms(value: Any) -> datetime | None:
@@ -254,7 +255,7 @@ def _entry(text: Any) -> dict[str, Any]:
     if not isinstance(text, str):
         return {}
     try:
-        data = json.loads(text)
+        data = scrub_json(json.loads(text))
     except (ValueError, RecursionError):
         return {}
     return data if isinstance(data, dict) else {}
@@ -267,6 +268,11 @@ def _entry(text: Any) -> dict[str, Any]:
 def _connect(uri: str, timeout: float) -> sqlite3.Connection:
     """Open one connection (a seam for tests that simulate an unwritable folder)."""
     return sqlite3.connect(uri, uri=True, timeout=timeout, isolation_level=None, check_same_thread=False)
+
+
+def _decode_text(data: bytes) -> str:
+    """A TEXT value from the database: UTF-8, bad bytes as U+FFFD (the one decode point for its columns)."""
+    return data.decode("utf-8", errors="replace")
 
 
 def _primary_code(exc: sqlite3.Error) -> int | None:
@@ -530,6 +536,9 @@ class AgentDb:
         if warning != self._mode_warning:
             self._mode_warning = warning
             self._refresh_warnings()
+        # OpenClaw's TEXT columns are read as UTF-8 with bad bytes replaced: one damaged name must not
+        # fail the whole listing ("Could not decode to UTF-8 column").
+        conn.text_factory = _decode_text
         try:
             conn.execute("PRAGMA query_only = ON")
         except sqlite3.Error as exc:

@@ -32,6 +32,7 @@ from engine.sessions.model import (
     session_id_from_path,
 )
 from engine.sessions.speech import speech_text
+from engine.textio import scrub_json
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
 """Lines longer than this are skipped without being held in memory."""
@@ -178,6 +179,10 @@ class _LineReader:
             if not isinstance(obj, dict):
                 self.skipped.append(Skipped(raw.number, f"not a JSON object ({type(obj).__name__})"))
                 continue
+            if "\\ud" in text or "\\uD" in text:
+                # A \uD800-\uDFFF escape: valid JSON, but half an emoji (a lone surrogate) cannot be encoded
+                # later (index, terminal, flush). Made safe here, where every transcript line is decoded.
+                obj = scrub_json(obj)
             yield raw.number, obj
 
     @staticmethod

@@ -39,6 +39,7 @@ from engine.sessions.reader import (
     summarize_transcript,
 )
 from engine.sessions.speech import is_injected
+from engine.textio import scrub_json
 from engine.workspace import MemoryFile
 
 if TYPE_CHECKING:
@@ -559,7 +560,7 @@ def _read_store(path: Path) -> tuple[dict[str, _StoreEntry], dict[str, _StoreEnt
     by_file: dict[str, _StoreEntry] = {}
     by_id: dict[str, _StoreEntry] = {}
     try:
-        data = json.loads(path.read_bytes().decode("utf-8", errors="replace"))
+        data = scrub_json(json.loads(path.read_bytes().decode("utf-8", errors="replace")))
     except (OSError, ValueError, RecursionError):
         return by_file, by_id
     if not isinstance(data, dict):

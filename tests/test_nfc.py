@@ -1,0 +1,93 @@
+"""Unicode normalisation: a word matches whether it is written composed (NFC) or decomposed (NFD).
+
+What is indexed (chunk text: FTS, embeddings, snippets) and what is queried are both taken in NFC. Line
+numbers stay the file's; highlight spans index the snippet that is shown."""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine.api import MemoryEngine
+from engine.index.chunking import chunk_document, nfc
+from engine.index.indexer import CHUNKER_VERSION
+from engine.search.query import parse_query, query_terms
+from tests.helpers import hash_config
+
+WORDS = ["Vračar", "naïve", "Čukarica", "café", "Ångström", "São Paulo", "Đurđevdan", "한국어"]
+
+
+def _nfd(text: str) -> str:
+    return unicodedata.normalize("NFD", text)
+
+
+def _workspace(root: Path, note_form: str, words: list[str]) -> Path:
+    (root / "memory").mkdir(parents=True)
+    body = "\n".join(f"- Line {i}: we talked about {word} over lunch." for i, word in enumerate(words, 1))
+    text = unicodedata.normalize(note_form, f"# 2026-03-04 — Wednesday\n\nIntro line.\n{body}\n")
+    (root / "memory" / "2026-03-04.md").write_text(text, encoding="utf-8")
+    (root / "memory" / "2026-03-05.md").write_text("# Other\n\n- nothing relevant here\n", encoding="utf-8")
+    return root
+
+
+@pytest.mark.parametrize("mode", ["keyword", "hybrid"])
+@pytest.mark.parametrize(("note_form", "query_form"), [("NFC", "NFD"), ("NFD", "NFC"), ("NFD", "NFD"),
+                                                       ("NFC", "NFC")])
+def test_a_word_is_found_in_either_form(tmp_path: Path, note_form: str, query_form: str, mode: str) -> None:
+    ws = _workspace(tmp_path / "ws", note_form, WORDS)
+    original = (ws / "memory" / "2026-03-04.md").read_text(encoding="utf-8").split("\n")
+    with MemoryEngine(hash_config(ws)) as eng:
+        eng.sync()
+        for number, word in enumerate(WORDS, 1):
+            query = unicodedata.normalize(query_form, word)
+            hits = eng.search(query, mode=mode).results
+            assert hits and hits[0].path == "memory/2026-03-04.md", (word, note_form, query_form)
+            hit = hits[0]
+            line = 3 + number  # "- Line N" is file line N + 3
+            assert hit.start_line <= line <= hit.end_line
+            # The snippet's lines are the file's lines (NFC), at the line numbers it says.
+            shown = hit.snippet.split("\n")
+            for offset, text in enumerate(shown):
+                assert nfc(original[hit.snippet_start_line - 1 + offset]) == text
+            # Every highlight span lies on the word in the text shown.
+            highlighted = {hit.snippet[a:b].lower() for a, b in hit.spans}
+            first = nfc(word).split()[0].lower()
+            assert any(h.startswith(first[:3]) for h in highlighted), (word, highlighted)
+
+
+def test_session_text_is_normalised_too(demo_workspace: Path) -> None:
+    sessions = demo_workspace / "sessions"
+    line = {"type": "message", "id": "n1", "parentId": None, "timestamp": "2026-11-12T20:00:00Z",
+            "message": {"role": "user", "content": _nfd("we moved to Vračar last spring")}}
+    with open(sessions / "9b2d4e71-5c3a-4f88-b6e0-7a1c2d3e4f51.jsonl", "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(line, ensure_ascii=False) + "\n")
+    config = hash_config(demo_workspace, sources=["memory", "sessions"], sessions_dir=str(sessions))
+    with MemoryEngine(config) as eng:
+        eng.sync()
+        hits = [h for h in eng.search("Vračar", mode="keyword").results if h.source == "sessions"]
+        assert hits and "Vračar" in hits[0].snippet
+
+
+def test_query_parse_and_chunks_are_nfc() -> None:
+    assert parse_query(_nfd("Vračar naïve")).terms == ("vračar", "naïve")
+    assert parse_query(_nfd("Vračar")).text == "Vračar"
+    assert query_terms(_nfd("Čukarica")) == ["čukarica"]
+    chunks = chunk_document(_nfd("# t\n\nVračar\nnaïve\n"))
+    assert all(unicodedata.is_normalized("NFC", c.text) for c in chunks)
+    assert (chunks[0].start_line, chunks[-1].end_line) == (1, 4)
+
+
+def test_the_index_records_the_normalising_chunker() -> None:
+    assert CHUNKER_VERSION >= 5  # old indexes hold NFD text: the identity change rebuilds them
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.text(alphabet=st.characters(codec="utf-8"), max_size=80))
+def test_nfc_keeps_every_line_break(text: str) -> None:
+    assert nfc(text).split("\n") == [unicodedata.normalize("NFC", part) for part in text.split("\n")]
+    assert nfc(nfc(text)) == nfc(text)
