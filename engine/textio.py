@@ -164,8 +164,9 @@ def decode_bytes(data: bytes) -> DecodedText:
     if codec != "utf-8":
         # UTF-16 with a BOM (Windows Notepad's "Unicode"): text, not binary.
         text = body.decode(codec, errors="replace")
+        errors = text.count("\ufffd") - body.decode(codec, errors="ignore").count("\ufffd")  # not a real U+FFFD
         text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "")
-        return DecodedText(text=text, errors=text.count("\ufffd"), format=fmt)
+        return DecodedText(text=text, errors=errors, format=fmt)
     binary = b"\x00" in body[:8192]
     try:
         text = body.decode("utf-8")
@@ -254,10 +255,18 @@ def encode_edit(original: bytes | None, text: str) -> bytes:
     pairs.extend((len(old) - tail + k, len(new) - tail + k, True) for k in range(tail))
     out = [_BOMS[codec]] if fmt.bom else []
     last = len(new) - 1
+    cr, lf = "\r".encode(codec), "\n".encode(codec)
+    previous = b""
     for at, row, same in pairs:
         _, raw, ending = old[at] if at is not None else ("", b"", b"")
         body = raw if same else new[row].encode(codec)
-        out.append(body if row == last else body + (ending or newline))
+        ending = b"" if row == last else ending or newline
+        if previous == cr and not body and ending == lf:
+            # After a line that ends with a lone CR, an empty LF-ended line would join it into one CRLF ending
+            # (the line would vanish): it ends like the file instead (CR where the file uses LF).
+            ending = newline if newline != lf else cr
+        out.append(body + ending)
+        previous = ending
     return b"".join(out)
 
 

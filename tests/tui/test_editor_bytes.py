@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from textual.pilot import Pilot
 
@@ -38,24 +36,23 @@ def _header(app: MemdeckApp) -> str:
     return str(app.main.editor.query_one("#editor-header").render())
 
 
-@pytest.mark.parametrize("rel", sorted(NOTES))
-async def test_an_untouched_note_is_not_modified_and_saves_the_same_bytes(notes: Config, rel: str) -> None:
-    path = notes.workspace / rel
-    data, label = NOTES[rel]
+async def test_an_untouched_note_is_not_modified_and_saves_the_same_bytes(notes: Config) -> None:
     app = make_app(notes)
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)
-        await _open(pilot, app, rel)
-        editor = app.main.editor
-        assert not editor.modified
-        assert "modified" not in _header(app)
-        assert label in _header(app)
-        # Editor lines are the index's (citation) lines: U+2028/U+2029 stay inside their line.
-        assert editor.area.document.line_count == data.decode(editor.note.format.encoding).lstrip("\ufeff") \
-            .replace("\r\n", "\n").count("\n") + 1
-        assert await editor.save()
-        await settle(pilot)
-        assert path.read_bytes() == data
+        for rel, (data, label) in NOTES.items():
+            await _open(pilot, app, rel)
+            editor = app.main.editor
+            assert editor.note is not None
+            assert not editor.modified, rel
+            assert "modified" not in _header(app)
+            assert label in _header(app)
+            # Editor lines are the index's (citation) lines: U+2028/U+2029 stay inside their line.
+            text = data.decode(editor.note.format.encoding).removeprefix("\ufeff")
+            assert editor.area.document.line_count == text.replace("\r\n", "\n").count("\n") + 1
+            assert await editor.save()
+            await settle(pilot)
+            assert (notes.workspace / rel).read_bytes() == data, rel
 
 
 async def test_one_edited_line_changes_only_that_line(notes: Config) -> None:
