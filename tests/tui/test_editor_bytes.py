@@ -92,3 +92,10 @@ async def test_one_edited_line_changes_only_that_line(notes: Config) -> None:
         await settle(pilot)
         assert (notes.workspace / "memory/utf16.md").read_bytes() == (
             b"\xff\xfe" + "# Notepad\r\n\r\n- a\u2028b\r\n- c!\n".encode("utf-16-le"))
+
+
+def test_the_conflict_diff_counts_lines_as_the_editor_does() -> None:
+    from tui.bridge import unified_diff
+
+    diff = unified_diff("a.md", "x\u2028y\nz\n", "x\u2028y\nZ\n")
+    assert "@@ -1,2 +1,2 @@" in diff and " x\u2028y\n-z\n+Z\n" in diff
