@@ -7,7 +7,7 @@ import os
 import re
 import stat
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from engine.errors import MemdeckError
@@ -227,6 +227,8 @@ def encode_edit(original: bytes | None, text: str) -> bytes:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     if not original:
         return text.encode("utf-8")
+    if decode_bytes(original).text == text:
+        return original  # nothing changed (the common save): the very same bytes
     fmt = text_format(original)
     codec, old = _exact_lines(original)
     if fmt.bom and text.startswith("\ufeff") and not old[0][0].startswith("\ufeff"):
@@ -285,7 +287,7 @@ def read_text_file(path: Path, max_bytes: int = MAX_FILE_BYTES) -> DecodedText:
     truncated = len(data) > max_bytes
     decoded = decode_bytes(data[:max_bytes])
     if truncated:
-        return DecodedText(decoded.text, decoded.errors, decoded.binary, truncated=True)
+        return replace(decoded, truncated=True)
     return decoded
 
 

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.memory.files import MemoryFiles
-from engine.textio import decode_bytes, encode_edit, text_format
+from engine.textio import _exact_lines, decode_bytes, encode_edit, text_format
 from tests.helpers import hash_config
 
 BOMS = {"utf-8": b"", "utf-8-sig": b"\xef\xbb\xbf", "utf-16-le": b"\xff\xfe", "utf-16-be": b"\xfe\xff"}
@@ -117,6 +117,10 @@ def test_decode_then_save_is_byte_exact_and_an_edit_touches_one_line(file: tuple
     assert decoded.errors == 0 and not decoded.binary
     assert decoded.format == text_format(original)
     assert encode_edit(original, decoded.text) == original
+    # The lines a changed save matches against: what the decode shows of each, and its exact bytes.
+    _codec, exact = _exact_lines(original)
+    assert "\n".join(shown for shown, _, _ in exact) == decoded.text
+    assert BOMS[encoding] + b"".join(raw + ending for _, raw, ending in exact) == original
 
     # The file's own lines, split independently: body + ending, U+2028/U+2029 inside bodies.
     parts = re.split(r"(\r\n|\r|\n)", text)
