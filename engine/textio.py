@@ -7,7 +7,7 @@ import os
 import re
 import stat
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -41,48 +41,236 @@ class ChangedOnDisk(WriteRefused):
         self.stamp = stamp
 
 
+_CODECS = {"utf-8": "UTF-8", "utf-16-le": "UTF-16 LE", "utf-16-be": "UTF-16 BE"}
+_BOMS = {"utf-8": b"\xef\xbb\xbf", "utf-16-le": b"\xff\xfe", "utf-16-be": b"\xfe\xff"}
+_ENDING_NAMES = {"\r\n": "CRLF", "\n": "LF", "\r": "CR"}
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def line_ending(crlf: int, lf: int, cr: int) -> str:
+    """The line ending new lines get in a file with that many CRLF, lone LF and lone CR endings.
+
+    The one rule for every write that adds lines (the editor's save, appends, the review's actions): CRLF if the
+    file has any, else LF if it has any, else CR if it has any, else LF.
+    """
+    if crlf:
+        return "\r\n"
+    if lf or not cr:
+        return "\n"
+    return "\r"
+
+
+@dataclass(frozen=True)
+class TextFormat:
+    """How a file's text is stored: its encoding, whether it starts with a byte-order mark, and its line endings.
+
+    Attributes:
+        encoding: the codec: ``utf-8``, ``utf-16-le`` or ``utf-16-be``.
+        bom: the file starts with a byte-order mark.
+        newline: the ending a new line gets (:func:`line_ending`).
+        endings: the kinds of line ending in the file, the most frequent first (empty: one line, no ending).
+    """
+
+    encoding: str = "utf-8"
+    bom: bool = False
+    newline: str = "\n"
+    endings: tuple[str, ...] = ()
+
+    @property
+    def mixed(self) -> bool:
+        """The file has more than one kind of line ending."""
+        return len(self.endings) > 1
+
+    @property
+    def label(self) -> str:
+        """For a status bar: ``UTF-8 · LF``, ``UTF-16 LE · BOM · CRLF``, ``UTF-8 · mixed CRLF/LF``."""
+        parts = [_CODECS.get(self.encoding, self.encoding.upper())]
+        if self.bom:
+            parts.append("BOM")
+        if self.mixed:
+            parts.append("mixed " + "/".join(_ENDING_NAMES[e] for e in self.endings))
+        else:
+            parts.append(_ENDING_NAMES[self.newline])
+        return " · ".join(parts)
+
+
+UTF8_LF = TextFormat()
+"""A new file's format (and that of a file with only LF endings and no BOM)."""
+
+
+def _format_of(encoding: str, bom: bool, crlf: int, lf: int, cr: int) -> TextFormat:
+    lone_lf, lone_cr = lf - crlf, cr - crlf
+    counts = sorted(((n, e) for n, e in ((crlf, "\r\n"), (lone_lf, "\n"), (lone_cr, "\r")) if n),
+                    key=lambda ne: -ne[0])
+    return TextFormat(encoding, bom, line_ending(crlf, lone_lf, lone_cr), tuple(e for _, e in counts))
+
+
+def _split_encoding(data: bytes) -> tuple[str, bytes]:
+    """``(codec, bytes after the BOM)``: UTF-16 is recognised by its BOM, anything else is UTF-8."""
+    if data.startswith(_BOMS["utf-8"]):
+        return "utf-8", data[3:]
+    if data[:2] == _BOMS["utf-16-le"]:
+        return "utf-16-le", data[2:]
+    if data[:2] == _BOMS["utf-16-be"]:
+        return "utf-16-be", data[2:]
+    return "utf-8", data
+
+
+def text_format(data: bytes) -> TextFormat:
+    """The format of a file's bytes: encoding, BOM and line endings (see :class:`TextFormat`)."""
+    codec, body = _split_encoding(data)
+    bom = len(body) != len(data)
+    if codec == "utf-8":
+        return _format_of(codec, bom, body.count(b"\r\n"), body.count(b"\n"), body.count(b"\r"))
+    text = body.decode(codec, errors="replace")
+    return _format_of(codec, bom, text.count("\r\n"), text.count("\n"), text.count("\r"))
+
+
 @dataclass(frozen=True)
 class DecodedText:
     """Text decoded from a file, with how many bytes could not be decoded.
 
     ``truncated`` is set when the file was larger than the read limit and only its start was read.
+    ``format`` is how the file stores its text (encoding, BOM, line endings): a save keeps it.
     """
 
     text: str
     errors: int
     binary: bool = False
     truncated: bool = False
+    format: TextFormat = UTF8_LF
+
+
+def _shown(raw: str) -> str:
+    """Exact text of a line (surrogate-escaped) → what the engine's decode shows of it."""
+    if "\x00" in raw:
+        raw = raw.replace("\x00", "")
+    return raw
 
 
 def decode_bytes(data: bytes) -> DecodedText:
-    """Decode file bytes as UTF-8 (BOM stripped, CRLF folded), counting undecodable bytes.
+    """Decode file bytes as UTF-8 (BOM stripped, CRLF and CR folded to LF), counting undecodable bytes.
 
     Args:
         data: the raw bytes.
 
     Returns:
         The decoded text; ``binary`` is set when the data looks like a binary file
-        (NUL bytes in the first 8 KiB). UTF-16 with a byte-order mark is decoded as such.
+        (NUL bytes in the first 8 KiB). UTF-16 with a byte-order mark is decoded as such. Lines are what
+        ``\n``, ``\r\n`` and ``\r`` end — never U+2028/U+2029, which stay inside their line — and ``format``
+        says how the file stores them, so :func:`encode_edit` can write the text back the same way.
     """
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    elif data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+    fmt = text_format(data)
+    codec, body = _split_encoding(data)
+    if codec != "utf-8":
         # UTF-16 with a BOM (Windows Notepad's "Unicode"): text, not binary.
-        text = data.decode("utf-16", errors="replace")
+        text = body.decode(codec, errors="replace")
+        errors = text.count("\ufffd") - body.decode(codec, errors="ignore").count("\ufffd")  # not a real U+FFFD
         text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "")
-        return DecodedText(text=text, errors=text.count("\ufffd"))
-    binary = b"\x00" in data[:8192]
+        return DecodedText(text=text, errors=errors, format=fmt)
+    binary = b"\x00" in body[:8192]
     try:
-        text = data.decode("utf-8")
+        text = body.decode("utf-8")
         errors = 0
     except UnicodeDecodeError:
-        text = data.decode("utf-8", errors="replace")
-        errors = text.count("\ufffd") - data.decode("utf-8", errors="ignore").count("\ufffd")
+        text = body.decode("utf-8", errors="replace")
+        errors = text.count("\ufffd") - body.decode("utf-8", errors="ignore").count("\ufffd")
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     if "\x00" in text:
         text = text.replace("\x00", "")
-    return DecodedText(text=text, errors=errors, binary=binary)
+    return DecodedText(text=text, errors=errors, binary=binary, format=fmt)
+
+
+def _exact_lines(data: bytes) -> tuple[str, list[tuple[str, bytes, bytes]]]:
+    """A file's lines exactly: ``(codec, [(shown text, exact bytes, exact ending), ...])``.
+
+    The shown texts joined by ``\n`` are :func:`decode_bytes`'s text; the bytes and endings joined (after the BOM)
+    are the file's. The last entry is what follows the last line ending (``("", b"", b"")`` when the file ends
+    with one).
+    """
+    codec, body = _split_encoding(data)
+    if codec == "utf-8":
+        exact, errors = body.decode("utf-8", errors="surrogateescape"), "surrogateescape"
+        odd = b""
+    else:
+        even = len(body) - len(body) % 2
+        exact, errors = body[:even].decode(codec, errors="surrogatepass"), "surrogatepass"
+        odd = body[even:]  # a stray last byte: kept with the last line
+    lines: list[tuple[str, bytes, bytes]] = []
+    start = 0
+    for m in _LINE_BREAK.finditer(exact):
+        raw = exact[start:m.start()].encode(codec, errors)
+        lines.append((_shown(raw.decode(codec, errors="replace")), raw, m.group().encode(codec)))
+        start = m.end()
+    raw = exact[start:].encode(codec, errors) + odd
+    lines.append((_shown(raw.decode(codec, errors="replace")), raw, b""))
+    return codec, lines
+
+
+def encode_edit(original: bytes | None, text: str) -> bytes:
+    """The bytes to write for ``text`` over a file that held ``original``: only the lines that changed change.
+
+    The file's encoding, byte-order mark and line endings are kept (:func:`text_format`): every line of ``text``
+    that is a line of the original (as :func:`decode_bytes` shows it) keeps its exact bytes — its own line ending,
+    NUL bytes and all — and new or changed lines are encoded like the file, ending with the ending of the line
+    they replace (or the file's :func:`line_ending`). So ``encode_edit(data, decode_bytes(data).text) == data``.
+
+    Args:
+        original: the file's bytes (None or empty: a new file, written as UTF-8 with LF endings).
+        text: the new text; ``\r\n`` and ``\r`` count as line breaks like ``\n`` (U+2028/U+2029 do not). A
+            leading U+FEFF where the file has a byte-order mark is taken for that mark.
+
+    Raises:
+        UnicodeEncodeError: ``text`` cannot be encoded in the file's encoding (a lone surrogate).
+    """
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if not original:
+        return text.encode("utf-8")
+    if decode_bytes(original).text == text:
+        return original  # nothing changed (the common save): the very same bytes
+    fmt = text_format(original)
+    codec, old = _exact_lines(original)
+    if fmt.bom and text.startswith("\ufeff") and not old[0][0].startswith("\ufeff"):
+        text = text[1:]  # the caller read the mark as a character (a strict UTF-8 decode keeps it)
+    new = text.split("\n")
+    newline = fmt.newline.encode(codec)
+    old_shown = [shown for shown, _, _ in old]
+    # The lines both share at the start and at the end are matched directly; only the middle is diffed.
+    head = 0
+    limit = min(len(old), len(new))
+    while head < limit and old_shown[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < limit - head and old_shown[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    # (old line, new line, whether the old line is the same text: else only its ending is kept; None: none)
+    pairs: list[tuple[int | None, int, bool]] = [(i, i, True) for i in range(head)]
+    if head < len(new) - tail or head < len(old) - tail:
+        import difflib  # deferred: only a save that changed something diffs
+
+        a, b = old_shown[head:len(old) - tail], new[head:len(new) - tail]
+        for op, a0, a1, b0, b1 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+            for k in range(b1 - b0):
+                replaced = op == "replace" and k < a1 - a0
+                pairs.append((head + a0 + k if op == "equal" or replaced else None, head + b0 + k, op == "equal"))
+    pairs.extend((len(old) - tail + k, len(new) - tail + k, True) for k in range(tail))
+    out = [_BOMS[codec]] if fmt.bom else []
+    last = len(new) - 1
+    cr, lf = "\r".encode(codec), "\n".encode(codec)
+    previous = b""
+    for at, row, same in pairs:
+        _, raw, ending = old[at] if at is not None else ("", b"", b"")
+        body = raw if same else new[row].encode(codec)
+        ending = b"" if row == last else ending or newline
+        if previous == cr and not body and ending == lf:
+            # After a line that ends with a lone CR, an empty LF-ended line would join it into one CRLF ending
+            # (the line would vanish): it ends like the file instead (CR where the file uses LF).
+            ending = newline if newline != lf else cr
+        out.append(body + ending)
+        previous = ending
+    return b"".join(out)
 
 
 def read_text_file(path: Path, max_bytes: int = MAX_FILE_BYTES) -> DecodedText:
@@ -100,7 +288,7 @@ def read_text_file(path: Path, max_bytes: int = MAX_FILE_BYTES) -> DecodedText:
     truncated = len(data) > max_bytes
     decoded = decode_bytes(data[:max_bytes])
     if truncated:
-        return DecodedText(decoded.text, decoded.errors, decoded.binary, truncated=True)
+        return replace(decoded, truncated=True)
     return decoded
 
 
@@ -155,19 +343,45 @@ def fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
+def _about(path: Path, exc: OSError) -> OSError:
+    """The error of a write, naming the file being written — never memdeck's temp file beside it, which the user
+    has never heard of (``.MEMORY.md.x1y2.tmp: Permission denied`` becomes ``MEMORY.md: Permission denied``)."""
+    if exc.errno is None:
+        return exc
+    return OSError(exc.errno, exc.strerror, str(path))  # OSError picks the subclass (PermissionError, ...)
+
+
 def _write_temp(folder: Path, name: str, data: bytes, mode: int) -> str:
-    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
+    """Write ``data`` to a new temp file beside ``folder/name``, fsynced with ``mode``; its errors name the file."""
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
+    except OSError as exc:
+        raise _about(folder / name, exc) from None
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         os.chmod(tmp, mode)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise _about(folder / name, exc) from None
         raise
     return tmp
+
+
+def _replace(tmp: str, path: Path) -> None:
+    """Rename the temp file over ``path`` (removing it when that fails); its errors name ``path``."""
+    try:
+        os.replace(tmp, path)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise _about(path, exc) from None
+        raise
 
 
 def atomic_write_bytes(path: Path, data: bytes, mode: int | None = None) -> None:
@@ -182,12 +396,7 @@ def atomic_write_bytes(path: Path, data: bytes, mode: int | None = None) -> None
         except FileNotFoundError:
             mode = 0o644
     tmp = _write_temp(path.parent, path.name, data, mode)
-    try:
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    _replace(tmp, path)
     fsync_dir(path.parent)
 
 
@@ -195,8 +404,8 @@ def atomic_append(path: Path, text: str, *, blank_line: bool = True, attempts: i
     """Append ``text`` to ``path`` so that a crash leaves either the old file or the new one.
 
     The existing bytes are copied unchanged into a temp file in the same folder, the addition
-    follows (after a blank line when ``blank_line``; CRLF if the file uses CRLF), the temp file is
-    fsynced and renamed over the original. If the file changes on disk meanwhile, it retries.
+    follows (after a blank line when ``blank_line``), written like the file: its encoding and its
+    :func:`line_ending` (CRLF if the file uses CRLF). The temp file is fsynced and renamed over the original. If the file changes on disk meanwhile, it retries.
 
     Returns:
         The number of bytes added.
@@ -216,18 +425,20 @@ def atomic_append(path: Path, text: str, *, blank_line: bool = True, attempts: i
         if before is not None and not stat.S_ISREG(before.st_mode):
             raise WriteRefused(f"not a regular file: {path}")
         existing = path.read_bytes() if before is not None else b""
-        newline = b"\r\n" if b"\r\n" in existing else b"\n"
-        addition = text.encode("utf-8").replace(b"\r\n", b"\n")
-        if not addition.endswith(b"\n"):
-            addition += b"\n"
-        if newline == b"\r\n":
-            addition = addition.replace(b"\n", b"\r\n")
+        fmt = text_format(existing)  # the file's encoding and line ending: the addition is written like the file
+        nl = fmt.newline.encode(fmt.encoding)
+        body = text.replace("\r\n", "\n").replace("\r", "\n")
+        if not body.endswith("\n"):
+            body += "\n"
+        addition = body.replace("\n", fmt.newline).encode(fmt.encoding)
+        ends = [e.encode(fmt.encoding) for e in ("\n", "\r")]
+        after_bom = existing[len(_BOMS[fmt.encoding]):] if fmt.bom else existing
         separator = b""
-        if existing:
-            if not existing.endswith(b"\n"):
-                separator = newline + newline if blank_line else newline
-            elif blank_line and not existing.endswith(newline + newline):
-                separator = newline
+        if after_bom:
+            if not any(existing.endswith(e) for e in ends):
+                separator = nl + nl if blank_line else nl
+            elif blank_line and not existing.endswith(nl + nl):
+                separator = nl
         mode = stat.S_IMODE(before.st_mode) if before is not None else 0o644
         tmp = _write_temp(path.parent, path.name, existing + separator + addition, mode)
         try:
@@ -244,11 +455,11 @@ def atomic_append(path: Path, text: str, *, blank_line: bool = True, attempts: i
             if not unchanged:
                 os.unlink(tmp)
                 continue
-            os.replace(tmp, path)
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
             raise
+        _replace(tmp, path)
         fsync_dir(path.parent)
         return len(separator) + len(addition)
     raise WriteRefused(f"{path} kept changing while appending; nothing was written")
@@ -284,7 +495,9 @@ def replace_if_unchanged(path: Path, text: str, expected: DiskStamp | None) -> D
 
     ``expected`` None means "the file must not exist". The content is compared first, then the file's size
     and mtime once more just before the rename, so a save someone else made meanwhile is never overwritten.
-    The permission bits of an existing file are kept.
+    The permission bits of an existing file are kept, and so are its encoding, byte-order mark and line endings:
+    only the lines ``text`` changed are written anew (:func:`encode_edit`), so saving the text :func:`decode_bytes`
+    gave writes the same bytes.
 
     Returns:
         The stamp of what was written.
@@ -302,10 +515,14 @@ def replace_if_unchanged(path: Path, text: str, expected: DiskStamp | None) -> D
     if st is not None and not stat.S_ISREG(st.st_mode):
         raise WriteRefused(f"refusing to write through a symlink: {path}" if stat.S_ISLNK(st.st_mode)
                            else f"not a regular file: {path}")
-    current = read_stamp(path)
+    original: bytes | None = None
+    current: DiskStamp | None = None
+    with contextlib.suppress(FileNotFoundError), open(path, "rb") as fh:
+        original = fh.read()
+        current = stamp_bytes(original, os.fstat(fh.fileno()))
     if not same_content(current, expected):
         raise ChangedOnDisk(path, current)
-    data = text.encode("utf-8")
+    data = encode_edit(original, text)  # the file's encoding, BOM and line endings; untouched lines as they were
     mode = stat.S_IMODE(st.st_mode) if st is not None else 0o644
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = _write_temp(path.parent, path.name, data, mode)
@@ -319,11 +536,11 @@ def replace_if_unchanged(path: Path, text: str, expected: DiskStamp | None) -> D
             now is not None and current is not None and (now.st_size, now.st_mtime_ns) == (current.size, current.mtime_ns))
         if not unchanged:
             raise ChangedOnDisk(path, read_stamp(path))
-        os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+    _replace(tmp, path)
     fsync_dir(path.parent)
     return stamp_bytes(data, os.stat(path))
 

@@ -152,9 +152,13 @@ def unified_diff(rel: str, disk_text: str, mine: str) -> str:
     """The diff from the disk version to the editor's text (what the conflict dialog shows)."""
     import difflib  # deferred: only a conflict needs it
 
+    def split(text: str) -> list[str]:  # at "\n" only, as the editor and citations count lines (not U+2028)
+        parts = text.split("\n")
+        return [part + "\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+
     lines = difflib.unified_diff(
-        disk_text.splitlines(keepends=True),
-        mine.splitlines(keepends=True),
+        split(disk_text),
+        split(mine),
         fromfile=f"{rel} (on disk)",
         tofile=f"{rel} (editor)",
     )

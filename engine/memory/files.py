@@ -130,6 +130,10 @@ class MemoryFiles:
     def save_note(self, rel: str, text: str, expected: DiskStamp | None) -> SaveResult:
         """Write a note atomically unless it changed on disk since ``expected`` was read.
 
+        Only the lines ``text`` changed are written anew: the file keeps its encoding, byte-order mark and line
+        endings (mixed ones too), and every other line its exact bytes, so saving :attr:`Note.text` unchanged
+        writes the same bytes (:func:`engine.textio.encode_edit`; the review's writes go through here too).
+
         Raises:
             SaveConflict: it changed (nothing written); the error carries the disk's text and stamp.
             PathRefused: not a memory file.

@@ -21,8 +21,10 @@ from engine.errors import MemdeckError, PathRefused
 from engine.health.secrets import redact_secrets
 from engine.sessions.model import Transcript
 from engine.textio import (
+    UTF8_LF,
     ChangedOnDisk,
     DiskStamp,
+    TextFormat,
     atomic_append,
     atomic_write_text,
     clean_note_text,
@@ -63,7 +65,11 @@ class SaveConflict(MemdeckError):
 
 @dataclass(frozen=True)
 class Note:
-    """A memory file read for editing (any bytes: undecodable ones are counted, binary files flagged)."""
+    """A memory file read for editing (any bytes: undecodable ones are counted, binary files flagged).
+
+    ``format`` is how the file stores its text (``format.label``: ``UTF-16 LE · BOM · CRLF``); :func:`save_note`
+    keeps it, and the bytes of every line the new text did not change.
+    """
 
     rel: str
     path: Path
@@ -71,6 +77,7 @@ class Note:
     stamp: DiskStamp | None
     decode_errors: int = 0
     binary: bool = False
+    format: TextFormat = UTF8_LF
 
 
 @dataclass(frozen=True)
@@ -242,7 +249,7 @@ def read_note(config: Config, rel: str) -> Note:
     except FileNotFoundError:
         return Note(rel, path, "", None)
     decoded = decode_bytes(data)
-    return Note(rel, path, decoded.text, stamp_bytes(data, st), decoded.errors, decoded.binary)
+    return Note(rel, path, decoded.text, stamp_bytes(data, st), decoded.errors, decoded.binary, decoded.format)
 
 
 def disk_stamp(config: Config, rel: str) -> DiskStamp | None:
@@ -256,6 +263,10 @@ def disk_stamp(config: Config, rel: str) -> DiskStamp | None:
 
 def save_note(config: Config, rel: str, text: str, expected: DiskStamp | None) -> SaveResult:
     """Write a note's new text atomically, unless the file changed on disk since ``expected`` was read.
+
+    The file keeps its encoding, byte-order mark and line endings, and every line ``text`` did not change keeps its
+    exact bytes (:func:`engine.textio.encode_edit`): saving a note's :attr:`Note.text` unchanged writes the same
+    bytes, and one edited line changes only that line.
 
     Raises:
         SaveConflict: the file on disk is not what the editor read (nothing written); it carries the disk text.

@@ -5,8 +5,19 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from rich.cells import cell_len
+from rich.style import Style
+from rich.text import Text
+from textual.geometry import Size
 from textual.widgets import TextArea
-from textual.widgets.text_area import EditResult, Location, Selection
+from textual.widgets.text_area import (
+    Document,
+    DocumentNavigator,
+    EditResult,
+    Location,
+    Selection,
+    WrappedDocument,
+)
 
 from tui.themes import EDITOR_THEME, editor_theme
 
@@ -120,6 +131,75 @@ def highlight_document(lines: Iterable[str], cache: LineCache) -> dict[int, list
     return out
 
 
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+SEPARATOR_GLYPHS = {"\u2028": "\u21b5", "\u2029": "\u204b"}
+"""How U+2028 LINE SEPARATOR (↵) and U+2029 PARAGRAPH SEPARATOR (⁋) are shown: one narrow cell each, where the
+terminal would draw nothing (they are zero-width) and the cursor would seem to skip."""
+_SHOW_SEPARATORS = str.maketrans(SEPARATOR_GLYPHS)
+_SEPARATOR_STYLE = Style(reverse=True, dim=True)
+
+
+def split_lines(text: str) -> list[str]:
+    """A note's lines as memdeck counts them: split at ``\n``, ``\r\n`` and ``\r`` only (the index's and the
+    citations' lines), never at U+2028/U+2029 or the other breaks :meth:`str.splitlines` knows. A text that ends
+    with a line break has an empty last line, as in Textual's :class:`Document`."""
+    return _LINE_BREAK.split(text)
+
+
+def _show(line: str) -> str:
+    return line.translate(_SHOW_SEPARATORS) if "\u2028" in line or "\u2029" in line else line
+
+
+class NoteDocument(Document):
+    """The editor's document: lines split as memdeck splits them (:func:`split_lines`), so editor line numbers are
+    citation line numbers and U+2028/U+2029 stay inside their line — and in :attr:`text`, byte for byte.
+
+    Textual's :class:`Document` splits with :meth:`str.splitlines`, which also breaks at U+2028/U+2029: the editor
+    then counted more lines than the index, and joined them back with ``\n`` (the file read as modified and saved
+    them as newlines). Here the text is kept as it is; only what is *drawn* (:attr:`lines`, :meth:`get_line`, which
+    the wrapping and the renderer read) shows each separator as a one-cell glyph (:data:`SEPARATOR_GLYPHS`), so
+    columns match. ``text``, ``get_text_range`` and ``document[row]`` keep the real characters: saving, copying
+    and undo see the separators, never the glyphs.
+    """
+
+    def __init__(self, text: str) -> None:
+        super().__init__("")
+        self._newline = "\r\n" if "\r\n" in text else "\r" if "\r" in text and "\n" not in text else "\n"
+        self._lines = split_lines(text)
+        self._shown = [_show(line) for line in self._lines]
+
+    @property
+    def lines(self) -> list[str]:
+        """The lines as drawn (separators as glyphs; same length as the real lines)."""
+        return self._shown
+
+    def get_line(self, index: int) -> str:
+        """The line as drawn (see :attr:`lines`)."""
+        return self._shown[index]
+
+    def get_size(self, tab_width: int) -> Size:
+        """The size of the drawn text."""
+        widths = [cell_len(line.expandtabs(tab_width)) for line in self._shown]
+        return Size(max(widths, default=0), len(self._shown))
+
+    def replace_range(self, start: Location, end: Location, text: str) -> EditResult:
+        """Textual's edit, with inserted text split as :func:`split_lines` does."""
+        top, bottom = sorted((start, end))
+        top_row, top_column = top
+        bottom_row, bottom_column = bottom
+        insert_lines = split_lines(text)
+        lines = self._lines
+        replaced_text = self.get_text_range(top, bottom)
+        after_selection = "" if bottom_row >= len(lines) else lines[bottom_row][bottom_column:]
+        before_selection = "" if top_row >= len(lines) else lines[top_row][:top_column]
+        insert_lines[0] = before_selection + insert_lines[0]
+        destination_column = len(insert_lines[-1])
+        insert_lines[-1] = insert_lines[-1] + after_selection
+        lines[top_row:bottom_row + 1] = insert_lines
+        self._shown[top_row:bottom_row + 1] = [_show(line) for line in insert_lines]
+        return EditResult((top_row + len(insert_lines) - 1, destination_column), replaced_text)
+
+
 class MarkdownArea(TextArea):
     """The editor's text area: Markdown highlighting, line numbers, themed from the app theme."""
 
@@ -160,6 +240,27 @@ class MarkdownArea(TextArea):
         if self._guarded(start, end):
             return None  # the first backspace/delete only clears the shown range
         return super()._delete_via_keyboard(start, end)
+
+    def _set_document(self, text: str, language: str | None) -> None:
+        """Every text is a :class:`NoteDocument` (memdeck's lines; no tree-sitter: the highlighter is our own)."""
+        self._highlight_query = None
+        document = NoteDocument(text)
+        self.document = document
+        self.wrapped_document = WrappedDocument(document, tab_width=self.indent_width)
+        self.navigator = DocumentNavigator(self.wrapped_document)
+        self._build_highlight_map()
+        self.move_cursor((0, 0))
+        self._rewrap_and_refresh_virtual_size()
+
+    def get_line(self, line_index: int) -> Text:
+        """A line to draw: U+2028/U+2029 as marked glyphs (see :class:`NoteDocument`)."""
+        line = super().get_line(line_index)
+        real = self.document[line_index]
+        if "\u2028" in real or "\u2029" in real:
+            for column, char in enumerate(real):
+                if char in SEPARATOR_GLYPHS:
+                    line.stylize(_SEPARATOR_STYLE, column, column + 1)
+        return line
 
     def _build_highlight_map(self) -> None:
         """Replace tree-sitter highlighting with the Markdown highlighter (no parser dependency)."""

@@ -142,6 +142,8 @@ class NoteEditor(Vertical):
             parts.append((f"  L{start}–L{end}" if start != end else f"  L{start}", "$text-secondary"))
         if self.read_only:
             parts.append(("  read-only", "$text-error"))
+        # How the file stores its text (a save keeps it): "UTF-8 · LF", "UTF-16 LE · BOM · CRLF".
+        parts.append((f"  {self.note.format.label}", "$text-muted"))
         header.update(Content.assemble(*parts))
         message = ""
         if self.conflict:
