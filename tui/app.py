@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import os
+import signal
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -40,6 +43,8 @@ class MemdeckApp(App[int]):
         config: the resolved config.
         watch: watch the files for changes by others (tests post the changes themselves).
         load_model: load the embedding model once the first sync is done.
+        handle_signals: stop on SIGINT, SIGTERM and SIGHUP through the normal shutdown, unsaved text kept as a
+            recovery copy (the real app; tests drive :meth:`stop_on_signal` themselves).
     """
 
     CSS_PATH = Path(__file__).with_name("memdeck.tcss")
@@ -50,8 +55,14 @@ class MemdeckApp(App[int]):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (90, "-wide")]  # noqa: RUF012  # Textual types it so
     BINDINGS: ClassVar[list[BindingType]] = [*APP_BINDINGS]
 
-    def __init__(self, config: Config, *, watch: bool = True, load_model: bool = True) -> None:
-        super().__init__()
+    def __init__(self, config: Config, *, watch: bool = True, load_model: bool = True,
+                 handle_signals: bool = False) -> None:
+        from tui.shutdown import driver_class
+
+        super().__init__(driver_class=driver_class() if handle_signals else None)
+        self._handle_signals = handle_signals
+        self.stopped_by: signal.Signals | None = None
+        """The signal that stopped the app, if one did (``run_app`` exits with 128 + its number)."""
         self.config = config
         self.bridge = Bridge(config)
         self._watch = watch
@@ -61,7 +72,8 @@ class MemdeckApp(App[int]):
         self.worker_errors: list[BaseException] = []
         """Exceptions that escaped a worker: each was shown as an error notification instead of ending the app."""
         self.rescued: list[str] = []
-        """Where unsaved editor text was kept when the app had to stop on an error (``run_app`` prints it)."""
+        """Where unsaved editor text was kept when the app had to stop on an error or a signal (``run_app`` prints
+        it)."""
         themes = load_themes(self.bridge.user_themes_dir())
         for theme in themes.themes:
             self.register_theme(theme)
@@ -103,6 +115,23 @@ class MemdeckApp(App[int]):
         # stay frozen: a one-off few hundred KB, cheaper than the 50 ms full collection that would free them).
         pause_gc()
         self._gc_paused = True
+        if self._handle_signals:
+            self._install_signal_handlers()
+
+    def _install_signal_handlers(self) -> None:
+        """SIGINT, SIGTERM and SIGHUP run :meth:`stop_on_signal` on the event loop (never in the middle of a frame).
+
+        Without this, SIGINT ended the app at once and SIGTERM/SIGHUP killed it with the terminal left in the
+        alternate screen with mouse tracking on, and the editor's unsaved text was lost either way.
+        """
+        from tui.shutdown import STOP_SIGNALS
+
+        loop = asyncio.get_running_loop()
+        for sig in STOP_SIGNALS:
+            try:
+                loop.add_signal_handler(sig, self.stop_on_signal, sig)
+            except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no such signal here
+                log.warning("cannot handle %s: it will stop memdeck without keeping unsaved text", sig.name)
 
     def _resume_gc(self) -> None:
         if self._gc_paused:
@@ -138,6 +167,41 @@ class MemdeckApp(App[int]):
             self.main.stop_background()
             self.exit(0)
 
+    def stop_on_signal(self, sig: signal.Signals) -> None:
+        """Stop because of ``sig``: keep the unsaved text as a recovery copy, then exit through the normal shutdown.
+
+        The same for SIGINT as for SIGTERM and SIGHUP — no question first. In the TUI ctrl+c is a key (the
+        terminal is in raw mode), so a SIGINT comes from another process (``kill -INT``, a supervisor, a
+        ``timeout``) that wants memdeck to stop now and cannot answer a dialog; the recovery copy loses nothing,
+        and the next start offers it back. Textual's shutdown then leaves the alternate screen, turns mouse
+        tracking off and shows the cursor; the exit code is 128 + the signal's number. A second signal during
+        that shutdown exits at once (the text is kept already).
+        """
+        from tui.shutdown import exit_code
+
+        if self.stopped_by is not None:
+            self._exit_now(sig)
+            return
+        self.stopped_by = sig
+        log.warning("stopping on %s", sig.name)
+        self._keep_for_recovery(sig.name)
+        if self._main is not None:
+            self._main.stop_background()
+        self.exit(return_code=exit_code(sig))
+
+    def _exit_now(self, sig: signal.Signals) -> None:
+        """A second signal: put the terminal back as well as can be done without the driver, and exit."""
+        import termios
+
+        from tui.shutdown import exit_code, restore_terminal_now
+
+        restore_terminal_now()
+        attrs = getattr(self._driver, "attrs_before", None)
+        if attrs is not None:
+            with contextlib.suppress(termios.error, OSError, ValueError):
+                termios.tcsetattr(getattr(self._driver, "fileno", 0), termios.TCSANOW, attrs)
+        os._exit(exit_code(sig))
+
     async def on_unmount(self) -> None:
         self._resume_gc()
         if self._main is not None:
@@ -161,20 +225,28 @@ class MemdeckApp(App[int]):
             self.notify(f"{type(cause).__name__}: {cause}", title="That failed; nothing was lost", severity="error",
                         timeout=15)
             return
-        self._rescue_unsaved()
+        self._keep_for_recovery("an error")
         super()._handle_exception(error)
 
-    def _rescue_unsaved(self) -> None:
-        """Keep the editor's unsaved text in memdeck's data dir before the app stops on an error."""
+    def _keep_for_recovery(self, why: str) -> None:
+        """Keep the editor's unsaved text as a recovery copy (the next start offers it back) before stopping.
+
+        Synchronous on purpose: it runs in a signal's handler or an error's, just before the app stops.
+        """
+        from engine.api import save_recovery
+
         editor = self._main.loaded_editor if self._main is not None else None
         if editor is None or editor.rel is None or not editor.modified:
             return
         try:
-            path = self.bridge.write_copy(editor.rel, editor.area.text)
-        except Exception as exc:  # stopping on an error already: say so, never raise a second one
+            path = save_recovery(self.config, editor.rel, editor.area.text, editor.stamp, why)
+        except Exception as exc:  # stopping already: say so, never raise a second one
             log.error("could not keep the unsaved text of %s: %s", editor.rel, exc)
+            self.rescued.append(f"memdeck stopped on {why}; the unsaved text of {editor.rel} could not be kept: {exc}")
             return
-        self.rescued.append(f"memdeck stopped on an error; your unsaved text of {editor.rel} is kept in {path}")
+        log.warning("stopping on %s: the unsaved text of %s is kept in %s", why, editor.rel, path)
+        self.rescued.append(f"memdeck stopped on {why}; your unsaved text of {editor.rel} is kept in {path} "
+                            "(the next start offers it back)")
 
     def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
                timeout: float | None = None, markup: bool = False) -> None:
@@ -256,8 +328,6 @@ def _bindings(items: Iterable[BindingType]) -> list[Binding]:
 
 def run_app(config: Config) -> int:
     """Run the TUI on a resolved config; the process exit code."""
-    import logging
-    import os
 
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # the model's tqdm bar would draw over the UI
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -270,8 +340,13 @@ def run_app(config: Config) -> int:
     except OSError:
         logging.basicConfig(handlers=[logging.NullHandler()], force=True)
     logging.captureWarnings(True)
-    app = MemdeckApp(config)
+    app = MemdeckApp(config, handle_signals=True)
     app.run()
+    if app.stopped_by == signal.SIGHUP:
+        from tui.shutdown import silence_terminal
+
+        silence_terminal()  # the terminal hung up: printing (and Python's flush at exit) would fail
     for line in app.rescued:
-        print(line)
+        with contextlib.suppress(OSError):
+            print(line, flush=True)
     return app.return_code or 0
