@@ -157,6 +157,7 @@ class MemdeckApp(App[int]):
     def _start_background(self) -> None:
         self._resume_gc()
         self.main.start_background()
+        self.main.offer_recovery()
 
     async def action_quit(self) -> None:
         self._quit_guarded()

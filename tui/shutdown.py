@@ -86,7 +86,7 @@ def driver_class() -> type[Driver] | None:
 
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
-            self._file = TolerantTerminal(self._file)  # type: ignore[assignment]
+            self._file = TolerantTerminal(self._file)  # type: ignore[assignment, arg-type]
 
     return MemdeckDriver
 
