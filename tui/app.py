@@ -22,7 +22,7 @@ from textual.worker import WorkerFailed
 
 from tui.bridge import SEARCH_MODES, Bridge, MemdeckError
 from tui.commands import palette_commands
-from tui.keys import APP_BINDINGS, KeyHelp, describe_bindings, unknown_ids
+from tui.keys import APP_BINDINGS, KeyHelp, unknown_ids
 from tui.quiet_gc import pause_gc, resume_gc
 from tui.screens.main import MainScreen
 from tui.themes import DEFAULT_THEME, load_themes
@@ -299,19 +299,51 @@ class MemdeckApp(App[int]):
 
     # -- keys, help, palette ------------------------------------------------------------------
     def key_help(self) -> list[KeyHelp]:
-        """Every binding with an id, as the help screen lists it."""
-        from tui.screens.review import ReviewScreen
+        """Every binding of every screen and pane, grouped, as the help screen lists it (from the binding tables).
+
+        Bindings with an id can be remapped under ``[keys]``; the rest (a widget's built-in keys) are listed too,
+        so nothing the keyboard does is missing from F1.
+        """
+        from textual.screen import Screen as TextualScreen
+
+        from tui.screens.dialogs import ChoiceScreen, DiffScreen
+        from tui.screens.flush import FlushScreen
+        from tui.screens.help import HelpScreen, binding_rows
+        from tui.screens.review import PromoteScreen, ReviewScreen
+        from tui.widgets.big_file_view import BigLines
+        from tui.widgets.markdown_area import MarkdownArea
+        from tui.widgets.search_pane import SearchPane
         from tui.widgets.transcript_view import TranscriptLines, TranscriptView
 
-        groups: list[tuple[str, list[Binding]]] = [
-            ("app", APP_BINDINGS),
-            ("search results", _bindings(ResultList.BINDINGS)),
-            ("memory tree", _bindings(MemoryTree.BINDINGS)),
-            ("transcript", _bindings([*TranscriptLines.BINDINGS, *TranscriptView.BINDINGS])),
-            ("memory review", _bindings(ReviewScreen.BINDINGS)),
+        palette = Binding(self.COMMAND_PALETTE_BINDING, "command_palette", "Command palette (every action)")
+        groups: list[tuple[str, list[type[Any] | Binding]]] = [
+            ("app", [MemdeckApp, palette]),
+            ("every screen", [TextualScreen]),
+            ("search box", [SearchPane]),
+            ("search results", [ResultList]),
+            ("memory tree", [MemoryTree]),
+            ("editor", [MarkdownArea]),
+            ("big file viewer", [BigLines]),
+            ("transcript", [TranscriptLines, TranscriptView]),
+            ("memory review", [ReviewScreen]),
+            ("promote to memory", [PromoteScreen]),
+            ("flush review", [FlushScreen]),
+            ("dialogs", [ChoiceScreen, DiffScreen]),
+            ("help", [HelpScreen]),
         ]
         keymap = {str(k): str(v) for k, v in self.config.keys.items()}
-        return describe_bindings(groups, keymap, self.get_key_display)
+        return binding_rows(groups, keymap, self.get_key_display)
+
+    def action_help_quit(self) -> None:
+        """ctrl+c outside a text field: say which key quits, in plain text.
+
+        Textual's own toast is markup (``Press [b]ctrl+q[/b]``), and memdeck's notifications are never markup
+        (:meth:`notify`), so it showed the ``[b]`` tags as typed.
+        """
+        keys = [key for key, active in self.active_bindings.items() if active.binding.action in ("quit", "app.quit")]
+        if keys:
+            shown = " or ".join(self.get_key_display(Binding(key, "quit")) for key in keys)
+            self.notify(f"Press {shown} to quit memdeck", title="Do you want to quit?")
 
     def action_help(self) -> None:
         from tui.screens.help import HelpScreen

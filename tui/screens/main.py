@@ -418,8 +418,11 @@ class MainScreen(Screen[None]):
         self.open_session(message.path)
 
     @work(group="open", exclusive=True)
-    async def open_note(self, rel: str, select: tuple[int, int] | None = None) -> None:
+    async def open_note(self, rel: str, select: tuple[int, int] | None = None, at_end: bool = False) -> None:
         """Show a memory file in the editor (asks first if the open one has unsaved changes).
+
+        ``at_end`` puts the cursor at the end of the note, where a new entry goes (today's note: below its
+        heading); otherwise it is at the start, or on ``select``.
 
         A file of 1 MB or more, or with a line of 10,000 characters or more, opens in the read-only big-file
         viewer instead: the editor would take seconds per keystroke on it. The editor keeps its own file and
@@ -455,6 +458,8 @@ class MainScreen(Screen[None]):
             big.close()
         self.centre.current = "editor"
         editor.load(note, select)
+        if at_end and select is None:
+            editor.area.move_cursor(editor.area.document.end)
         self.memory_tree.select_note(note.rel)
         self.call_after_refresh(editor.area.focus)
 
@@ -671,7 +676,7 @@ class MainScreen(Screen[None]):
             return
         if created:
             self._file_added(rel)
-        self.open_note(rel)
+        self.open_note(rel, at_end=True)  # where today's entry is typed: below the heading, after what is there
 
     @work(group="files", exclusive=True)
     async def action_new_topic(self) -> None:
