@@ -355,10 +355,6 @@ class MemdeckApp(App[int]):
         yield from palette_commands(self, self.main)
 
 
-def _bindings(items: Iterable[BindingType]) -> list[Binding]:
-    return [b for b in items if isinstance(b, Binding)]
-
-
 def run_app(config: Config) -> int:
     """Run the TUI on a resolved config; the process exit code."""
 
