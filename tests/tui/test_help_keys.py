@@ -119,3 +119,31 @@ async def test_ctrl_n_puts_the_cursor_below_the_heading(config: Config, existing
         await pilot.press(*"typed")
         assert editor.area.text.split("\n")[0] == lines[0], "the heading is untouched"
         assert editor.area.text.rstrip("\n").endswith("typed")
+
+
+async def test_a_big_tree_fills_with_few_relayouts(config: Config, monkeypatch: pytest.MonkeyPatch) -> None:
+    """3,000 daily notes: the tree's caches are invalidated per slice, not per node (each invalidation costs a
+    full re-layout of every line on the next frame: what made keystrokes take 1–2 s at 20,000 files)."""
+    from textual.widgets import Tree
+
+    from tui.bridge import build_tree_model
+    from tui.widgets.memory_tree import GroupRef, NoteRef
+
+    days = [f"memory/{1900 + i // 336}-{1 + i // 28 % 12:02d}-{1 + i % 28:02d}.md" for i in range(3000)]
+    app = make_app(config)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        tree = app.main.memory_tree
+        calls = {"invalidate": 0}
+        invalidate = Tree._invalidate
+
+        def counting(self: Tree[object]) -> None:
+            calls["invalidate"] += 1
+            invalidate(self)
+
+        monkeypatch.setattr(Tree, "_invalidate", counting)
+        tree.set_model(build_tree_model(["MEMORY.md", *days], config.workspace))
+        await settle(pilot)
+        group = next(n for n in tree.nodes() if isinstance(n.data, GroupRef) and n.data.key == "daily")
+        assert [n.data.rel for n in group.children if isinstance(n.data, NoteRef)] == sorted(days, reverse=True)
+        assert calls["invalidate"] <= 20, f"{calls['invalidate']} invalidations for 3,000 notes"
