@@ -102,6 +102,12 @@ if TYPE_CHECKING:  # loaded on first use (see __getattr__): status and search ne
     from engine.memory.notes import daily_rel as daily_rel
     from engine.memory.notes import dated_note as dated_note
     from engine.memory.notes import topic_rel as topic_rel
+    from engine.recovery import RecoveryCopy as RecoveryCopy
+    from engine.recovery import RecoveryError as RecoveryError
+    from engine.recovery import discard_recovery as discard_recovery
+    from engine.recovery import list_recovery as list_recovery
+    from engine.recovery import recovery_disk_state as recovery_disk_state
+    from engine.recovery import save_recovery as save_recovery
     from engine.review.actions import NothingToUndo as NothingToUndo
     from engine.review.actions import ReviewAction as ReviewAction
     from engine.review.actions import ReviewActionError as ReviewActionError
@@ -142,6 +148,8 @@ _LAZY = {
     "engine.memory.notes": ("DATED_NOTE", "Appended", "DatedNote", "Deleted", "FlushError", "Note", "RenamePlan",
                             "SaveConflict", "SaveResult", "daily_heading", "daily_rel", "dated_note", "topic_rel"),
     "engine.display": ("has_control_chars", "safe_name", "safe_text"),
+    "engine.recovery": ("RecoveryCopy", "RecoveryError", "discard_recovery", "list_recovery", "recovery_disk_state",
+                        "save_recovery"),
     "engine.state": ("StateError", "UiState", "load_state", "save_state", "state_path"),
     "engine.review.actions": ("NothingToUndo", "ReviewAction", "ReviewActionError", "ReviewWriteConflict",
                               "StatementChanged", "merge_text", "promote_target", "statement_text"),
@@ -184,6 +192,8 @@ __all__ = [
     "Note",
     "NothingToUndo",
     "ProgressFn",
+    "RecoveryCopy",
+    "RecoveryError",
     "RenamePlan",
     "ReviewAction",
     "ReviewActionError",
@@ -220,10 +230,12 @@ __all__ = [
     "daily_heading",
     "daily_rel",
     "dated_note",
+    "discard_recovery",
     "flush_threshold",
     "has_control_chars",
     "is_relevant",
     "is_session_path",
+    "list_recovery",
     "load_state",
     "merge_text",
     "needs_flush",
@@ -231,9 +243,11 @@ __all__ = [
     "parse_citation",
     "plural",
     "promote_target",
+    "recovery_disk_state",
     "safe_name",
     "safe_text",
     "same_content",
+    "save_recovery",
     "save_state",
     "scan_sources",
     "session_source_at",

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import os
+import signal
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -19,7 +22,7 @@ from textual.worker import WorkerFailed
 
 from tui.bridge import SEARCH_MODES, Bridge, MemdeckError
 from tui.commands import palette_commands
-from tui.keys import APP_BINDINGS, KeyHelp, check_keymap, describe_bindings
+from tui.keys import APP_BINDINGS, KeyHelp, check_keymap
 from tui.quiet_gc import pause_gc, resume_gc
 from tui.screens.main import MainScreen
 from tui.themes import DEFAULT_THEME, load_themes
@@ -40,6 +43,8 @@ class MemdeckApp(App[int]):
         config: the resolved config.
         watch: watch the files for changes by others (tests post the changes themselves).
         load_model: load the embedding model once the first sync is done.
+        handle_signals: stop on SIGINT, SIGTERM and SIGHUP through the normal shutdown, unsaved text kept as a
+            recovery copy (the real app; tests drive :meth:`stop_on_signal` themselves).
     """
 
     CSS_PATH = Path(__file__).with_name("memdeck.tcss")
@@ -50,8 +55,14 @@ class MemdeckApp(App[int]):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (90, "-wide")]  # noqa: RUF012  # Textual types it so
     BINDINGS: ClassVar[list[BindingType]] = [*APP_BINDINGS]
 
-    def __init__(self, config: Config, *, watch: bool = True, load_model: bool = True) -> None:
-        super().__init__()
+    def __init__(self, config: Config, *, watch: bool = True, load_model: bool = True,
+                 handle_signals: bool = False) -> None:
+        from tui.shutdown import driver_class
+
+        super().__init__(driver_class=driver_class() if handle_signals else None)
+        self._handle_signals = handle_signals
+        self.stopped_by: signal.Signals | None = None
+        """The signal that stopped the app, if one did (``run_app`` exits with 128 + its number)."""
         self.config = config
         self.bridge = Bridge(config)
         self._watch = watch
@@ -63,7 +74,8 @@ class MemdeckApp(App[int]):
         self.worker_errors: list[BaseException] = []
         """Exceptions that escaped a worker: each was shown as an error notification instead of ending the app."""
         self.rescued: list[str] = []
-        """Where unsaved editor text was kept when the app had to stop on an error (``run_app`` prints it)."""
+        """Where unsaved editor text was kept when the app had to stop on an error or a signal (``run_app`` prints
+        it)."""
         themes = load_themes(self.bridge.user_themes_dir())
         for theme in themes.themes:
             self.register_theme(theme)
@@ -105,6 +117,23 @@ class MemdeckApp(App[int]):
         # stay frozen: a one-off few hundred KB, cheaper than the 50 ms full collection that would free them).
         pause_gc()
         self._gc_paused = True
+        if self._handle_signals:
+            self._install_signal_handlers()
+
+    def _install_signal_handlers(self) -> None:
+        """SIGINT, SIGTERM and SIGHUP run :meth:`stop_on_signal` on the event loop (never in the middle of a frame).
+
+        Without this, SIGINT ended the app at once and SIGTERM/SIGHUP killed it with the terminal left in the
+        alternate screen with mouse tracking on, and the editor's unsaved text was lost either way.
+        """
+        from tui.shutdown import STOP_SIGNALS
+
+        loop = asyncio.get_running_loop()
+        for sig in STOP_SIGNALS:
+            try:
+                loop.add_signal_handler(sig, self.stop_on_signal, sig)
+            except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no such signal here
+                log.warning("cannot handle %s: it will stop memdeck without keeping unsaved text", sig.name)
 
     def _resume_gc(self) -> None:
         if self._gc_paused:
@@ -133,6 +162,7 @@ class MemdeckApp(App[int]):
     def _start_background(self) -> None:
         self._resume_gc()
         self.main.start_background()
+        self.main.offer_recovery()
 
     async def action_quit(self) -> None:
         self._quit_guarded()
@@ -142,6 +172,41 @@ class MemdeckApp(App[int]):
         if await self.main.confirm_discard():
             self.main.stop_background()
             self.exit(0)
+
+    def stop_on_signal(self, sig: signal.Signals) -> None:
+        """Stop because of ``sig``: keep the unsaved text as a recovery copy, then exit through the normal shutdown.
+
+        The same for SIGINT as for SIGTERM and SIGHUP — no question first. In the TUI ctrl+c is a key (the
+        terminal is in raw mode), so a SIGINT comes from another process (``kill -INT``, a supervisor, a
+        ``timeout``) that wants memdeck to stop now and cannot answer a dialog; the recovery copy loses nothing,
+        and the next start offers it back. Textual's shutdown then leaves the alternate screen, turns mouse
+        tracking off and shows the cursor; the exit code is 128 + the signal's number. A second signal during
+        that shutdown exits at once (the text is kept already).
+        """
+        from tui.shutdown import exit_code
+
+        if self.stopped_by is not None:
+            self._exit_now(sig)
+            return
+        self.stopped_by = sig
+        log.warning("stopping on %s", sig.name)
+        self._keep_for_recovery(sig.name)
+        if self._main is not None:
+            self._main.stop_background()
+        self.exit(return_code=exit_code(sig))
+
+    def _exit_now(self, sig: signal.Signals) -> None:
+        """A second signal: put the terminal back as well as can be done without the driver, and exit."""
+        import termios
+
+        from tui.shutdown import exit_code, restore_terminal_now
+
+        restore_terminal_now()
+        attrs = getattr(self._driver, "attrs_before", None)
+        if attrs is not None:
+            with contextlib.suppress(termios.error, OSError, ValueError):
+                termios.tcsetattr(getattr(self._driver, "fileno", 0), termios.TCSANOW, attrs)
+        os._exit(exit_code(sig))
 
     async def on_unmount(self) -> None:
         self._resume_gc()
@@ -166,20 +231,28 @@ class MemdeckApp(App[int]):
             self.notify(f"{type(cause).__name__}: {cause}", title="That failed; nothing was lost", severity="error",
                         timeout=15)
             return
-        self._rescue_unsaved()
+        self._keep_for_recovery("an error")
         super()._handle_exception(error)
 
-    def _rescue_unsaved(self) -> None:
-        """Keep the editor's unsaved text in memdeck's data dir before the app stops on an error."""
+    def _keep_for_recovery(self, why: str) -> None:
+        """Keep the editor's unsaved text as a recovery copy (the next start offers it back) before stopping.
+
+        Synchronous on purpose: it runs in a signal's handler or an error's, just before the app stops.
+        """
+        from engine.api import save_recovery
+
         editor = self._main.loaded_editor if self._main is not None else None
         if editor is None or editor.rel is None or not editor.modified:
             return
         try:
-            path = self.bridge.write_copy(editor.rel, editor.area.text)
-        except Exception as exc:  # stopping on an error already: say so, never raise a second one
+            path = save_recovery(self.config, editor.rel, editor.area.text, editor.stamp, why)
+        except Exception as exc:  # stopping already: say so, never raise a second one
             log.error("could not keep the unsaved text of %s: %s", editor.rel, exc)
+            self.rescued.append(f"memdeck stopped on {why}; the unsaved text of {editor.rel} could not be kept: {exc}")
             return
-        self.rescued.append(f"memdeck stopped on an error; your unsaved text of {editor.rel} is kept in {path}")
+        log.warning("stopping on %s: the unsaved text of %s is kept in %s", why, editor.rel, path)
+        self.rescued.append(f"memdeck stopped on {why}; your unsaved text of {editor.rel} is kept in {path} "
+                            "(the next start offers it back)")
 
     def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
                timeout: float | None = None, markup: bool = False) -> None:
@@ -231,22 +304,64 @@ class MemdeckApp(App[int]):
 
     # -- keys, help, palette ------------------------------------------------------------------
     def key_help(self) -> list[KeyHelp]:
-        """Every binding with an id, as the help screen lists it (with the ``[keys]`` overrides in use)."""
-        return describe_bindings(self.binding_groups(), self._keymap, self.get_key_display)
+        """Every binding of every screen and pane, grouped, as the help screen lists it (from the binding tables).
+
+        Bindings with an id can be remapped under ``[keys]``; the rest (a widget's built-in keys) are listed too,
+        so nothing the keyboard does is missing from F1.
+        """
+        from textual.screen import Screen as TextualScreen
+
+        from tui.screens.dialogs import ChoiceScreen, DiffScreen
+        from tui.screens.flush import FlushScreen
+        from tui.screens.help import HelpScreen, binding_rows
+        from tui.screens.review import PromoteScreen, ReviewScreen
+        from tui.widgets.big_file_view import BigLines
+        from tui.widgets.markdown_area import MarkdownArea
+        from tui.widgets.search_pane import SearchPane
+        from tui.widgets.transcript_view import TranscriptLines, TranscriptView
+
+        palette = Binding(self.COMMAND_PALETTE_BINDING, "command_palette", "Command palette (every action)")
+        groups: list[tuple[str, list[type[Any] | Binding]]] = [
+            ("app", [MemdeckApp, palette]),
+            ("every screen", [TextualScreen]),
+            ("search box", [SearchPane]),
+            ("search results", [ResultList]),
+            ("memory tree", [MemoryTree]),
+            ("editor", [MarkdownArea]),
+            ("big file viewer", [BigLines]),
+            ("transcript", [TranscriptLines, TranscriptView]),
+            ("memory review", [ReviewScreen]),
+            ("promote to memory", [PromoteScreen]),
+            ("flush review", [FlushScreen]),
+            ("dialogs", [ChoiceScreen, DiffScreen]),
+            ("help", [HelpScreen]),
+        ]
+        # The [keys] overrides in use: check_keymap (on mount) refused the ones that would break a binding.
+        return binding_rows(groups, self._keymap, self.get_key_display)
 
     def binding_groups(self) -> list[tuple[str, list[Binding]]]:
-        """Every binding with an id, by where it works (``app``: everywhere)."""
+        """Every binding with an id (what ``[keys]`` can remap), by where it works (``app``: everywhere)."""
         from tui.screens.review import ReviewScreen
         from tui.widgets.transcript_view import TranscriptLines, TranscriptView
 
-        groups: list[tuple[str, list[Binding]]] = [
+        return [
             ("app", APP_BINDINGS),
             ("search results", _bindings(ResultList.BINDINGS)),
             ("memory tree", _bindings(MemoryTree.BINDINGS)),
             ("transcript", _bindings([*TranscriptLines.BINDINGS, *TranscriptView.BINDINGS])),
             ("memory review", _bindings(ReviewScreen.BINDINGS)),
         ]
-        return groups
+
+    def action_help_quit(self) -> None:
+        """ctrl+c outside a text field: say which key quits, in plain text.
+
+        Textual's own toast is markup (``Press [b]ctrl+q[/b]``), and memdeck's notifications are never markup
+        (:meth:`notify`), so it showed the ``[b]`` tags as typed.
+        """
+        keys = [key for key, active in self.active_bindings.items() if active.binding.action in ("quit", "app.quit")]
+        if keys:
+            shown = " or ".join(self.get_key_display(Binding(key, "quit")) for key in keys)
+            self.notify(f"Press {shown} to quit memdeck", title="Do you want to quit?")
 
     def action_help(self) -> None:
         from tui.screens.help import HelpScreen
@@ -258,14 +373,8 @@ class MemdeckApp(App[int]):
         yield from palette_commands(self, self.main)
 
 
-def _bindings(items: Iterable[BindingType]) -> list[Binding]:
-    return [b for b in items if isinstance(b, Binding)]
-
-
 def run_app(config: Config) -> int:
     """Run the TUI on a resolved config; the process exit code."""
-    import logging
-    import os
 
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # the model's tqdm bar would draw over the UI
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -278,8 +387,17 @@ def run_app(config: Config) -> int:
     except OSError:
         logging.basicConfig(handlers=[logging.NullHandler()], force=True)
     logging.captureWarnings(True)
-    app = MemdeckApp(config)
+    app = MemdeckApp(config, handle_signals=True)
     app.run()
+    if app.stopped_by == signal.SIGHUP:
+        from tui.shutdown import silence_terminal
+
+        silence_terminal()  # the terminal hung up: printing (and Python's flush at exit) would fail
     for line in app.rescued:
-        print(line)
+        with contextlib.suppress(OSError):
+            print(line, flush=True)
     return app.return_code or 0
+
+
+def _bindings(items: Iterable[BindingType]) -> list[Binding]:
+    return [b for b in items if isinstance(b, Binding)]

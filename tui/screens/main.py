@@ -42,7 +42,7 @@ from tui.widgets.memory_tree import MemoryTree, NoteRef, SessionRef
 from tui.widgets.search_pane import ModeSwitch, SearchPane
 
 if TYPE_CHECKING:
-    from engine.api import Hit, Note
+    from engine.api import Hit, Note, RecoveryCopy
     from engine.config import Config
     from tui.screens.dialogs import ChoiceScreen, PromptScreen
     from tui.widgets.big_file_view import BigFileView
@@ -51,6 +51,15 @@ if TYPE_CHECKING:
 
 PRECIOUS_NAMES = frozenset({"memory.md", "user.md"})
 """Files whose delete needs their name typed (compared lower-case): the agent's long-term memory and profile."""
+
+RECOVERY_STATES = {
+    "unchanged": "The note has not changed on disk since.",
+    "changed": "The note CHANGED on disk since you edited it: recovering puts your text in place of the new "
+               "version (see the diff first).",
+    "missing": "The note is gone from disk since (deleted or moved): saving would create it again.",
+    "new": "The note did not exist yet when you edited it, and does not now: saving creates it.",
+}
+"""What the recovery dialog says about the note on disk now (``engine.api.recovery_disk_state``)."""
 
 WELCOME = (
     "Search as you type above: keyword results at once, semantic ones when the model is ready.\n"
@@ -409,8 +418,11 @@ class MainScreen(Screen[None]):
         self.open_session(message.path)
 
     @work(group="open", exclusive=True)
-    async def open_note(self, rel: str, select: tuple[int, int] | None = None) -> None:
+    async def open_note(self, rel: str, select: tuple[int, int] | None = None, at_end: bool = False) -> None:
         """Show a memory file in the editor (asks first if the open one has unsaved changes).
+
+        ``at_end`` puts the cursor at the end of the note, where a new entry goes (today's note: below its
+        heading); otherwise it is at the start, or on ``select``.
 
         A file of 1 MB or more, or with a line of 10,000 characters or more, opens in the read-only big-file
         viewer instead: the editor would take seconds per keystroke on it. The editor keeps its own file and
@@ -446,6 +458,8 @@ class MainScreen(Screen[None]):
             big.close()
         self.centre.current = "editor"
         editor.load(note, select)
+        if at_end and select is None:
+            editor.area.move_cursor(editor.area.document.end)
         self.memory_tree.select_note(note.rel)
         self.call_after_refresh(editor.area.focus)
 
@@ -511,6 +525,89 @@ class MainScreen(Screen[None]):
         if choice == "save":
             return await editor.save()
         return choice == "discard"
+
+    # -- recovery copies ----------------------------------------------------------------------
+    @work(group="recovery", exclusive=True)
+    async def offer_recovery(self) -> None:
+        """Offer back the unsaved text a signal (or an error) stopped the last run with, one copy at a time.
+
+        Each copy: recover it into the editor as unsaved changes, see its diff against the note on disk first,
+        discard it, or decide later (it stays for the next start). The dialog says when the note changed on disk
+        since the text was edited from it (the copy keeps the note's hash as the editor had read it).
+        """
+        from engine.api import list_recovery
+
+        try:
+            copies = await asyncio.to_thread(list_recovery, self.config)
+        except (MemdeckError, OSError) as exc:
+            self.notify(f"Cannot list the recovery copies: {exc}", severity="warning")
+            return
+        for copy in copies:
+            if not await self._offer_one(copy):
+                return
+
+    async def _offer_one(self, copy: RecoveryCopy) -> bool:
+        """Ask about one copy; False when the remaining copies should wait (the user is editing instead)."""
+        from engine.api import discard_recovery, recovery_disk_state
+        from tui.bridge import unified_diff
+
+        ChoiceScreen, _ = _dialogs()
+        state = await asyncio.to_thread(recovery_disk_state, self.config, copy)
+        choices = [("recover", "Recover", "primary"), ("diff", "Show diff", "default"),
+                   ("discard", "Discard", "error"), ("later", "Later", "default")]
+        message = (f"memdeck was stopped ({copy.reason}, {copy.saved_at.replace('T', ' ')}) with unsaved changes "
+                   f"to {copy.rel}; they were kept.\n\n{RECOVERY_STATES[state]}\n\n"
+                   "Recover puts them in the editor as unsaved changes (nothing is written until you save); "
+                   "Later keeps them for the next start.")
+        while True:
+            choice = await self.app.push_screen_wait(ChoiceScreen("Recover unsaved changes?", message, choices,
+                                                                  focus="recover"))
+            if choice != "diff":
+                break
+            try:
+                disk = await asyncio.to_thread(self.bridge.read_note, copy.rel)
+                disk_text = disk.text
+            except (MemdeckError, OSError):
+                disk_text = ""
+            from tui.screens.dialogs import DiffScreen
+
+            await self.app.push_screen_wait(DiffScreen(copy.rel, unified_diff(copy.rel, disk_text, copy.text)))
+        if choice == "recover":
+            if not await self.recover_into_editor(copy.rel, copy.text):
+                return False
+        elif choice != "discard":
+            return True  # later (or escape): the copy stays
+        try:
+            await asyncio.to_thread(discard_recovery, self.config, copy.id)
+        except (MemdeckError, OSError) as exc:
+            self.notify(f"Cannot remove the recovery copy {copy.path}: {exc}", severity="warning")
+        return True
+
+    async def recover_into_editor(self, rel: str, text: str) -> bool:
+        """Open ``rel`` with ``text`` in place of its content, as unsaved changes (ctrl+z brings the disk's back).
+
+        False when it could not (the open file's changes were kept, or the note cannot be read).
+        """
+        editor = await self.ensure_editor()
+        if not await self.confirm_discard():
+            return False
+        try:
+            note = await asyncio.to_thread(self.bridge.read_note, rel)
+        except (MemdeckError, OSError) as exc:
+            self.notify(f"Cannot open {rel}: {exc}", severity="error")
+            return False
+        big = self.loaded_big_file
+        if big is not None:
+            big.close()
+        self.centre.current = "editor"
+        editor.load(note)
+        area = editor.area
+        area.replace(text, (0, 0), area.document.end)
+        area.move_cursor((0, 0))
+        self.memory_tree.select_note(note.rel)
+        self.call_after_refresh(area.focus)
+        self.notify(f"Recovered your unsaved changes to {note.rel}: ctrl+s saves them")
+        return True
 
     # -- search and index ---------------------------------------------------------------------
     def action_focus_search(self) -> None:
@@ -579,7 +676,7 @@ class MainScreen(Screen[None]):
             return
         if created:
             self._file_added(rel)
-        self.open_note(rel)
+        self.open_note(rel, at_end=True)  # where today's entry is typed: below the heading, after what is there
 
     @work(group="files", exclusive=True)
     async def action_new_topic(self) -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -54,10 +56,16 @@ class GroupRef:
 
 
 TreeData = NoteRef | SessionRef | GroupRef
+_MARK_WIDTH = 1 + max(cell_len(glyph) for glyph, _, _ in [*STATE_GLYPHS.values(), (" ", "", "")])
+"""A note line's state glyph and its space (every glyph is one cell: 2)."""
 BULK_REPAINT = 64
 """More changed lines than this repaint the whole tree in one go (a per-line refresh costs a region lookup each)."""
 FILL_SLICE = 200
-"""Notes added to the tree per event-loop turn when a big group is (re)built (~10 ms each on a busy machine)."""
+"""Notes added to the tree at once when a big group is (re)built: a screenful; the rest follow in slices."""
+FILL_SLICE_MAX = 6400
+"""The largest later slice. Each slice makes Textual's tree re-lay all of its lines (O(nodes)), so slices of a
+fixed 200 meant ~100 full re-layouts while 20,000 files filled in, and 1–2 s keystrokes; slices that double
+(200, 400, … 6,400) make it ~7, each one event-loop turn of tens of ms."""
 PATCH_LIMIT = 64
 """Up to this many notes added or removed are patched in place; more rebuild the tree."""
 
@@ -104,6 +112,11 @@ class MemoryTree(Tree[TreeData]):
         self._fg_cache: dict[str, Style] = {}
         self._fill_generation = 0
         self._filling = 0
+        self._pending: list[tuple[TreeNode[TreeData], tuple[NoteEntry, ...]]] = []
+        self._batching = False
+        self._label_widths: dict[int, int] = {}
+        """A note's or session's label width by node id (its label never changes; Textual asks on every
+        re-layout, for every line)."""
 
     # -- data ---------------------------------------------------------------------------------
     def set_model(self, model: TreeModel) -> None:
@@ -131,34 +144,72 @@ class MemoryTree(Tree[TreeData]):
                 self._collapsed.add(node.data.key)  # type: ignore[union-attr]
         self._fill_generation += 1
         self.clear()
+        self._label_widths.clear()
+        self._pending = []
         root = self.root
-        for entry in model.root:
-            self._add_note(root, entry)
-        memory = self._add_group(root, "memory", "memory/", _memory_count(model))
-        for key, label, entries in _note_groups(model):
-            if entries:
-                self._fill(self._add_group(root if key == "extras" else memory, key, label, len(entries)), entries)
-        sessions = self._add_group(root, "sessions", "sessions", len(model.sessions))
-        self._add_sessions(sessions, model)
+        with self._one_invalidation():
+            for entry in model.root:
+                self._add_note(root, entry)
+            memory = self._add_group(root, "memory", "memory/", _memory_count(model))
+            for key, label, entries in _note_groups(model):
+                if entries:
+                    group = self._add_group(root if key == "extras" else memory, key, label, len(entries))
+                    self._fill(group, entries)
+            sessions = self._add_group(root, "sessions", "sessions", len(model.sessions))
+            self._add_sessions(sessions, model)
+        if self._pending:
+            self._filling += 1
+            self.run_worker(self._fill_rest(self._pending, self._fill_generation), group="tree-fill")
 
     def _fill(self, group: TreeNode[TreeData], entries: tuple[NoteEntry, ...]) -> None:
-        """Add notes to a group: a screenful now, the rest in slices with the event loop running in between."""
+        """Add notes to a group: a screenful now, the rest queued for :meth:`_fill_rest`."""
         for entry in entries[:FILL_SLICE]:
             self._add_note(group, entry)
         if len(entries) > FILL_SLICE:
-            self._filling += 1
-            self.run_worker(self._fill_rest(group, entries[FILL_SLICE:], self._fill_generation), group="tree-fill")
+            self._pending.append((group, entries[FILL_SLICE:]))
 
-    async def _fill_rest(self, group: TreeNode[TreeData], entries: tuple[NoteEntry, ...], generation: int) -> None:
+    async def _fill_rest(self, pending: list[tuple[TreeNode[TreeData], tuple[NoteEntry, ...]]],
+                         generation: int) -> None:
+        """Add the queued notes, group after group, in doubling slices with the event loop running in between."""
         try:
-            for start in range(0, len(entries), FILL_SLICE):
-                await asyncio.sleep(0)  # paint, keys and timers run between slices
-                if generation != self._fill_generation:
-                    return  # rebuilt meanwhile
-                for entry in entries[start : start + FILL_SLICE]:
-                    self._add_note(group, entry)
+            size = FILL_SLICE
+            for group, entries in pending:
+                start = 0
+                while start < len(entries):
+                    await asyncio.sleep(0)  # paint, keys and timers run between slices
+                    if generation != self._fill_generation:
+                        return  # rebuilt meanwhile
+                    size = min(size * 2, FILL_SLICE_MAX)
+                    with self._one_invalidation():
+                        for entry in entries[start : start + size]:
+                            self._add_note(group, entry)
+                    start += size
         finally:
             self._filling -= 1
+
+    @contextlib.contextmanager
+    def _one_invalidation(self) -> Iterator[None]:
+        """Add many nodes with one invalidation of the tree's caches, not one per node.
+
+        Textual's ``TreeNode.add`` invalidates the whole tree (line cache, line numbers, a layout refresh) for
+        every node: ~30 µs each, so a slice of thousands blocked the event loop for a tenth of a second or more.
+        """
+        self._batching = True
+        try:
+            yield
+        finally:
+            self._batching = False
+            self._invalidate()
+
+    def _invalidate(self) -> None:
+        if not getattr(self, "_batching", False):  # Tree.__init__ invalidates before ours runs
+            super()._invalidate()
+
+    def process_label(self, label: str | Text) -> Text:
+        """Labels are single-line Text already (``safe_name``): no copy by Textual's split per node."""
+        if isinstance(label, Text) and "\n" not in label.plain:
+            return label
+        return super().process_label(label)
 
     def _patch_groups(self, old: TreeModel, model: TreeModel, groups: dict[str, TreeNode[TreeData]]) -> bool:
         """Apply small changes in place (same groups, same root files); False when a rebuild is cheaper."""
@@ -279,15 +330,17 @@ class MemoryTree(Tree[TreeData]):
     def get_label_width(self, node: TreeNode[TreeData]) -> int:
         """The width :meth:`render_label` gives, without rendering (the tree measures every line on a rebuild)."""
         data = node.data
-        width = node.label.cell_len if isinstance(node.label, Text) else cell_len(str(node.label))
+        if isinstance(data, NoteRef):
+            width = self._label_widths.get(node.id)
+            if width is None:
+                width = self._label_widths[node.id] = _width(node)
+            return _MARK_WIDTH + width
+        width = _width(node)
         if isinstance(data, GroupRef):
             if not node.allow_expand:
                 return 2 + width
             icon = self.ICON_NODE_EXPANDED if node.is_expanded else self.ICON_NODE
             return cell_len(icon) + width + len(f" {data.count}")
-        if isinstance(data, NoteRef):
-            glyph = STATE_GLYPHS.get(self.states.get(data.rel) or "", (" ",))[0]
-            return cell_len(glyph) + 1 + width
         if isinstance(data, SessionRef):
             return cell_len("⚠ " if data.error else "› ") + width
         return width
@@ -335,6 +388,10 @@ class MemoryTree(Tree[TreeData]):
             self.tooltip = f"{data.rel}\n{STATE_GLYPHS[state][2]}" if state in STATE_GLYPHS else data.rel
         else:
             self.tooltip = None
+
+
+def _width(node: TreeNode[TreeData]) -> int:
+    return node.label.cell_len if isinstance(node.label, Text) else cell_len(str(node.label))
 
 
 def _same(a: TreeData | None, b: TreeData) -> bool:

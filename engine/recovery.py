@@ -1,0 +1,166 @@
+"""Recovery copies: unsaved editor text kept in memdeck's data dir when the TUI is stopped by a signal.
+
+One JSON file per buffer in ``<data dir>/recovery/``, written atomically with mode 0600 (it holds memory text):
+the workspace and the note's rel, the text, why and when it was kept, and the stamp (mtime, size, SHA-256) of
+the note as the editor had read it — so the next start can tell whether the note changed on disk since.
+Nothing in the data dir is indexed, so a copy is never found as a duplicate memory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from engine.config import Config
+from engine.errors import MemdeckError
+from engine.textio import DiskStamp, atomic_write_bytes, make_private_dir, read_stamp
+
+RECOVERY_DIR = "recovery"
+"""memdeck's data-dir folder for recovery copies."""
+
+RECOVERY_VERSION = 1
+MAX_RECOVERY_BYTES = 64 * 1024 * 1024  # the editor refuses files this big long before; anything bigger is not ours
+
+log = logging.getLogger(__name__)
+
+DiskState = Literal["unchanged", "changed", "missing", "new"]
+"""The note now, against the stamp kept with the copy: ``new`` the note did not exist when it was edited."""
+
+
+@dataclass(frozen=True)
+class RecoveryCopy:
+    """One kept buffer.
+
+    Attributes:
+        id: the copy's name in the recovery folder (what :func:`discard_recovery` takes).
+        rel: the note's path as the editor named it (workspace-relative, or absolute for an extra path).
+        text: the unsaved text.
+        reason: why it was kept (``SIGTERM``, ``SIGHUP``…).
+        saved_at: when it was kept (local time, ISO 8601).
+        original: the note's stamp when the editor read it (None: the note did not exist yet).
+        path: the copy's file.
+    """
+
+    id: str
+    rel: str
+    text: str
+    reason: str
+    saved_at: str
+    original: DiskStamp | None
+    path: Path
+
+
+class RecoveryError(MemdeckError):
+    """A recovery copy cannot be written or removed."""
+
+
+def recovery_dir(config: Config) -> Path:
+    """The folder of recovery copies: ``recovery/`` in memdeck's data dir."""
+    return config.home / RECOVERY_DIR
+
+
+def _workspace_key(config: Config) -> str:
+    return str(Path(config.workspace).expanduser().resolve())
+
+
+def save_recovery(config: Config, rel: str, text: str, original: DiskStamp | None, reason: str,
+                  now: datetime | None = None) -> Path:
+    """Keep an unsaved buffer; returns the copy's path (a new file each time: never over another copy).
+
+    Raises:
+        OSError: the copy cannot be written (the data dir is not writable, the disk is full).
+    """
+    when = now or datetime.now()
+    folder = recovery_dir(config)
+    make_private_dir(folder)
+    digest = hashlib.sha256(f"{_workspace_key(config)}\0{rel}".encode()).hexdigest()[:12]
+    record: dict[str, Any] = {
+        "version": RECOVERY_VERSION,
+        "workspace": _workspace_key(config),
+        "rel": rel,
+        "reason": reason,
+        "saved_at": when.isoformat(timespec="seconds"),
+        "original": None if original is None else {
+            "mtime_ns": original.mtime_ns, "size": original.size, "sha256": original.digest},
+        "text": text,
+    }
+    # ensure_ascii: a lone surrogate in the buffer is kept as its escape, never an encoding error here
+    data = json.dumps(record, ensure_ascii=True, indent=1).encode("ascii")
+    for n in range(1, 100):
+        target = folder / f"{when:%Y%m%d-%H%M%S}-{digest}-{os.getpid()}{'' if n == 1 else f'-{n}'}.json"
+        if not target.exists():
+            atomic_write_bytes(target, data, mode=0o600)
+            return target
+    raise RecoveryError(f"no free name for a recovery copy of {rel} in {folder}")
+
+
+def list_recovery(config: Config) -> list[RecoveryCopy]:
+    """The recovery copies of this workspace, oldest first. Never raises: an unreadable copy is logged and skipped
+    (and left where it is, for the user to look at)."""
+    folder = recovery_dir(config)
+    try:
+        names = sorted(p for p in folder.iterdir() if p.suffix == ".json" and not p.name.startswith("."))
+    except OSError:
+        return []
+    workspace = _workspace_key(config)
+    out: list[RecoveryCopy] = []
+    for path in names:
+        try:
+            copy = _read(path)
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            log.warning("skipping the unreadable recovery copy %s: %s", path, exc)
+            continue
+        if copy is not None and copy[0] == workspace:
+            out.append(copy[1])
+    return out
+
+
+def _read(path: Path) -> tuple[str, RecoveryCopy] | None:
+    if path.stat().st_size > MAX_RECOVERY_BYTES:
+        raise ValueError("too big for a recovery copy")
+    record = json.loads(path.read_text(encoding="ascii"))
+    if not isinstance(record, dict) or record.get("version") != RECOVERY_VERSION:
+        return None
+    original = record["original"]
+    stamp = None if original is None else DiskStamp(int(original["mtime_ns"]), int(original["size"]),
+                                                   str(original["sha256"]))
+    copy = RecoveryCopy(path.stem, str(record["rel"]), str(record["text"]), str(record["reason"]),
+                        str(record["saved_at"]), stamp, path)
+    return str(record["workspace"]), copy
+
+
+def recovery_disk_state(config: Config, copy: RecoveryCopy) -> DiskState:
+    """Whether the note changed on disk since the copy's text was read from it (by content, not mtime alone)."""
+    # deferred: the workspace rules pull in the index modules
+    from engine.workspace import resolve_memory_path
+
+    try:
+        _, path = resolve_memory_path(config, copy.rel)
+    except MemdeckError:
+        return "missing"
+    now = read_stamp(path)
+    if copy.original is None:
+        return "new" if now is None else "changed"
+    if now is None:
+        return "missing"
+    return "unchanged" if now.digest == copy.original.digest else "changed"
+
+
+def discard_recovery(config: Config, copy_id: str) -> None:
+    """Remove a recovery copy (one already gone is fine).
+
+    Raises:
+        RecoveryError: ``copy_id`` is not a copy's name, or it cannot be removed.
+    """
+    if not copy_id or "/" in copy_id or "\\" in copy_id or copy_id.startswith("."):
+        raise RecoveryError(f"not a recovery copy: {copy_id!r}")
+    try:
+        (recovery_dir(config) / f"{copy_id}.json").unlink(missing_ok=True)
+    except OSError as exc:
+        raise RecoveryError(f"cannot remove the recovery copy {copy_id}: {exc}") from exc

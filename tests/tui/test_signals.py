@@ -1,0 +1,189 @@
+"""The real TUI in a pseudo-terminal, stopped by a signal: unsaved text kept, terminal restored, 128 + N.
+
+Each test starts ``memdeck`` as a user would (a child process on a pty), waits on what it draws — never on a
+clock —, makes an unsaved edit, signals it, then reads everything it wrote until the pty closes.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import json
+import os
+import pty
+import select
+import signal
+import stat
+import struct
+import sys
+import termios
+import time
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from engine.api import daily_heading
+
+REPO = Path(__file__).resolve().parents[2]
+WAIT_CAP = 60.0  # seconds: only a bound on a failure (a child that never draws fails the test, clearly)
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals and pseudo-terminals")
+
+
+class Terminal:
+    """A child process on a pty, with everything it wrote kept."""
+
+    def __init__(self, argv: list[str], env: dict[str, str], size: tuple[int, int] = (120, 36)) -> None:
+        pid, fd = pty.fork()
+        if pid == 0:  # the child: the pty is its controlling terminal (stdin, stdout, stderr)
+            try:
+                os.execve(argv[0], argv, env)
+            finally:
+                os._exit(127)
+        self.pid, self.fd = pid, fd
+        fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", size[1], size[0], 0, 0))
+        self.output = bytearray()
+        self.closed = False
+        self.status: int | None = None
+
+    def _read(self, timeout: float) -> None:
+        if self.closed:
+            return
+        ready, _, _ = select.select([self.fd], [], [], timeout)
+        if not ready:
+            return
+        try:
+            data = os.read(self.fd, 65536)
+        except OSError as exc:  # EIO: the child closed its side
+            if exc.errno != errno.EIO:
+                raise
+            data = b""
+        if data:
+            self.output += data
+        else:
+            self.closed = True
+
+    def wait_for(self, condition: Callable[[bytes], bool], what: str) -> None:
+        """Read until ``condition(output)`` holds."""
+        deadline = time.monotonic() + WAIT_CAP
+        while not condition(bytes(self.output)):
+            if self.closed or time.monotonic() > deadline:
+                tail = bytes(self.output[-2000:])
+                raise AssertionError(f"waited for {what}; the child wrote (last 2000 bytes) {tail!r}")
+            self._read(0.2)
+
+    def send(self, data: bytes) -> None:
+        os.write(self.fd, data)
+
+    def finish(self) -> int:
+        """Read until the child closes the pty, then reap it; its exit code (-N when killed by signal N)."""
+        deadline = time.monotonic() + WAIT_CAP
+        while not self.closed and time.monotonic() < deadline:
+            self._read(0.2)
+        while self.status is None and time.monotonic() < deadline:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.status = status
+            else:
+                time.sleep(0.05)  # polling the child's exit; the assertion is on its status, not on time
+        if self.status is None:
+            os.kill(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
+            raise AssertionError(f"the child did not exit; it wrote {bytes(self.output[-2000:])!r}")
+        os.close(self.fd)
+        return os.waitstatus_to_exitcode(self.status)
+
+    def kill(self) -> None:
+        if self.status is None:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+                os.waitpid(self.pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
+        if not self.closed:
+            os.close(self.fd)
+
+
+def _start(workspace: Path, home: Path) -> Terminal:
+    (home / "config.toml").write_text('[embedding]\nprovider = "hash"\n', encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "TEXTUAL"))}
+    env.update({"PYTHONPATH": str(REPO), "MEMDECK_HOME": str(home), "TERM": "xterm-256color",
+                "COLORTERM": "truecolor", "MEMDECK_CLIPBOARD": "osc52", "OPENCLAW_STATE_DIR": str(home / "no-oc")})
+    argv = [sys.executable, "-c", "from memdeck.cli import main; main()", "--workspace", str(workspace),
+            "--sessions", str(workspace / "sessions")]
+    return Terminal(argv, env)
+
+
+def _edit_unsaved(term: Terminal) -> None:
+    """Open today's note (ctrl+n) and type into it without saving."""
+    term.wait_for(lambda out: b"MEMORY.md" in out, "the first frame (the tree lists MEMORY.md)")
+    mark = len(term.output)
+    term.send(b"\x0e")  # ctrl+n: today's note in the editor
+    # Its heading drawn in the editor (not only the "Created" toast, which comes before the note is loaded).
+    heading = daily_heading(datetime.now().date()).lstrip("# ").encode()
+    term.wait_for(lambda out: heading in out[mark:], "today's note in the editor")
+    # A click in the editor (mouse tracking is on, SGR reports): focus is there before typing, whenever the
+    # app's own focus move after loading the note runs.
+    term.send(b"\x1b[<0;80;20M\x1b[<0;80;20m")
+    mark = len(term.output)
+    term.send(b"QZXJ")
+    term.wait_for(lambda out: b"QZXJ" in out[mark:] and "● modified".encode() in out[mark:],
+                  "the typed text in the editor, marked modified")
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130), (signal.SIGHUP, 129)],
+                         ids=["TERM", "INT", "HUP"])
+def test_a_signal_keeps_unsaved_text_and_restores_the_terminal(demo_workspace: Path, tmp_path: Path,
+                                                               sig: signal.Signals, code: int) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    term = _start(demo_workspace, home)
+    try:
+        _edit_unsaved(term)
+        os.kill(term.pid, sig)
+        assert term.finish() == code
+    finally:
+        term.kill()
+    copies = list((home / "recovery").glob("*.json"))
+    assert len(copies) == 1, f"one recovery copy, got {copies}"
+    assert stat.S_IMODE(copies[0].stat().st_mode) == 0o600
+    record = json.loads(copies[0].read_text(encoding="ascii"))
+    assert record["rel"].startswith("memory/20") and "QZXJ" in record["text"]
+    assert record["reason"] == sig.name and record["original"]["sha256"]
+    out = bytes(term.output)
+    # Textual's driver stopped cleanly: after the last time it entered the alternate screen it left it again,
+    # turned mouse tracking off and showed the cursor.
+    tail = out[out.rindex(b"\x1b[?1049h"):]
+    for sequence in (b"\x1b[?1049l", b"\x1b[?1000l", b"\x1b[?1003l", b"\x1b[?1006l", b"\x1b[?25h"):
+        assert sequence in tail, f"{sequence!r} missing from what the app wrote last"
+    assert tail.index(b"\x1b[?1000l") < tail.rindex(b"\x1b[?1049l") < tail.rindex(b"\x1b[?25h")
+    assert tail.rfind(b"\x1b[?1000h") < tail.rindex(b"\x1b[?1000l"), "mouse tracking is off at the end"
+    if sig != signal.SIGHUP:  # after a hang-up there is no one to tell (the log says it)
+        assert b"kept in" in tail[tail.rindex(b"\x1b[?1049l"):], "the user is told where the text is, on the shell"
+    assert b"Traceback" not in out
+
+
+def test_a_closed_terminal_keeps_unsaved_text(demo_workspace: Path, tmp_path: Path) -> None:
+    """The terminal window closes: the kernel hangs up (SIGHUP) and every write to it fails; nothing is lost."""
+    home = tmp_path / "home"
+    home.mkdir()
+    term = _start(demo_workspace, home)
+    try:
+        _edit_unsaved(term)
+        os.close(term.fd)  # the terminal goes away: SIGHUP to the app, its writes now fail with EIO
+        term.closed = True
+        deadline = time.monotonic() + WAIT_CAP
+        while term.status is None and time.monotonic() < deadline:
+            pid, status = os.waitpid(term.pid, os.WNOHANG)
+            if pid:
+                term.status = status
+            else:
+                time.sleep(0.05)  # polling the child's exit; the assertion is on its status
+        assert term.status is not None, "the app did not exit after its terminal closed"
+        assert os.waitstatus_to_exitcode(term.status) == 129
+    finally:
+        term.kill()
+    copies = list((home / "recovery").glob("*.json"))
+    assert len(copies) == 1 and "QZXJ" in json.loads(copies[0].read_text(encoding="ascii"))["text"]
