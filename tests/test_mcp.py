@@ -502,3 +502,27 @@ async def test_http_server_lists_tools_searches_gets_and_refuses(http_server: tu
                 ClientSession(read, write) as session:
             await session.initialize()
             await _exercise_read_tools(session, demo_workspace)
+
+
+async def test_http_server_requires_the_token_and_keeps_no_session(http_server: tuple[str, str]) -> None:
+    import httpx2
+
+    url, token = http_server
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                  "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                             "clientInfo": {"name": "test", "version": "1"}}}
+    accept = {"Accept": "application/json, text/event-stream"}
+    with anyio.fail_after(TIMEOUT):
+        async with httpx2.AsyncClient(timeout=TIMEOUT) as client:
+            for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": token}):
+                refused = await client.post(url, json=initialize, headers={**accept, **headers})
+                assert refused.status_code == 401, headers
+                assert refused.json()["error"]["message"].startswith("unauthorized")
+            answered = await client.post(url, json=initialize, headers={**accept, "Authorization": f"Bearer {token}"})
+            assert answered.status_code == 200 and '"serverInfo"' in answered.text
+            # Stateless: nothing is kept for a client that never ends its session.
+            assert "mcp-session-id" not in answered.headers
+            big = await client.post(url, content=b"x" * (1024 * 1024 + 1),
+                                    headers={**accept, "Authorization": f"Bearer {token}",
+                                             "Content-Type": "application/json"})
+            assert big.status_code == 413 and "request too large" in big.json()["error"]["message"]
