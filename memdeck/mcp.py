@@ -287,7 +287,8 @@ class SearchArguments(ToolArguments):
     """memory_search's arguments."""
 
     query: Annotated[str, AfterValidator(_nonblank), Field(
-        max_length=MAX_QUERY_CHARS, description="What to recall, in plain words (names, dates, topics); no query syntax needed.")]
+        max_length=MAX_QUERY_CHARS,
+        description="What to recall, in plain words (names, dates, topics); no query syntax needed.")]
     max_results: Annotated[int | None, BeforeValidator(_lenient_int), _Clamped(1, MAX_RESULTS_CAP), Field(
         alias="maxResults", description="Most results to return (default 6).")] = None
     min_score: Annotated[float | None, BeforeValidator(_lenient_float), _Clamped(0, 1), Field(
