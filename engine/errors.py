@@ -21,5 +21,9 @@ class PathRefused(MemdeckError, ValueError):
     """A memory path was refused (outside the workspace, a symlink, not Markdown, ...)."""
 
 
+class LineRangeRefused(MemdeckError, ValueError):
+    """A line range to read was refused: ``from`` or ``lines`` below 1 (memory_get and ``memdeck get``)."""
+
+
 class IndexBusy(MemdeckError):
     """Another process holds the index's writer lock."""

@@ -11,7 +11,7 @@ from urllib.parse import unquote
 
 from engine.config import Config
 from engine.display import has_control_chars
-from engine.errors import MemdeckError, PathRefused
+from engine.errors import LineRangeRefused, MemdeckError, PathRefused
 from engine.textio import read_text_file
 
 CURATED_ROOT_FILES = ("MEMORY.md", "USER.md")
@@ -538,6 +538,18 @@ class GetResult:
         return {"path": self.path, "text": self.text}
 
 
+def check_line_range(from_line: int | None, lines: int | None) -> None:
+    """The one rule for a line range to read (every door's memory_get): ``from`` and ``lines``, when given, are 1
+    or more. Zero or a negative number is refused rather than read as "the whole file".
+
+    Raises:
+        LineRangeRefused: ``from`` or ``lines`` is below 1 (the message names it, as both doors spell it).
+    """
+    for name, value in (("from", from_line), ("lines", lines)):
+        if value is not None and value < 1:
+            raise LineRangeRefused(f"{name} must be 1 or more (lines are counted from 1), not {value}")
+
+
 def read_memory_slice(config: Config, path: str, from_line: int | None = None,
                       lines: int | None = None) -> GetResult:
     """memory_get: a 1-based slice of a memory file (whole file without from/lines); needs no index.
@@ -554,9 +566,11 @@ def read_memory_slice(config: Config, path: str, from_line: int | None = None,
     Raises:
         PathRefused: the path is not a memory file or escapes the workspace (:func:`resolve_memory_path`), or its
             line anchor is not a range.
+        LineRangeRefused: ``from_line`` or ``lines`` is below 1 (:func:`check_line_range`).
     """
     from engine.citation import parse_citation
 
+    check_line_range(from_line, lines)
     cited = parse_citation(path, from_line, lines)
     from_line, lines = cited.from_line, cited.lines
     rel, absolute = resolve_memory_path(config, cited.path)

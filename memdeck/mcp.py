@@ -3,17 +3,22 @@
 from __future__ import annotations
 
 import contextlib
+import hmac
 import json
+import os
 import re
+import secrets
 import signal
 import socket
+import stat
 import sys
+import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import date
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import Annotated, Any, Literal, Self
 
 from pydantic import (
@@ -31,13 +36,20 @@ from pydantic_core import CoreSchema, ErrorDetails, PydanticCustomError, core_sc
 
 from engine.api import DATED_NOTE
 from engine.config import Config
-from engine.errors import IndexBusy, MemdeckError, PathRefused
-from engine.textio import read_text_file
+from engine.errors import IndexBusy, LineRangeRefused, MemdeckError, PathRefused
+from engine.textio import fsync_dir, make_private_dir, read_text_file, scrub_json
 from engine.workspace import ROOT_MEMORY_FILES, resolve_memory_path, scan_memory_files
 
 SERVER_NAME = "memdeck"
 RESOURCE_SCHEME = "memdeck://"
 MAX_APPEND_CHARS = 64 * 1024
+MAX_QUERY_CHARS = 2_000
+"""A memory_search query longer than this is refused: a recall query is a few words, and a huge one only costs
+time in the tokenizer and the keyword index."""
+MAX_MESSAGE_BYTES = 1024 * 1024
+"""The largest JSON-RPC message read (a stdio line, an HTTP body): a full-size memory_append, escaped, fits."""
+TOKEN_FILE = "mcp-http-token"
+"""The bearer token ``memdeck mcp --http`` requires, in memdeck's data dir (mode 0600)."""
 MAX_RESULTS_CAP = 50
 WARM_WAIT_SECONDS = 10.0
 DAILY_NOTE = DATED_NOTE  # the engine's one rule for dated notes (daily notes and session notes)
@@ -275,6 +287,7 @@ class SearchArguments(ToolArguments):
     """memory_search's arguments."""
 
     query: Annotated[str, AfterValidator(_nonblank), Field(
+        max_length=MAX_QUERY_CHARS,
         description="What to recall, in plain words (names, dates, topics); no query syntax needed.")]
     max_results: Annotated[int | None, BeforeValidator(_lenient_int), _Clamped(1, MAX_RESULTS_CAP), Field(
         alias="maxResults", description="Most results to return (default 6).")] = None
@@ -291,7 +304,7 @@ class GetArguments(ToolArguments):
     path: Annotated[str, Field(
         description="A memory file: MEMORY.md or memory/….md, as memory_search returns it; a citation "
                     "(memory/….md#L4-L9) reads its lines.")]
-    # The minimum is advertised, not enforced: the reader starts a smaller `from` at line 1.
+    # The minimum is the engine's rule (check_line_range), the same for `memdeck get`: 0 or less is refused there.
     from_line: Annotated[int | None, BeforeValidator(_lenient_int), Field(
         alias="from", json_schema_extra={"minimum": 1}, description="First line to read (1-based).")] = None
     lines: Annotated[int | None, BeforeValidator(_lenient_int), Field(
@@ -489,7 +502,7 @@ class MemoryService:
             args = GetArguments.parse(arguments)
             _check_get_corpus(args)
             result = self.engine().get(args.path, args.from_line, args.lines).to_json()
-        except (ToolArgumentError, PathRefused) as exc:
+        except (ToolArgumentError, PathRefused, LineRangeRefused) as exc:
             return ToolOutcome({"path": given, "text": "", "disabled": True, "error": str(exc)}, is_error=True)
         except Exception as exc:  # the tool never throws
             message = f"cannot read {given!r}: {_describe(exc)}"
@@ -648,10 +661,12 @@ def build_server(service: MemoryService) -> Any:
             outcome = ToolOutcome({"error": f"unknown tool {params.name!r} (memdeck has: "
                                             f"{', '.join(d['name'] for d in definitions)})"}, is_error=True)
         else:
-            outcome = await anyio.to_thread.run_sync(handler, dict(params.arguments or {}))
-        text = json.dumps(outcome.payload, ensure_ascii=False, indent=2)
+            outcome = await anyio.to_thread.run_sync(handler, scrub_json(dict(params.arguments or {})))
+        # Out, too: a session transcript's JSON can hold a lone surrogate, which no transport can encode.
+        payload = scrub_json(outcome.payload)
+        text = json.dumps(payload, ensure_ascii=False, indent=2)
         return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
-                                    structured_content=outcome.payload, is_error=outcome.is_error)
+                                    structured_content=payload, is_error=outcome.is_error)
 
     async def list_resources(ctx: Any, params: Any) -> Any:
         found = await anyio.to_thread.run_sync(service.resources)
@@ -716,6 +731,313 @@ def build_server(service: MemoryService) -> Any:
     )
 
 
+# -- the wire: every message gets an answer, nothing malformed reaches the SDK -------------------
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+UNAUTHORIZED = -32001
+# The id of a message too large to parse, read from its first bytes: clients write "jsonrpc" and "id" first.
+_HEAD_ID = re.compile(rb'\A\s*\{\s*(?:"jsonrpc"\s*:\s*"[^"\\]*"\s*,\s*)?"id"\s*:\s*(-?\d{1,18}|"[^"\\]{0,256}")')
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+@dataclass(frozen=True)
+class Screened:
+    """What becomes of one incoming JSON-RPC message: the text to hand the SDK, or the errors to answer with."""
+
+    text: str | None
+    errors: tuple[dict[str, Any], ...] = ()
+
+
+def _error_reply(request_id: Any, code: int, message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+
+
+def _reply_id(message: Mapping[str, Any]) -> str | int | None:
+    """The id an error for ``message`` goes back with: its own when it is one JSON-RPC allows, else null."""
+    value = message.get("id")
+    if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)  # 7.0 is the number 7 to most clients
+    return None
+
+
+def _is_response(message: Mapping[str, Any]) -> bool:
+    """A response (to a request of the server's): never answered, even when malformed, or its id could be
+    taken for the answer to one of the client's own requests."""
+    return "method" not in message and ("result" in message or "error" in message)
+
+
+def _json_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list) else "an object"
+
+
+def _problem(message: Mapping[str, Any]) -> str:
+    """What is wrong with a message the SDK refused, in one phrase."""
+    if message.get("jsonrpc") != "2.0":
+        return 'jsonrpc must be "2.0"'
+    if "method" not in message:
+        return "method required"
+    if not isinstance(message["method"], str):
+        return f"method must be a string, not {_json_kind(message['method'])}"
+    if "params" in message and not isinstance(message["params"], dict | None):
+        return f"params must be an object, not {_json_kind(message['params'])}"
+    if "id" in message and _reply_id(message) is None:
+        return f"id must be a string or an integer, not {_json_kind(message['id'])}"
+    return "not a valid JSON-RPC 2.0 request"
+
+
+def _head_id(data: bytes) -> str | int | None:
+    match = _HEAD_ID.match(data[:512])
+    if not match:
+        return None
+    found = json.loads(match.group(1))
+    return found if isinstance(found, str | int) else None
+
+
+def screen_message(data: bytes, size: int | None = None) -> Screened:
+    """Check one incoming message (a stdio line) before the SDK sees it.
+
+    The SDK drops what it cannot parse or validate without a word, so a client would wait forever for the
+    answer; here every such message gets a JSON-RPC error instead: a parse error (id null), an invalid request
+    (with the message's id when it has a usable one), a message too large. Lone surrogates are replaced by
+    U+FFFD. A message that passes is handed on re-encoded, so the SDK reads exactly what was checked.
+
+    Args:
+        data: the message's bytes (for one too large to read, only its first bytes).
+        size: its full size in bytes, when ``data`` is only its start.
+    """
+    size = len(data) if size is None else size
+    if size > MAX_MESSAGE_BYTES:
+        return Screened(None, (_error_reply(_head_id(data), INVALID_REQUEST,
+                                            f"message too large ({size:,} bytes; at most {MAX_MESSAGE_BYTES:,})"),))
+    text = data.decode("utf-8", "replace")
+    if not text.strip():
+        return Screened(None)  # a blank line is no message
+    try:
+        value = scrub_json(json.loads(text))
+    except (ValueError, RecursionError) as exc:
+        return Screened(None, (_error_reply(None, PARSE_ERROR, f"parse error: {exc}"),))
+    if isinstance(value, list):
+        # MCP has had no batches since 2025-06-18 (neither has the SDK): each request is refused, by its id.
+        refusal = "batches are not supported: send each JSON-RPC message on its own line"
+        errors = tuple(_error_reply(_reply_id(m), INVALID_REQUEST, refusal)
+                       for m in value if isinstance(m, dict) and not _is_response(m) and _reply_id(m) is not None)
+        return Screened(None, errors or (_error_reply(None, INVALID_REQUEST, refusal),))
+    if not isinstance(value, dict):
+        return Screened(None, (_error_reply(None, INVALID_REQUEST,
+                                            f"invalid request: a JSON-RPC message is an object, not "
+                                            f"{_json_kind(value)}"),))
+    import mcp_types as types
+    from pydantic import ValidationError
+
+    encoded = json.dumps(value, ensure_ascii=False)
+    try:
+        message = types.jsonrpc_message_adapter.validate_json(encoded, by_name=False)
+    except (ValidationError, RecursionError):
+        if _is_response(value):
+            return Screened(None)
+        return Screened(None, (_error_reply(_reply_id(value), INVALID_REQUEST, f"invalid request: {_problem(value)}"),))
+    if "id" in value and isinstance(message, types.JSONRPCNotification):
+        # An id the SDK does not accept (1.5, true, null) makes the message a notification, never answered.
+        return Screened(None, (_error_reply(_reply_id(value), INVALID_REQUEST,
+                                            f"invalid request: id must be a string or an integer, not "
+                                            f"{_json_kind(value['id'])}"),))
+    return Screened(encoded)
+
+
+async def _bounded_lines(readline: Callable[[int], Awaitable[bytes]]) -> AsyncIterator[tuple[bytes, int]]:
+    """``(line, size)`` for each line ``readline`` gives; a line over :data:`MAX_MESSAGE_BYTES` comes as its first
+    bytes and its full size, the rest skipped unread into memory (the SDK would read any length)."""
+    while True:
+        line = await readline(MAX_MESSAGE_BYTES + 1)
+        if not line:
+            return
+        if len(line) <= MAX_MESSAGE_BYTES or line.endswith(b"\n"):
+            yield line, len(line.rstrip(b"\r\n"))
+            continue
+        head, size = line[:512], len(line)
+        del line
+        while True:
+            rest = await readline(64 * 1024)
+            size += len(rest.rstrip(b"\r\n"))
+            if not rest or rest.endswith(b"\n"):
+                break
+        yield head, size
+
+
+class _ScreenedStdin:
+    """The lines the SDK's stdio transport reads, each screened first (:func:`screen_message`); the errors for
+    refused ones are written straight to the transport's write stream, in order with the rest."""
+
+    def __init__(self, lines: AsyncIterator[tuple[bytes, int]]) -> None:
+        import anyio
+
+        self._lines = lines
+        self._write: Any = None
+        self._attached = anyio.Event()
+
+    def attach(self, write_stream: Any) -> None:
+        """Where errors go (the transport's write stream exists only once the transport runs)."""
+        self._write = write_stream
+        self._attached.set()
+
+    async def __aiter__(self) -> AsyncIterator[str]:
+        import anyio
+        import mcp_types as types
+        from mcp.shared.message import SessionMessage
+
+        async for data, size in self._lines:
+            screened = screen_message(data, size)
+            for reply in screened.errors:
+                try:
+                    error = types.JSONRPCError.model_validate(reply)
+                except ValueError:  # an id the SDK's model refuses: answer with null, as JSON-RPC says
+                    error = types.JSONRPCError.model_validate({**reply, "id": None})
+                await self._attached.wait()
+                try:
+                    await self._write.send(SessionMessage(error))
+                except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                    return  # the server is shutting down
+            if screened.text is not None:
+                yield screened.text
+
+
+# -- HTTP: a bearer token, a size limit, the same scrubbing ------------------------------------
+def http_token(home: Path) -> tuple[str, Path]:
+    """The bearer token HTTP clients must send, and the file that keeps it.
+
+    Made once (``secrets.token_urlsafe``) and kept in ``home`` (memdeck's data dir) with mode 0600, so every
+    start of ``memdeck mcp --http`` asks for the same one; two first starts at once agree on one token.
+
+    Raises:
+        OSError: the data dir or the token file cannot be written.
+    """
+    path = home / TOKEN_FILE
+    existing = _read_token(path)
+    if existing:
+        return existing, path
+    make_private_dir(home)
+    fd, tmp = tempfile.mkstemp(prefix=f".{TOKEN_FILE}.", suffix=".tmp", dir=home)  # created 0600
+    token = secrets.token_urlsafe(32)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(token + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        if existing is None:
+            try:
+                os.link(tmp, path)  # never replaces: another server's token wins
+            except FileExistsError:
+                theirs = _read_token(path)
+                if theirs:
+                    return theirs, path
+                os.replace(tmp, path)
+        else:
+            os.replace(tmp, path)  # an empty token file
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+    fsync_dir(home)
+    return token, path
+
+
+def _read_token(path: Path) -> str | None:
+    """The token in ``path`` (its mode made 0600 if it was looser); None when there is no file."""
+    try:
+        token = path.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        return None
+    if token and os.name == "posix" and stat.S_IMODE(path.stat().st_mode) & 0o077:
+        os.chmod(path, 0o600)
+    return token
+
+
+def _json_response(status: int, body: dict[str, Any], headers: Mapping[str, str] | None = None) -> Any:
+    from starlette.responses import Response
+
+    return Response(json.dumps(body, ensure_ascii=False), status_code=status, media_type="application/json",
+                    headers=dict(headers or {}))
+
+
+class HttpGuard:
+    """ASGI middleware in front of the SDK's streamable HTTP app: every request must carry the bearer token
+    (401 otherwise), a body over :data:`MAX_MESSAGE_BYTES` is refused (413) before it is read to the end, and
+    lone surrogates in the body's JSON strings are replaced by U+FFFD."""
+
+    def __init__(self, app: Any, token: str, token_path: Path | None = None) -> None:
+        self.app = app
+        self._token = token.encode()
+        where = f" (kept in {token_path})" if token_path else ""
+        self._unauthorized = _error_reply(None, UNAUTHORIZED, "unauthorized: send the token `memdeck mcp --http` "
+                                                              f"prints{where} as the header "
+                                                              "`Authorization: Bearer <token>`")
+
+    def _authorized(self, scope: Mapping[str, Any]) -> bool:
+        given = next((value for key, value in scope.get("headers", ()) if key == b"authorization"), b"")
+        scheme, _, credentials = bytes(given).strip().partition(b" ")
+        # compare_digest: how long the comparison takes tells nothing about the token.
+        return scheme.lower() == b"bearer" and hmac.compare_digest(credentials.strip(), self._token)
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if not self._authorized(scope):
+            response = _json_response(401, self._unauthorized, {"WWW-Authenticate": 'Bearer realm="memdeck"'})
+            await response(scope, receive, send)
+            return
+        too_large = _error_reply(None, INVALID_REQUEST, f"request too large (at most {MAX_MESSAGE_BYTES:,} bytes)")
+        declared = next((value for key, value in scope.get("headers", ()) if key == b"content-length"), None)
+        if declared is not None and declared.strip().isdigit() and int(declared) > MAX_MESSAGE_BYTES:
+            await _json_response(413, too_large)(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                return  # the client went away
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > MAX_MESSAGE_BYTES:
+                await _json_response(413, too_large)(scope, receive, send)
+                return
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        body = _scrub_body(b"".join(chunks))
+        replayed = False
+
+        async def replay() -> Any:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()  # after the body: the disconnect the app listens for
+
+        await self.app(scope, replay, send)
+
+
+def _scrub_body(body: bytes) -> bytes:
+    """The body with lone surrogates in its JSON replaced by U+FFFD (unchanged unless it escapes one)."""
+    if not _SURROGATE_ESCAPE.search(body):
+        return body
+    try:
+        value = json.loads(body)
+    except (ValueError, RecursionError):
+        return body  # the SDK answers with its parse error
+    return json.dumps(scrub_json(value), ensure_ascii=False).encode("utf-8")
+
+
 def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -733,24 +1055,66 @@ def _stderr_log(message: str) -> None:
     print(f"memdeck mcp: {message}", file=sys.stderr, flush=True)
 
 
-async def _serve_stdio(service: MemoryService) -> None:
+async def run_stdio(service: MemoryService, readline: Callable[[int], Awaitable[bytes]] | None = None,
+                    stdout: Any = None, on_claimed: Callable[[], None] | None = None) -> None:
+    """Serve one MCP connection over stdio until the input ends.
+
+    Args:
+        service: the memory behind the tools.
+        readline: reads a line of at most n bytes (default: the process's stdin); tests pass a pipe's.
+        stdout: where replies go (an async file of text, as the SDK's ``stdio_server`` takes it; default: fd 1,
+            which the SDK claims, pointing fd 1 at stderr meanwhile).
+        on_claimed: called once the streams are claimed, before the first message is read.
+    """
     from mcp.server.stdio import stdio_server
 
     server = build_server(service)
-    # Inside stdio_server, fd 1 points at stderr: stray output from model loading cannot corrupt the wire,
-    # so the threads start only once it is claimed.
-    async with stdio_server() as (read_stream, write_stream):
+    # memdeck reads stdin itself, a bounded line at a time, so nothing malformed or oversized reaches the SDK
+    # unanswered. Nothing in the server reads fd 0, so it is left as it is.
+    stdin = _ScreenedStdin(_bounded_lines(readline or _stdin_readline))
+    async with stdio_server(stdin=stdin, stdout=stdout) as (read_stream, write_stream):  # type: ignore[arg-type]
+        stdin.attach(write_stream)
+        if on_claimed is not None:
+            on_claimed()
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+async def _stdin_readline(limit: int) -> bytes:
+    import anyio.to_thread
+
+    # abandon_on_cancel: at shutdown a read blocked on a silent client must not hold the process.
+    return await anyio.to_thread.run_sync(sys.stdin.buffer.readline, limit, abandon_on_cancel=True)
+
+
+async def _serve_stdio(service: MemoryService) -> None:
+    def started() -> None:
+        # Inside stdio_server, fd 1 points at stderr: stray output from model loading cannot corrupt the wire,
+        # so the threads start only once it is claimed.
         service.start()
         _stderr_log(f"serving {service.config.workspace} over stdio "
                     f"({'writes allowed' if service.allow_write else 'read-only'})")
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+    await run_stdio(service, on_claimed=started)
+
+
+def http_app(service: MemoryService, token: str, host: str = "127.0.0.1", token_path: Path | None = None) -> Any:
+    """The ASGI app ``memdeck mcp --http`` serves: the SDK's streamable HTTP app behind :class:`HttpGuard`.
+
+    Stateless: each POST is served by a fresh transport and forgotten when answered, so clients that never
+    close their session cost nothing afterwards (a stateful session lives until its idle timeout, 30 minutes
+    by default, at ~50 kB each). memdeck's tools keep no per-session state and send nothing unasked, so
+    nothing is lost.
+    """
+    server = build_server(service)
+    app = server.streamable_http_app(host=host, stateless_http=True, max_request_body_size=MAX_MESSAGE_BYTES)
+    return HttpGuard(app, token, token_path)
 
 
 async def _serve_http(service: MemoryService, port: int, host: str) -> None:
     import uvicorn
 
-    server = build_server(service)
-    app = server.streamable_http_app(host=host)
+    token, token_path = http_token(service.config.home)
+    app = http_app(service, token, host, token_path)
     # Bind first so the address can be announced (and --http 0 reports the port it got) before serving.
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -759,6 +1123,8 @@ async def _serve_http(service: MemoryService, port: int, host: str) -> None:
     service.start()
     _stderr_log(f"serving {service.config.workspace} at http://{host}:{sock.getsockname()[1]}/mcp "
                 f"({'writes allowed' if service.allow_write else 'read-only'})")
+    _stderr_log(f"bearer token: {token} (clients send the header `Authorization: Bearer <token>`; "
+                f"kept in {token_path})")
     userver = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
     await userver.serve(sockets=[sock])
 

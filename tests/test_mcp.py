@@ -379,23 +379,25 @@ def server_log(tmp_path: Path) -> Iterator[TextIO]:
 
 
 @pytest.fixture
-def http_server(demo_workspace: Path, tmp_path: Path) -> Iterator[str]:
-    """A ``memdeck mcp --http 0`` process; yields its URL (read from the line it announces)."""
+def http_server(demo_workspace: Path, tmp_path: Path) -> Iterator[tuple[str, str]]:
+    """A ``memdeck mcp --http 0`` process; yields its URL and bearer token (read from the lines it announces)."""
     proc = subprocess.Popen([sys.executable, *_server_args(demo_workspace, "--http", "0")], cwd=REPO,
                             env={**os.environ, **_server_env()}, stdin=subprocess.DEVNULL,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     assert proc.stderr is not None
     seen: list[str] = []
-    url = None
+    url = token = None
     for line in proc.stderr:  # ends if the server dies before announcing itself
         seen.append(line)
-        match = re.search(r"http://127\.0\.0\.1:\d+/mcp", line)
-        if match:
+        if match := re.search(r"http://127\.0\.0\.1:\d+/mcp", line):
             url = match.group(0)
+        if match := re.search(r"bearer token: (\S+)", line):
+            token = match.group(1)
+        if url and token:
             break
     try:
-        assert url, "server did not start:\n" + "".join(seen)
-        yield url
+        assert url and token, "server did not start:\n" + "".join(seen)
+        yield url, token
     finally:
         proc.terminate()
         assert proc.wait(timeout=30) == 0
@@ -487,11 +489,40 @@ async def test_stdio_server_appends_with_allow_write(demo_workspace: Path, serve
     assert "okapi dashboard ships Friday" in (demo_workspace / rel).read_text(encoding="utf-8")
 
 
-async def test_http_server_lists_tools_searches_gets_and_refuses(http_server: str, demo_workspace: Path) -> None:
+async def test_http_server_lists_tools_searches_gets_and_refuses(http_server: tuple[str, str],
+                                                                  demo_workspace: Path) -> None:
     from mcp import ClientSession
     from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
 
+    url, token = http_server
+    client = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
     with anyio.fail_after(TIMEOUT):
-        async with streamable_http_client(http_server) as (read, write), ClientSession(read, write) as session:
+        async with client, streamable_http_client(url, http_client=client) as (read, write), \
+                ClientSession(read, write) as session:
             await session.initialize()
             await _exercise_read_tools(session, demo_workspace)
+
+
+async def test_http_server_requires_the_token_and_keeps_no_session(http_server: tuple[str, str]) -> None:
+    import httpx2
+
+    url, token = http_server
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                  "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                             "clientInfo": {"name": "test", "version": "1"}}}
+    accept = {"Accept": "application/json, text/event-stream"}
+    with anyio.fail_after(TIMEOUT):
+        async with httpx2.AsyncClient(timeout=TIMEOUT) as client:
+            for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": token}):
+                refused = await client.post(url, json=initialize, headers={**accept, **headers})
+                assert refused.status_code == 401, headers
+                assert refused.json()["error"]["message"].startswith("unauthorized")
+            answered = await client.post(url, json=initialize, headers={**accept, "Authorization": f"Bearer {token}"})
+            assert answered.status_code == 200 and '"serverInfo"' in answered.text
+            # Stateless: nothing is kept for a client that never ends its session.
+            assert "mcp-session-id" not in answered.headers
+            big = await client.post(url, content=b"x" * (1024 * 1024 + 1),
+                                    headers={**accept, "Authorization": f"Bearer {token}",
+                                             "Content-Type": "application/json"})
+            assert big.status_code == 413 and "request too large" in big.json()["error"]["message"]

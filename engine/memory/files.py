@@ -22,6 +22,7 @@ from engine.textio import DiskStamp
 from engine.workspace import (
     GetResult,
     ScanReport,
+    check_line_range,
     check_memory_folder,
     resolve_memory_path,
     scan_memory_files,
@@ -295,10 +296,12 @@ class MemoryFiles:
         Raises:
             PathRefused: sessions are not a source here, or the path names no session.
             SessionReadError: the session cannot be read (a locked or damaged database, ...).
+            LineRangeRefused: ``from_line`` or ``lines`` is below 1 (:func:`check_line_range`).
         """
         from engine.sessions.excerpt import is_session_path, parse_citation, render_excerpt
         from engine.sessions.sources import CitationRefused
 
+        check_line_range(from_line, lines)
         if "sessions" not in self.config.sources:
             raise PathRefused(f"path refused: session transcripts are not a memory source here ({path.strip()!r}); "
                               "add \"sessions\" to sources in the config to read them")

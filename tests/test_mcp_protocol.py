@@ -1,0 +1,456 @@
+"""The MCP server's wire: every message that carries an id gets one answer, whatever it holds; HTTP needs the
+bearer token, bounds bodies and keeps no sessions; line ranges follow the engine's one rule."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import select
+import stat
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.from_thread
+import anyio.to_thread
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from engine.errors import LineRangeRefused
+from engine.memory.files import MemoryFiles
+from engine.textio import scrub_json
+from engine.workspace import read_memory_slice
+from memdeck.mcp import (
+    INVALID_REQUEST,
+    MAX_MESSAGE_BYTES,
+    MAX_QUERY_CHARS,
+    PARSE_ERROR,
+    TOKEN_FILE,
+    HttpGuard,
+    MemoryService,
+    run_stdio,
+    screen_message,
+)
+from memdeck.mcp import http_token as make_http_token
+from tests.helpers import hash_config
+
+REPO = Path(__file__).resolve().parents[1]
+WAIT = 60.0  # an upper bound on waiting for an answer, never an expected time
+INITIALIZE = {"jsonrpc": "2.0", "id": "init", "method": "initialize",
+              "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                         "clientInfo": {"name": "test", "version": "1"}}}
+
+
+def _request(request_id: Any, method: str, params: Any = None) -> dict[str, Any]:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+    if params is not None:
+        message["params"] = params
+    return message
+
+
+def _tool_call(request_id: Any, name: str, arguments: Any) -> dict[str, Any]:
+    return _request(request_id, "tools/call", {"name": name, "arguments": arguments})
+
+
+def _encode(message: Any) -> bytes:
+    # ensure_ascii: a lone surrogate goes on the wire as the JSON escape "\ud800", as a client writes it.
+    return json.dumps(message, ensure_ascii=True).encode("ascii")
+
+
+# -- screening one message (pure) --------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("line", "replies"),
+    [(b"{not json", [(None, PARSE_ERROR, "parse error")]),
+     (b"[]", [(None, INVALID_REQUEST, "batches are not supported")]),
+     (b"5", [(None, INVALID_REQUEST, "an object, not 5")]),
+     (b'"ping"', [(None, INVALID_REQUEST, "an object, not a string")]),
+     (b"null", [(None, INVALID_REQUEST, "an object, not null")]),
+     (b'{"jsonrpc":"2.0","id":3,"method":"tools/list","params":5}',
+      [(3, INVALID_REQUEST, "params must be an object, not 5")]),
+     (b'{"jsonrpc":"2.0","id":"a","method":"tools/list","params":[1]}',
+      [("a", INVALID_REQUEST, "params must be an object, not an array")]),
+     (b'{"id":2,"method":"ping"}', [(2, INVALID_REQUEST, 'jsonrpc must be "2.0"')]),
+     (b'{"jsonrpc":"2.0","id":2}', [(2, INVALID_REQUEST, "method required")]),
+     (b'{"jsonrpc":"2.0","id":2,"method":7}', [(2, INVALID_REQUEST, "method must be a string, not 7")]),
+     (b'{"jsonrpc":"2.0","id":4.0,"method":"ping"}', [(4, INVALID_REQUEST, "id must be a string or an integer")]),
+     (b'{"jsonrpc":"2.0","id":1.5,"method":"ping"}', [(None, INVALID_REQUEST, "not 1.5")]),
+     (b'{"jsonrpc":"2.0","id":true,"method":"ping"}', [(None, INVALID_REQUEST, "not a boolean")]),
+     (b'{"jsonrpc":"2.0","id":null,"method":"ping"}', [(None, INVALID_REQUEST, "not null")]),
+     (b'[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":"b","method":"ping"}]',
+      [(1, INVALID_REQUEST, "batches"), ("b", INVALID_REQUEST, "batches")]),
+     (b'{"jsonrpc":"2.0","id":9,"result":5}', []),  # a malformed response: never answered
+     (b"   \n", []),
+     (b'[' * 100_000, [(None, PARSE_ERROR, "parse error")])],
+)
+def test_malformed_messages_get_a_jsonrpc_error(line: bytes, replies: list[tuple[Any, int, str]]) -> None:
+    screened = screen_message(line)
+    assert screened.text is None
+    assert [(e["id"], e["error"]["code"]) for e in screened.errors] == [(i, c) for i, c, _m in replies]
+    for error, (_id, _code, message) in zip(screened.errors, replies, strict=True):
+        assert error["jsonrpc"] == "2.0" and message in error["error"]["message"]
+
+
+@pytest.mark.parametrize(
+    ("head", "request_id"),
+    [(b'{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"x":"', 41),
+     (b'{"id":"big","jsonrpc":"2.0","method":"tools/call","params":{"x":"', "big"),
+     (b'{"method":"tools/call","id":41,"params":{"x":"', None)],  # the id is not where clients put it
+)
+def test_a_message_too_large_is_refused_with_its_id(head: bytes, request_id: Any) -> None:
+    screened = screen_message(head, size=MAX_MESSAGE_BYTES + 1)
+    assert screened.text is None
+    [error] = screened.errors
+    assert error["id"] == request_id and error["error"]["code"] == INVALID_REQUEST
+    assert "message too large" in error["error"]["message"]
+
+
+def test_a_valid_message_passes_with_lone_surrogates_replaced() -> None:
+    line = _encode(_tool_call(1, "memory_search", {"query": "a\ud800b", "\udfffkey": ["\udc00"]}))
+    screened = screen_message(line)
+    assert screened.errors == ()
+    assert json.loads(screened.text or "")["params"]["arguments"] == {"query": "a\ufffdb", "\ufffdkey": ["\ufffd"]}
+    pair = _encode(_request(2, "ping", {"x": "\U0001f600"}))  # a valid pair, escaped as two halves, is kept
+    assert json.loads(screen_message(pair).text or "")["params"]["x"] == "\U0001f600"
+
+
+@pytest.mark.parametrize(
+    ("value", "scrubbed"),
+    [("ok", "ok"), ("\ud800", "\ufffd"), ("x\udbff\udfffy", "x\U0010ffffy"), ("x\udfff\udbffy", "x\ufffd\ufffdy"), (["\udc00", 1], ["\ufffd", 1]),
+     ({"\ud800": {"k": "\udfff"}}, {"\ufffd": {"k": "\ufffd"}}), (None, None), (3.5, 3.5)],
+)
+def test_mcp_scrubs_with_the_engines_rule(value: Any, scrubbed: Any) -> None:
+    assert scrub_json(value) == scrubbed
+
+
+# -- the stdio server in process: a pipe in, the replies out ----------------------------------
+class _Replies:
+    """What the server wrote to "stdout", parsed; encoded strictly, as the real stdout does."""
+
+    def __init__(self) -> None:
+        self.messages: list[dict[str, Any]] = []
+        self._changed = threading.Condition()
+
+    async def write(self, text: str) -> None:
+        text.encode("utf-8")  # a lone surrogate in a reply would break the real stdout here
+        with self._changed:
+            self.messages.extend(json.loads(line) for line in text.splitlines() if line.strip())
+            self._changed.notify_all()
+
+    async def flush(self) -> None:
+        return None
+
+    def for_id(self, request_id: Any) -> list[dict[str, Any]]:
+        with self._changed:
+            return [m for m in self.messages if m.get("id") == request_id and "method" not in m]
+
+    def wait_for(self, ids: list[Any]) -> bool:
+        """Wait until each id has an answer (False if one is still missing after WAIT seconds)."""
+        with self._changed:
+            return self._changed.wait_for(
+                lambda: all(any(m.get("id") == i for m in self.messages) for i in ids), WAIT)
+
+
+class _StdioServer:
+    """``run_stdio`` on a thread's event loop, fed through a real pipe (the bounded line reader and all)."""
+
+    def __init__(self, send: Callable[[bytes], None], replies: _Replies) -> None:
+        self.send = send
+        self.replies = replies
+        self._ids = itertools.count(1)
+
+    def ask(self, message: dict[str, Any]) -> dict[str, Any]:
+        """Send a request (its id is replaced by a fresh one) and return the one answer."""
+        request_id = f"ask-{next(self._ids)}"
+        self.send(_encode({**message, "id": request_id}))
+        assert self.replies.wait_for([request_id]), f"no answer to {message}"
+        [answer] = self.replies.for_id(request_id)
+        return answer
+
+    def tool(self, name: str, arguments: Any) -> dict[str, Any]:
+        """A tool call's JSON payload (the server's structured content)."""
+        answer = self.ask(_tool_call(0, name, arguments))
+        return dict(answer["result"]["structuredContent"])
+
+
+@contextmanager
+def _stdio_server(ws: Path, allow_write: bool = True) -> Iterator[_StdioServer]:
+    service = MemoryService(hash_config(ws), allow_write=allow_write)
+    read_fd, write_fd = os.pipe()
+    reader = os.fdopen(read_fd, "rb")
+    replies = _Replies()
+
+    async def readline(limit: int) -> bytes:
+        return await anyio.to_thread.run_sync(reader.readline, limit, abandon_on_cancel=True)
+
+    def send(data: bytes) -> None:
+        view = memoryview(data + b"\n")
+        while view:
+            view = view[os.write(write_fd, view):]
+
+    with anyio.from_thread.start_blocking_portal() as portal:
+        done = portal.start_task_soon(run_stdio, service, readline, replies)
+        try:
+            server = _StdioServer(send, replies)
+            assert "result" in server.ask(INITIALIZE)
+            send(_encode({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            yield server
+        finally:
+            os.close(write_fd)  # end of input: the server returns
+            done.result(timeout=WAIT)
+            reader.close()
+            service.stop()
+
+
+def test_stdio_answers_every_malformed_message_and_stays_up(demo_workspace: Path) -> None:
+    with _stdio_server(demo_workspace) as server:
+        for line in (b"{not json", b"[]", b"5", b'{"jsonrpc":"2.0","id":"p","method":"tools/list","params":5}',
+                     b'{"jsonrpc":"2.0","id":7.0,"method":"ping"}'):
+            server.send(line)
+        assert server.replies.wait_for(["p", 7])
+        assert server.replies.for_id("p")[0]["error"]["code"] == INVALID_REQUEST
+        assert server.replies.for_id(7)[0]["error"]["code"] == INVALID_REQUEST
+        nulls = [m["error"]["code"] for m in server.replies.messages if m.get("id") is None]
+        assert sorted(nulls) == sorted([PARSE_ERROR, INVALID_REQUEST, INVALID_REQUEST])
+        assert server.ask(_request(0, "ping")) == {"jsonrpc": "2.0", "id": "ask-2", "result": {}}
+
+
+def test_stdio_refuses_an_oversized_line_and_reads_the_next(demo_workspace: Path) -> None:
+    with _stdio_server(demo_workspace) as server:
+        huge = _encode(_tool_call("huge", "memory_search", {"query": "x" * (MAX_MESSAGE_BYTES + 10)}))
+        server.send(huge)
+        assert server.replies.wait_for(["huge"])
+        [answer] = server.replies.for_id("huge")
+        assert answer["error"]["code"] == INVALID_REQUEST and "too large" in answer["error"]["message"]
+        assert "result" in server.ask(_request(0, "ping"))
+
+
+def test_stdio_lone_surrogates_get_answers(demo_workspace: Path) -> None:
+    with _stdio_server(demo_workspace) as server:
+        found = server.tool("memory_search", {"query": "Mara \ud800 incident"})
+        assert "results" in found and not found.get("disabled"), found
+        written = server.tool("memory_append", {"text": "- the \udfff heron note", "file": "memory/fuzz.md"})
+        assert written["path"] == "memory/fuzz.md", written
+    assert (demo_workspace / "memory/fuzz.md").read_text(encoding="utf-8") == "- the \ufffd heron note\n"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [({"from": -1}, "from must be 1 or more"), ({"from": 0, "lines": 2}, "from must be 1 or more"),
+     ({"lines": 0}, "lines must be 1 or more"), ({"from": 2, "lines": -5}, "lines must be 1 or more")],
+)
+def test_memory_get_refuses_a_range_below_line_one(demo_workspace: Path, arguments: dict[str, Any],
+                                                   message: str) -> None:
+    out = MemoryService(hash_config(demo_workspace)).get({"path": "MEMORY.md", **arguments})
+    assert out.is_error and message in out.payload["error"]
+    assert out.payload["text"] == "" and out.payload["disabled"] is True
+
+
+@pytest.mark.parametrize(("from_line", "lines"), [(0, None), (-1, None), (None, 0), (1, -1)])
+def test_the_engine_refuses_a_range_below_line_one(demo_workspace: Path, from_line: int | None,
+                                                   lines: int | None) -> None:
+    config = hash_config(demo_workspace)
+    with pytest.raises(LineRangeRefused, match="must be 1 or more"):
+        read_memory_slice(config, "MEMORY.md", from_line, lines)
+    with pytest.raises(LineRangeRefused, match="must be 1 or more"):  # the same rule for session citations
+        MemoryFiles(config).get_session("sessions/main/x.jsonl", from_line, lines)
+
+
+def test_memory_search_refuses_a_query_too_long(demo_workspace: Path) -> None:
+    out = MemoryService(hash_config(demo_workspace)).search({"query": "x" * (MAX_QUERY_CHARS + 1)})
+    assert out.is_error
+    assert out.payload["error"] == f"query too long ({MAX_QUERY_CHARS + 1} characters; at most {MAX_QUERY_CHARS})"
+
+
+# -- fuzz: random messages, each with an id answered exactly once ------------------------------
+_ids = itertools.count(1)
+SURROGATES = st.sampled_from(["\ud800", "\udbff", "\udc00", "\udfff"])
+TEXT = st.text(alphabet=st.one_of(st.characters(), SURROGATES), max_size=30)
+HUGE = st.integers(MAX_QUERY_CHARS - 2, 200_000).map(lambda n: "q" * n)
+# Keys from a small alphabet: a random object never holds an "id" of its own to confuse the bookkeeping.
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | TEXT,
+                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text("abxyz", max_size=3),
+                                                                                 inner, max_size=3),
+                    max_leaves=6)
+ARGUMENT_NAMES = st.sampled_from(["query", "maxResults", "minScore", "corpus", "path", "from", "lines", "text",
+                                  "file", "limit"])
+ARGUMENT_VALUES = st.one_of(JSON, TEXT, HUGE, st.sampled_from(["MEMORY.md", "memory/2026-09-28.md", "../x.md",
+                                                               "memory", "all", "wiki", "-1", "0"]))
+TOOL_PARAMS = st.fixed_dictionaries(
+    {"name": st.one_of(st.sampled_from(["memory_search", "memory_get", "memory_append"]), TEXT),
+     "arguments": st.one_of(st.dictionaries(ARGUMENT_NAMES, ARGUMENT_VALUES, max_size=4), JSON)})
+METHODS = st.one_of(st.sampled_from(["ping", "tools/list", "tools/call", "resources/list", "resources/read",
+                                     "resources/templates/list", "prompts/list", "prompts/get", "initialize",
+                                     "completion/complete", "logging/setLevel", "resources/subscribe"]), TEXT)
+# How an id is written: unique and usable (answered with it), or one no client should send (answered with null).
+ID_FORMS = st.sampled_from(["int", "str", "float", "weird"])
+WEIRD_IDS = st.sampled_from([1.5, True, None, [1], {"a": 1}])
+
+
+@st.composite
+def _requests(draw: st.DrawFn) -> tuple[dict[str, Any], Any]:
+    """A request-like object and the id its answer must carry (None: no id to check)."""
+    n = 10**9 + next(_ids)
+    form = draw(ID_FORMS)
+    request_id, expect = {"int": (n, n), "str": (f"fuzz-{n}", f"fuzz-{n}"), "float": (float(n), n),
+                          "weird": (draw(WEIRD_IDS), None)}[form]
+    method = draw(METHODS)
+    params = draw(TOOL_PARAMS if method == "tools/call" and draw(st.booleans()) else JSON)
+    message: dict[str, Any] = {"jsonrpc": draw(st.sampled_from(["2.0", "2.0", "2.0", "1.0", 2])), "id": request_id,
+                               "method": method, "params": params}
+    for key in draw(st.lists(st.sampled_from(["jsonrpc", "method", "params"]), max_size=2, unique=True)):
+        del message[key]  # a message with an id and no method is still a request to refuse, not a response
+    return message, expect
+
+
+@st.composite
+def _lines(draw: st.DrawFn) -> tuple[bytes, list[Any]]:
+    """One line of input and the ids that must each get exactly one answer."""
+    kind = draw(st.sampled_from(["request", "request", "request", "batch", "json", "bytes"]))
+    if kind == "request":
+        message, expect = draw(_requests())
+        return _encode(message), [expect] if expect is not None else []
+    if kind == "batch":
+        pairs = draw(st.lists(_requests(), max_size=3))
+        return _encode([m for m, _ in pairs]), [e for _, e in pairs if e is not None]
+    if kind == "json":
+        return _encode(draw(JSON)), []
+    return draw(st.binary(max_size=120)).replace(b"\n", b" "), []
+
+
+def test_fuzz_every_message_with_an_id_gets_exactly_one_answer(demo_workspace: Path) -> None:
+    with _stdio_server(demo_workspace) as server:
+
+        @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+        @given(st.lists(_lines(), min_size=1, max_size=6))
+        def run(lines: list[tuple[bytes, list[Any]]]) -> None:
+            expected = [i for _line, ids in lines for i in ids]
+            for line, _ids in lines:
+                server.send(line)
+            assert server.replies.wait_for(expected), "unanswered: " + ", ".join(
+                str(i) for i in expected if not server.replies.for_id(i))
+            assert "result" in server.ask(_request(0, "ping"))  # still up
+            for request_id in expected:
+                answers = server.replies.for_id(request_id)
+                assert len(answers) == 1, answers
+                assert ("result" in answers[0]) != ("error" in answers[0]), answers[0]
+
+        run()
+        for answer in server.replies.messages:  # every reply is a JSON-RPC response, nothing else
+            assert answer["jsonrpc"] == "2.0" and ("result" in answer) != ("error" in answer), answer
+
+
+# -- over a real stdio process ----------------------------------------------------------------
+def test_stdio_process_answers_malformed_lines(demo_workspace: Path) -> None:
+    env = {**os.environ, "MEMDECK_EMBEDDING_PROVIDER": "hash", "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen([sys.executable, "-m", "memdeck.cli", "--workspace", str(demo_workspace), "mcp"],
+                            cwd=REPO, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL)
+    assert proc.stdin is not None and proc.stdout is not None
+    lines = [_encode(INITIALIZE), b"{not json", b"[]", b"5",
+             b'{"jsonrpc":"2.0","id":3,"method":"tools/list","params":5}',
+             _encode(_tool_call(4, "memory_search", {"query": "\ud800"})), _encode(_request(5, "ping"))]
+    try:
+        proc.stdin.write(b"\n".join(lines) + b"\n")
+        proc.stdin.flush()
+        answers: list[dict[str, Any]] = []
+        while len(answers) < 7:
+            ready, _, _ = select.select([proc.stdout], [], [], WAIT)
+            assert ready, f"no answer after {answers}"
+            answers.append(json.loads(proc.stdout.readline()))
+    finally:
+        proc.stdin.close()
+        assert proc.wait(timeout=WAIT) == 0
+    by_id = {a["id"]: a for a in answers if a["id"] is not None}
+    assert set(by_id) == {"init", 3, 4, 5}
+    assert by_id[3]["error"]["code"] == INVALID_REQUEST
+    assert by_id[4]["result"]["isError"] is False and by_id[5]["result"] == {}
+    nulls = sorted(a["error"]["code"] for a in answers if a["id"] is None)
+    assert nulls == sorted([PARSE_ERROR, INVALID_REQUEST, INVALID_REQUEST])
+
+
+# -- HTTP: the token, the body limit, no sessions ---------------------------------------------
+def test_http_token_is_made_once_and_kept_private(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    token, path = make_http_token(home)
+    assert path == home / TOKEN_FILE and len(token) >= 40
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert make_http_token(home) == (token, path)
+    path.chmod(0o644)
+    assert make_http_token(home)[0] == token and stat.S_IMODE(path.stat().st_mode) == 0o600
+    path.write_text("\n", encoding="utf-8")  # emptied: a new one replaces it
+    fresh, _ = make_http_token(home)
+    assert fresh != token and path.read_text(encoding="utf-8").strip() == fresh
+    assert [p.name for p in home.iterdir()] == [TOKEN_FILE]  # no temp file left
+
+
+async def _asgi(app: Any, headers: list[tuple[bytes, bytes]], chunks: list[bytes]) -> tuple[int, bytes]:
+    """One HTTP POST through an ASGI app: ``(status, response body)``."""
+    scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": headers}
+    incoming = [{"type": "http.request", "body": c, "more_body": i < len(chunks) - 1} for i, c in enumerate(chunks)]
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return incoming.pop(0) if incoming else {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    await app(scope, receive, send)
+    status = next(m["status"] for m in sent if m["type"] == "http.response.start")
+    return status, b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+
+
+class _Echo:
+    """An inner app that answers 200 with the body it read."""
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": body})
+
+
+@pytest.mark.parametrize(
+    ("authorization", "status"),
+    [(None, 401), (b"Bearer wrong", 401), (b"Bearer", 401), (b"Basic c2VjcmV0", 401), (b"secret-token", 401),
+     (b"Bearer secret-token", 200), (b"bearer  secret-token ", 200)],
+)
+async def test_http_requires_the_bearer_token(authorization: bytes | None, status: int) -> None:
+    headers = [(b"authorization", authorization)] if authorization is not None else []
+    got, body = await _asgi(HttpGuard(_Echo(), "secret-token"), headers, [b'{"x":1}'])
+    assert got == status
+    if status == 401:
+        assert json.loads(body)["error"]["message"].startswith("unauthorized: send the token")
+    else:
+        assert body == b'{"x":1}'
+
+
+@pytest.mark.parametrize(
+    ("headers", "chunks", "status"),
+    [([(b"content-length", str(MAX_MESSAGE_BYTES + 1).encode())], [b"{}"], 413),
+     ([], [b"x" * MAX_MESSAGE_BYTES, b"x"], 413),
+     ([], [b"x" * (MAX_MESSAGE_BYTES // 2), b"x" * (MAX_MESSAGE_BYTES // 2)], 200)],
+)
+async def test_http_bounds_the_body(headers: list[tuple[bytes, bytes]], chunks: list[bytes], status: int) -> None:
+    auth = [(b"authorization", b"Bearer t")]
+    got, body = await _asgi(HttpGuard(_Echo(), "t"), auth + headers, chunks)
+    assert got == status
+    if status == 413:
+        assert "request too large" in json.loads(body)["error"]["message"]
+
+
+async def test_http_scrubs_lone_surrogates() -> None:
+    body = _encode(_tool_call(1, "memory_search", {"query": "a\ud800"}))
+    got, echoed = await _asgi(HttpGuard(_Echo(), "t"), [(b"authorization", b"Bearer t")], [body])
+    assert got == 200 and json.loads(echoed)["params"]["arguments"]["query"] == "a\ufffd"
