@@ -34,7 +34,7 @@ from pydantic import (
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode, JsonSchemaValue, NoDefault
 from pydantic_core import CoreSchema, ErrorDetails, PydanticCustomError, core_schema
 
-from engine.api import DATED_NOTE
+from engine.api import DATED_NOTE, plural
 from engine.config import Config
 from engine.errors import IndexBusy, LineRangeRefused, MemdeckError, PathRefused
 from engine.textio import fsync_dir, make_private_dir, read_text_file, scrub_json
@@ -818,7 +818,7 @@ def screen_message(data: bytes, size: int | None = None) -> Screened:
     size = len(data) if size is None else size
     if size > MAX_MESSAGE_BYTES:
         return Screened(None, (_error_reply(_head_id(data), INVALID_REQUEST,
-                                            f"message too large ({size:,} bytes; at most {MAX_MESSAGE_BYTES:,})"),))
+                                            f"message too large ({plural(size, 'byte', grouped=True)}; at most {MAX_MESSAGE_BYTES:,})"),))
     text = data.decode("utf-8", "replace")
     if not text.strip():
         return Screened(None)  # a blank line is no message
@@ -995,7 +995,7 @@ class HttpGuard:
             response = _json_response(401, self._unauthorized, {"WWW-Authenticate": 'Bearer realm="memdeck"'})
             await response(scope, receive, send)
             return
-        too_large = _error_reply(None, INVALID_REQUEST, f"request too large (at most {MAX_MESSAGE_BYTES:,} bytes)")
+        too_large = _error_reply(None, INVALID_REQUEST, f"request too large (at most {plural(MAX_MESSAGE_BYTES, 'byte', grouped=True)})")
         declared = next((value for key, value in scope.get("headers", ()) if key == b"content-length"), None)
         if declared is not None and declared.strip().isdigit() and int(declared) > MAX_MESSAGE_BYTES:
             await _json_response(413, too_large)(scope, receive, send)
