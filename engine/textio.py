@@ -41,8 +41,12 @@ class ChangedOnDisk(WriteRefused):
         self.stamp = stamp
 
 
-_CODECS = {"utf-8": "UTF-8", "utf-16-le": "UTF-16 LE", "utf-16-be": "UTF-16 BE"}
-_BOMS = {"utf-8": b"\xef\xbb\xbf", "utf-16-le": b"\xff\xfe", "utf-16-be": b"\xfe\xff"}
+_CODECS = {"utf-8": "UTF-8", "utf-16-le": "UTF-16 LE", "utf-16-be": "UTF-16 BE", "utf-32-le": "UTF-32 LE",
+           "utf-32-be": "UTF-32 BE"}
+# UTF-32 LE's mark starts with UTF-16 LE's: the longer marks are tried first.
+_BOMS = {"utf-8": b"\xef\xbb\xbf", "utf-32-le": b"\xff\xfe\x00\x00", "utf-32-be": b"\x00\x00\xfe\xff",
+         "utf-16-le": b"\xff\xfe", "utf-16-be": b"\xfe\xff"}
+_UNIT = {"utf-8": 1, "utf-16-le": 2, "utf-16-be": 2, "utf-32-le": 4, "utf-32-be": 4}
 _ENDING_NAMES = {"\r\n": "CRLF", "\n": "LF", "\r": "CR"}
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
@@ -65,7 +69,7 @@ class TextFormat:
     """How a file's text is stored: its encoding, whether it starts with a byte-order mark, and its line endings.
 
     Attributes:
-        encoding: the codec: ``utf-8``, ``utf-16-le`` or ``utf-16-be``.
+        encoding: the codec: ``utf-8``, ``utf-16-le``, ``utf-16-be``, ``utf-32-le`` or ``utf-32-be``.
         bom: the file starts with a byte-order mark.
         newline: the ending a new line gets (:func:`line_ending`).
         endings: the kinds of line ending in the file, the most frequent first (empty: one line, no ending).
@@ -82,9 +86,14 @@ class TextFormat:
         return len(self.endings) > 1
 
     @property
+    def codec_name(self) -> str:
+        """The encoding as people name it: ``UTF-8``, ``UTF-16 LE``."""
+        return _CODECS.get(self.encoding, self.encoding.upper())
+
+    @property
     def label(self) -> str:
         """For a status bar: ``UTF-8 · LF``, ``UTF-16 LE · BOM · CRLF``, ``UTF-8 · mixed CRLF/LF``."""
-        parts = [_CODECS.get(self.encoding, self.encoding.upper())]
+        parts = [self.codec_name]
         if self.bom:
             parts.append("BOM")
         if self.mixed:
@@ -106,14 +115,48 @@ def _format_of(encoding: str, bom: bool, crlf: int, lf: int, cr: int) -> TextFor
 
 
 def _split_encoding(data: bytes) -> tuple[str, bytes]:
-    """``(codec, bytes after the BOM)``: UTF-16 is recognised by its BOM, anything else is UTF-8."""
-    if data.startswith(_BOMS["utf-8"]):
-        return "utf-8", data[3:]
-    if data[:2] == _BOMS["utf-16-le"]:
-        return "utf-16-le", data[2:]
-    if data[:2] == _BOMS["utf-16-be"]:
-        return "utf-16-be", data[2:]
+    """``(codec, bytes after the BOM)``: UTF-16 and UTF-32 are recognised by their BOM (UTF-16 also without one,
+    see :func:`_bomless_utf16`), anything else is UTF-8."""
+    for codec, bom in _BOMS.items():
+        if data.startswith(bom):
+            return codec, data[len(bom):]
+    if b"\x00" in data[:_SNIFF_BYTES]:
+        codec = _bomless_utf16(data)
+        if codec is not None:
+            return codec, data
     return "utf-8", data
+
+
+_SNIFF_BYTES = 8192
+_NOT_TEXT = re.compile("[\x00-\x08\x0e-\x1f\ud800-\udfff]")
+
+
+def _bomless_utf16(data: bytes) -> str | None:
+    """The codec of UTF-16 without a byte-order mark (what some Windows tools write), or None when it is not that.
+
+    Text of mostly Latin letters in UTF-16 has a zero byte in every other place: in the odd places for LE, the
+    even ones for BE. It is taken for UTF-16 only when its start reads as such — half its units or more with that
+    zero byte, none with the zero on the other side, and no NUL, other control character or lone surrogate —
+    so a binary file stays binary (as UTF-8 it would be, for its NUL bytes).
+    """
+    sample = data[:_SNIFF_BYTES]
+    sample = sample[:len(sample) - len(sample) % 2]
+    units = len(sample) // 2
+    if not units:
+        return None
+    zero_odd, zero_even = sample[1::2].count(0), sample[0::2].count(0)
+    for codec, zeros, others in (("utf-16-le", zero_odd, zero_even), ("utf-16-be", zero_even, zero_odd)):
+        if zeros * 2 < units or others * 4 > zeros:  # (a few U+xx00 like 一 U+4E00 have the zero on the other side)
+            continue
+        try:
+            text = sample.decode(codec)
+        except UnicodeDecodeError as exc:  # a pair cut at the sample's end is fine
+            if exc.start < len(sample) - 2:
+                continue
+            text = sample[:exc.start].decode(codec)
+        if _NOT_TEXT.search(text) is None:
+            return codec
+    return None
 
 
 def text_format(data: bytes) -> TextFormat:
@@ -132,6 +175,8 @@ class DecodedText:
 
     ``truncated`` is set when the file was larger than the read limit and only its start was read.
     ``format`` is how the file stores its text (encoding, BOM, line endings): a save keeps it.
+    ``nul`` is set when the file has NUL characters anywhere (``binary`` looks at the first 8 KiB only): they
+    are not in ``text``, so an edit of their line would drop them — editors open such a file read-only.
     """
 
     text: str
@@ -139,6 +184,16 @@ class DecodedText:
     binary: bool = False
     truncated: bool = False
     format: TextFormat = UTF8_LF
+    nul: bool = False
+
+    @property
+    def editable(self) -> bool:
+        """Whether the text can be edited and saved without losing bytes: no undecodable bytes, no NUL.
+
+        (Lines an edit does not touch keep their bytes whatever they are, see :func:`encode_edit`; this is about
+        the lines it does.)
+        """
+        return not (self.errors or self.binary or self.nul)
 
 
 def _shown(raw: str) -> str:
@@ -156,7 +211,8 @@ def decode_bytes(data: bytes) -> DecodedText:
 
     Returns:
         The decoded text; ``binary`` is set when the data looks like a binary file
-        (NUL bytes in the first 8 KiB). UTF-16 with a byte-order mark is decoded as such. Lines are what
+        (NUL bytes in the first 8 KiB), ``nul`` when it has NUL bytes anywhere. UTF-16 and UTF-32 with a
+        byte-order mark are decoded as such, and so is UTF-16 without one (:func:`_bomless_utf16`). Lines are what
         ``\n``, ``\r\n`` and ``\r`` end — never U+2028/U+2029, which stay inside their line — and ``format``
         says how the file stores them, so :func:`encode_edit` can write the text back the same way.
     """
@@ -166,8 +222,9 @@ def decode_bytes(data: bytes) -> DecodedText:
         # UTF-16 with a BOM (Windows Notepad's "Unicode"): text, not binary.
         text = body.decode(codec, errors="replace")
         errors = text.count("\ufffd") - body.decode(codec, errors="ignore").count("\ufffd")  # not a real U+FFFD
+        nul = "\x00" in text
         text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "")
-        return DecodedText(text=text, errors=errors, format=fmt)
+        return DecodedText(text=text, errors=errors, format=fmt, nul=nul)
     binary = b"\x00" in body[:8192]
     try:
         text = body.decode("utf-8")
@@ -177,9 +234,10 @@ def decode_bytes(data: bytes) -> DecodedText:
         errors = text.count("\ufffd") - body.decode("utf-8", errors="ignore").count("\ufffd")
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
-    if "\x00" in text:
+    nul = "\x00" in text
+    if nul:
         text = text.replace("\x00", "")
-    return DecodedText(text=text, errors=errors, binary=binary, format=fmt)
+    return DecodedText(text=text, errors=errors, binary=binary, format=fmt, nul=nul)
 
 
 def _exact_lines(data: bytes) -> tuple[str, list[tuple[str, bytes, bytes]]]:
@@ -194,9 +252,9 @@ def _exact_lines(data: bytes) -> tuple[str, list[tuple[str, bytes, bytes]]]:
         exact, errors = body.decode("utf-8", errors="surrogateescape"), "surrogateescape"
         odd = b""
     else:
-        even = len(body) - len(body) % 2
-        exact, errors = body[:even].decode(codec, errors="surrogatepass"), "surrogatepass"
-        odd = body[even:]  # a stray last byte: kept with the last line
+        whole = len(body) - len(body) % _UNIT[codec]
+        exact, errors = body[:whole].decode(codec, errors="surrogatepass"), "surrogatepass"
+        odd = body[whole:]  # the stray bytes of a last unit cut short: kept with the last line
     lines: list[tuple[str, bytes, bytes]] = []
     start = 0
     for m in _LINE_BREAK.finditer(exact):

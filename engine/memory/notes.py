@@ -68,7 +68,8 @@ class Note:
     """A memory file read for editing (any bytes: undecodable ones are counted, binary files flagged).
 
     ``format`` is how the file stores its text (``format.label``: ``UTF-16 LE · BOM · CRLF``); :func:`save_note`
-    keeps it, and the bytes of every line the new text did not change.
+    keeps it, and the bytes of every line the new text did not change. ``nul``: the file has NUL bytes somewhere
+    (not in ``text``; ``binary`` looks at the first 8 KiB only).
     """
 
     rel: str
@@ -78,6 +79,7 @@ class Note:
     decode_errors: int = 0
     binary: bool = False
     format: TextFormat = UTF8_LF
+    nul: bool = False
 
 
 @dataclass(frozen=True)
@@ -249,7 +251,8 @@ def read_note(config: Config, rel: str) -> Note:
     except FileNotFoundError:
         return Note(rel, path, "", None)
     decoded = decode_bytes(data)
-    return Note(rel, path, decoded.text, stamp_bytes(data, st), decoded.errors, decoded.binary, decoded.format)
+    return Note(rel, path, decoded.text, stamp_bytes(data, st), decoded.errors, decoded.binary, decoded.format,
+                decoded.nul)
 
 
 def disk_stamp(config: Config, rel: str) -> DiskStamp | None:

@@ -132,9 +132,10 @@ def highlight_document(lines: Iterable[str], cache: LineCache) -> dict[int, list
 
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
-SEPARATOR_GLYPHS = {"\u2028": "\u21b5", "\u2029": "\u204b"}
-"""How U+2028 LINE SEPARATOR (↵) and U+2029 PARAGRAPH SEPARATOR (⁋) are shown: one narrow cell each, where the
-terminal would draw nothing (they are zero-width) and the cursor would seem to skip."""
+SEPARATOR_GLYPHS = {"\u2028": "\u21b5", "\u2029": "\u204b", "\ufeff": "\u237d"}
+"""How U+2028 LINE SEPARATOR (↵), U+2029 PARAGRAPH SEPARATOR (⁋) and U+FEFF (⍽: a byte-order mark inside the text,
+ZERO WIDTH NO-BREAK SPACE) are shown: one narrow cell each, where the terminal would draw nothing (they are
+zero-width) and the cursor would seem to skip."""
 _SHOW_SEPARATORS = str.maketrans(SEPARATOR_GLYPHS)
 _SEPARATOR_STYLE = Style(reverse=True, dim=True)
 
@@ -146,8 +147,12 @@ def split_lines(text: str) -> list[str]:
     return _LINE_BREAK.split(text)
 
 
+def _marked(line: str) -> bool:
+    return "\u2028" in line or "\u2029" in line or "\ufeff" in line
+
+
 def _show(line: str) -> str:
-    return line.translate(_SHOW_SEPARATORS) if "\u2028" in line or "\u2029" in line else line
+    return line.translate(_SHOW_SEPARATORS) if _marked(line) else line
 
 
 class NoteDocument(Document):
@@ -256,7 +261,7 @@ class MarkdownArea(TextArea):
         """A line to draw: U+2028/U+2029 as marked glyphs (see :class:`NoteDocument`)."""
         line = super().get_line(line_index)
         real = self.document[line_index]
-        if "\u2028" in real or "\u2029" in real:
+        if _marked(real):
             for column, char in enumerate(real):
                 if char in SEPARATOR_GLYPHS:
                     line.stylize(_SEPARATOR_STYLE, column, column + 1)

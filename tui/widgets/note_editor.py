@@ -18,6 +18,12 @@ from tui.widgets.markdown_area import MarkdownArea
 from tui.widgets.text_line import TextLine
 
 
+def _indents_with_tabs(text: str) -> bool:
+    """Whether more of the text's indented lines start with a tab than with spaces."""
+    tabs = text.count("\n\t") + text.startswith("\t")
+    return tabs > 0 and tabs > text.count("\n ") + text.startswith(" ")
+
+
 class NoteEditor(Vertical):
     """The centre pane's editor: header, conflict banner and the text area."""
 
@@ -56,8 +62,10 @@ class NoteEditor(Vertical):
 
     @property
     def read_only(self) -> bool:
-        """Files with undecodable bytes or control characters open read-only: saving would lose or change them."""
-        return self.note is not None and (self.note.binary or self.note.decode_errors > 0 or self.control_chars)
+        """Files with undecodable bytes, NUL bytes or control characters open read-only: an edited line would lose
+        or change them (the text shows U+FFFD for the first, nothing for NUL, escapes for the others)."""
+        note = self.note
+        return note is not None and (note.binary or note.nul or note.decode_errors > 0 or self.control_chars)
 
     # -- loading ------------------------------------------------------------------------------
     def load(self, note: Note, select: tuple[int, int] | None = None) -> None:
@@ -78,6 +86,8 @@ class NoteEditor(Vertical):
         area = self.area
         area.load_text(shown)
         area.read_only = self.read_only
+        # Tab indents as the note does: with a tab where its lines are indented with tabs, else with spaces.
+        area.indent_type = "tabs" if _indents_with_tabs(shown) else "spaces"
         self.selected_range = None
         if select is not None:
             self.select_range(*select)
@@ -151,8 +161,10 @@ class NoteEditor(Vertical):
         elif self.note.binary:
             message = "This looks like a binary file: opened read-only so nothing is lost"
         elif self.note.decode_errors:
-            message = (f"{plural(self.note.decode_errors, 'byte is', 'bytes are')} not UTF-8: opened read-only so they are not replaced "
-                       "on save")
+            message = (f"{plural(self.note.decode_errors, 'byte is', 'bytes are')} not {self.note.format.codec_name}: "
+                       "opened read-only so they are not replaced on save")
+        elif self.note.nul:
+            message = "NUL bytes (not shown): opened read-only so they are kept"
         elif self.control_chars:
             message = "Control characters (shown as \\x1b and the like): opened read-only so they are kept as they are"
         elif self.notice:
