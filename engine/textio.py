@@ -120,11 +120,8 @@ def _split_encoding(data: bytes) -> tuple[str, bytes]:
     for codec, bom in _BOMS.items():
         if data.startswith(bom):
             return codec, data[len(bom):]
-    if b"\x00" in data[:_SNIFF_BYTES]:
-        codec = _bomless_utf16(data)
-        if codec is not None:
-            return codec, data
-    return "utf-8", data
+    bomless = _bomless_utf16(data) if b"\x00" in data[:_SNIFF_BYTES] else None
+    return bomless or "utf-8", data
 
 
 _SNIFF_BYTES = 8192
@@ -548,14 +545,14 @@ def same_content(a: DiskStamp | None, b: DiskStamp | None) -> bool:
     return a.digest == b.digest
 
 
-def replace_if_unchanged(path: Path, text: str, expected: DiskStamp | None) -> DiskStamp:
+def replace_if_unchanged(path: Path, text: str | bytes, expected: DiskStamp | None) -> DiskStamp:
     """Replace ``path`` with ``text`` atomically, but only if its bytes are still those ``expected`` describes.
 
     ``expected`` None means "the file must not exist". The content is compared first, then the file's size
     and mtime once more just before the rename, so a save someone else made meanwhile is never overwritten.
     The permission bits of an existing file are kept, and so are its encoding, byte-order mark and line endings:
     only the lines ``text`` changed are written anew (:func:`encode_edit`), so saving the text :func:`decode_bytes`
-    gave writes the same bytes.
+    gave writes the same bytes. ``bytes`` are written as they are (an undo putting a file's exact bytes back).
 
     Returns:
         The stamp of what was written.
@@ -580,7 +577,8 @@ def replace_if_unchanged(path: Path, text: str, expected: DiskStamp | None) -> D
         current = stamp_bytes(original, os.fstat(fh.fileno()))
     if not same_content(current, expected):
         raise ChangedOnDisk(path, current)
-    data = encode_edit(original, text)  # the file's encoding, BOM and line endings; untouched lines as they were
+    # The file's encoding, BOM and line endings; untouched lines as they were.
+    data = text if isinstance(text, bytes) else encode_edit(original, text)
     mode = stat.S_IMODE(st.st_mode) if st is not None else 0o644
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = _write_temp(path.parent, path.name, data, mode)

@@ -225,3 +225,88 @@ def test_a_write_race_rolls_back_the_files_already_written(engine: MemoryEngine,
     assert _read(engine, "memory/2026-11-02.md") == NOV + "- Appended by the agent.\n"  # theirs, untouched
     with pytest.raises(NothingToUndo):
         engine.review_undo()
+
+
+# -- every review write keeps the file's format: encoding, BOM, line endings; undo is byte for byte ----------------
+
+FORMATS = {
+    # name: (BOM, codec, line ending)
+    "crlf": (b"", "utf-8", "\r\n"),
+    "cr-only": (b"", "utf-8", "\r"),
+    "bom-crlf": (b"\xef\xbb\xbf", "utf-8", "\r\n"),
+    "utf16le-bom-crlf": (b"\xff\xfe", "utf-16-le", "\r\n"),
+    "utf16be-bom-lf": (b"\xfe\xff", "utf-16-be", "\n"),
+    "utf16le-no-bom": (b"", "utf-16-le", "\n"),
+    "utf32le-bom": (b"\xff\xfe\x00\x00", "utf-32-le", "\r\n"),
+}
+
+
+def _stored(name: str, text: str) -> bytes:
+    bom, codec, ending = FORMATS[name]
+    return bom + text.replace("\n", ending).encode(codec)
+
+
+def _review_action(engine: MemoryEngine, action: str) -> tuple[str, str]:
+    """Run one review action on the tea statements (MEMORY.md#L4, 2026-11-02#L3); the texts it should leave."""
+    tea_nov = ReviewItem("memory/2026-11-02.md", 3, 3, "- Prefers tea, not coffee.", "2026-11-02")
+    tea_memory = ReviewItem("MEMORY.md", 4, 4, "- Prefers tea over coffee.")
+    finding = Finding("duplicate", (tea_nov, tea_memory), "same preference", 0.9, "", current=1)
+    if action == "supersede":
+        engine.review_supersede(finding)
+        return MEMORY, NOV.replace("not coffee.", "not coffee. (superseded 2026-12-01 → MEMORY.md#L4)")
+    if action == "delete":
+        engine.review_delete(finding, 0)
+        return MEMORY, NOV.replace("- Prefers tea, not coffee.\n", "")
+    if action == "merge":
+        engine.review_merge(finding, "Prefers green tea.")
+        return MEMORY.replace("- Prefers tea over coffee.\n", ""), NOV.replace("tea, not coffee", "green tea")
+    engine.review_promote(ReviewItem("memory/2026-11-02.md", 4, 4, "- Deployed HERON-112 to staging."), "People")
+    return (MEMORY + "- Deployed HERON-112 to staging. (from memory/2026-11-02.md#L4)\n", NOV)
+
+
+@pytest.mark.parametrize("action", ["supersede", "delete", "merge", "promote"])
+@pytest.mark.parametrize("name", sorted(FORMATS))
+def test_review_writes_keep_the_files_format_and_undo_restores_the_bytes(
+        engine: MemoryEngine, monkeypatch: pytest.MonkeyPatch, name: str, action: str) -> None:
+    monkeypatch.setenv("MEMDECK_TODAY", "2026-12-01")
+    ws = engine.config.workspace
+    (ws / "MEMORY.md").write_bytes(_stored(name, MEMORY))
+    (ws / "memory" / "2026-11-02.md").write_bytes(_stored(name, NOV))
+    before = _snapshot(engine)
+    memory, nov = _review_action(engine, action)
+    assert (ws / "MEMORY.md").read_bytes() == _stored(name, memory)
+    assert (ws / "memory" / "2026-11-02.md").read_bytes() == _stored(name, nov)
+    engine.review_undo()
+    assert _snapshot(engine) == before
+
+
+@pytest.mark.parametrize("action", ["supersede", "delete", "merge"])
+def test_undo_after_an_action_on_mixed_line_endings_is_byte_for_byte(
+        engine: MemoryEngine, monkeypatch: pytest.MonkeyPatch, action: str) -> None:
+    # The deleted line ended with LF in a mostly CRLF file: the text before, written back, would end it CRLF.
+    monkeypatch.setenv("MEMDECK_TODAY", "2026-12-01")
+    ws = engine.config.workspace
+    (ws / "MEMORY.md").write_bytes(MEMORY.replace("\n", "\r\n").replace("coffee.\r\n", "coffee.\n").encode())
+    (ws / "memory" / "2026-11-02.md").write_bytes(b"# 2026-11-02\r\n\r\n- Prefers tea, not coffee.\n"
+                                                  b"- Deployed HERON-112 to staging.\r")
+    before = _snapshot(engine)
+    _review_action(engine, action)
+    assert _snapshot(engine) != before
+    engine.review_undo()
+    assert _snapshot(engine) == before
+
+
+@pytest.mark.parametrize(("data", "message"), [
+    (b"# 2026-11-02\n\n- Prefers tea, not coffee.\n- caf\xe9\n", r"not valid UTF-8 \(1 byte cannot be read\)"),
+    (b"\xff\xfe" + "# 2026-11-02\n\n- Prefers tea, not coffee.\n".encode("utf-16-le") + b"\x00",
+     r"not valid UTF-16 LE"),
+    (b"# 2026-11-02\n\n- Prefers tea, not coffee.\n" + b"x" * 9000 + b"\x00\n", "looks like a binary file"),
+], ids=["latin-1-byte", "utf16-odd-length", "nul-after-8k"])
+def test_a_file_whose_edit_would_lose_bytes_is_refused(engine: MemoryEngine, data: bytes, message: str) -> None:
+    path = engine.config.workspace / "memory" / "2026-11-02.md"
+    path.write_bytes(data)
+    finding = Finding("duplicate", (ReviewItem("memory/2026-11-02.md", 3, 3, "- Prefers tea, not coffee."),
+                                    _item(engine, "MEMORY.md", 4)), "x", 0.9, "")
+    with pytest.raises(ReviewActionError, match=message):
+        engine.review_delete(finding, 0)
+    assert path.read_bytes() == data

@@ -128,12 +128,13 @@ class MemoryFiles:
 
         return disk_stamp(self.config, rel)
 
-    def save_note(self, rel: str, text: str, expected: DiskStamp | None) -> SaveResult:
+    def save_note(self, rel: str, text: str | bytes, expected: DiskStamp | None) -> SaveResult:
         """Write a note atomically unless it changed on disk since ``expected`` was read.
 
         Only the lines ``text`` changed are written anew: the file keeps its encoding, byte-order mark and line
         endings (mixed ones too), and every other line its exact bytes, so saving :attr:`Note.text` unchanged
         writes the same bytes (:func:`engine.textio.encode_edit`; the review's writes go through here too).
+        ``bytes`` are written as they are (the review's undo puts a file's exact bytes back).
 
         Raises:
             SaveConflict: it changed (nothing written); the error carries the disk's text and stamp.

@@ -264,12 +264,12 @@ def disk_stamp(config: Config, rel: str) -> DiskStamp | None:
     return read_stamp(resolve_memory_path(config, rel)[1])
 
 
-def save_note(config: Config, rel: str, text: str, expected: DiskStamp | None) -> SaveResult:
+def save_note(config: Config, rel: str, text: str | bytes, expected: DiskStamp | None) -> SaveResult:
     """Write a note's new text atomically, unless the file changed on disk since ``expected`` was read.
 
     The file keeps its encoding, byte-order mark and line endings, and every line ``text`` did not change keeps its
     exact bytes (:func:`engine.textio.encode_edit`): saving a note's :attr:`Note.text` unchanged writes the same
-    bytes, and one edited line changes only that line.
+    bytes, and one edited line changes only that line. ``bytes`` are written as they are (the review's undo).
 
     Raises:
         SaveConflict: the file on disk is not what the editor read (nothing written); it carries the disk text.

@@ -15,7 +15,7 @@ from engine.display import plural
 from engine.errors import MemdeckError
 from engine.review.model import DismissStore, Finding, ReviewItem
 from engine.review.undo import FileChange, JournalEntry, ReviewJournal
-from engine.textio import DiskStamp, stamp_bytes
+from engine.textio import DiskStamp, decode_bytes, encode_edit, stamp_bytes
 
 if TYPE_CHECKING:
     from engine.memory.files import MemoryFiles
@@ -72,17 +72,20 @@ class ReviewAction:
 
 @dataclass
 class _File:
-    """A memory file read for an edit: its lines with their own endings, so untouched bytes stay as they were."""
+    """A memory file read for an edit: its text as the editor and the index read it (:func:`decode_bytes`: any
+    encoding, lines ended by ``\n``), its lines with their endings, and its exact bytes. The save writes only the
+    lines an action changed, in the file's encoding and line endings (:func:`encode_edit`)."""
 
     rel: str
     stamp: DiskStamp | None
     text: str | None  # None: the file does not exist
     lines: list[str] = field(default_factory=list)
     edits: list[tuple[int, int, list[str]]] = field(default_factory=list)  # (start, end, replacement), 0-based
+    data: bytes | None = None  # the bytes read (None: the file does not exist)
 
     @property
     def newline(self) -> str:
-        return "\r\n" if self.text is not None and "\r\n" in self.text else "\n"
+        return "\n"  # in the text; the save writes the file's own ending
 
     def new_text(self) -> str:
         lines = list(self.lines)
@@ -99,7 +102,8 @@ class _File:
 
 
 def _load(files: MemoryFiles, rel: str) -> _File:
-    """Read a memory file's exact bytes (strict UTF-8: a file that would not round-trip is refused)."""
+    """Read a memory file with the editor's decode (UTF-8, UTF-16 or UTF-32; LF, CRLF or CR lines), refusing a file
+    whose edited lines would lose bytes: undecodable ones or NUL (the editor opens such a file read-only)."""
     rel, path = files.resolve(rel)
     try:
         with open(path, "rb") as fh:
@@ -107,18 +111,18 @@ def _load(files: MemoryFiles, rel: str) -> _File:
             data = fh.read()
     except FileNotFoundError:
         return _File(rel, None, None)
-    if b"\x00" in data[:8192]:
-        raise ReviewActionError(f"{rel} looks like a binary file; the review does not edit it")
-    try:
-        text = data.decode("utf-8")  # a BOM stays in the text as U+FEFF, so the bytes round-trip
-    except UnicodeDecodeError:
-        raise ReviewActionError(f"{rel} is not valid UTF-8; the review does not edit it (the editor opens it "
-                                "read-only)") from None
-    return _File(rel, stamp_bytes(data, st), text, _split_lines(text))
+    decoded = decode_bytes(data)
+    if decoded.binary or decoded.nul:
+        raise ReviewActionError(f"{rel} looks like a binary file (it has NUL bytes); the review does not edit it")
+    if decoded.errors:
+        raise ReviewActionError(f"{rel} is not valid {decoded.format.codec_name} "
+                                f"({plural(decoded.errors, 'byte')} cannot be read); the review does not edit it "
+                                "(the editor opens it read-only)")
+    return _File(rel, stamp_bytes(data, st), decoded.text, _split_lines(decoded.text), data=data)
 
 
 def _split_lines(text: str) -> list[str]:
-    """Lines with their endings, split on ``\\n`` only (the indexer's lines; ``\\r\\n`` stays one ending)."""
+    """Lines with their endings (decoded text: every line ends with ``\\n``, the indexer's lines)."""
     parts = text.split("\n")
     lines = [p + "\n" for p in parts[:-1]]
     if parts[-1]:
@@ -299,10 +303,16 @@ def _commit(ctx: Context, changed: Sequence[_File], action: str, summary: str, f
     from engine.memory.notes import SaveConflict
 
     done: list[tuple[_File, DiskStamp]] = []
+    exact: dict[str, bytes] = {}
     for file in changed:
         text = file.new_text()
         if text == file.text:
             continue
+        if file.data is not None and file.text is not None \
+                and encode_edit(encode_edit(file.data, text), file.text) != file.data:
+            # Writing the text before back over the new bytes would not give the old bytes (a line deleted from a
+            # file of mixed endings comes back with the file's ending): undo puts the exact bytes back.
+            exact[file.rel] = file.data
         try:
             result = ctx.files.save_note(file.rel, text, file.stamp)
         except (SaveConflict, OSError) as exc:
@@ -314,7 +324,7 @@ def _commit(ctx: Context, changed: Sequence[_File], action: str, summary: str, f
         done.append((file, result.stamp))
     warnings: list[str] = []
     entry = JournalEntry(action, summary, _now_iso(ctx.files), finding_id,
-                         tuple(FileChange(f.rel, f.text, stamp.digest) for f, stamp in done))
+                         tuple(FileChange(f.rel, f.text, stamp.digest, exact.get(f.rel)) for f, stamp in done))
     try:
         ctx.journal.push(entry)
     except OSError as exc:
@@ -331,7 +341,7 @@ def _roll_back(ctx: Context, done: Sequence[tuple[_File, DiskStamp]]) -> None:
             if file.text is None:
                 ctx.files.resolve(file.rel)[1].unlink()  # the action created it a moment ago
             else:
-                ctx.files.save_note(file.rel, file.text, stamp)
+                ctx.files.save_note(file.rel, file.data if file.data is not None else file.text, stamp)
 
 
 def _reindex(ctx: Context, rels: Iterable[str]) -> list[str]:
@@ -559,8 +569,8 @@ def last_action(ctx: Context) -> str | None:
 
 
 def undo(ctx: Context) -> ReviewAction:
-    """Undo the last review action: its files get their text before back, byte for byte (a file the action made is
-    moved to memdeck's trash); a dismissal is forgotten.
+    """Undo the last review action: its files get their text before back, byte for byte — encoding, BOM and line
+    endings too (a file the action made is moved to memdeck's trash); a dismissal is forgotten.
 
     Raises:
         NothingToUndo: no review action is recorded.
@@ -594,7 +604,8 @@ def undo(ctx: Context) -> ReviewAction:
             if change.before is None:
                 ctx.files.delete_note(change.rel)
             else:
-                ctx.files.save_note(change.rel, change.before, stamp)
+                ctx.files.save_note(change.rel, change.before_data if change.before_data is not None
+                                    else change.before, stamp)
         except SaveConflict:
             done = f" ({', '.join(restored)} restored)" if restored else ""
             raise ReviewWriteConflict(f"{change.rel} changed on disk during the undo; it was not restored{done}") \

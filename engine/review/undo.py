@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import logging
 import threading
@@ -24,26 +26,40 @@ class FileChange:
     """One file a review action wrote: its text before (None: the action created it) and the digest after.
 
     ``after`` is the sha256 of the bytes written (a :class:`~engine.textio.DiskStamp` digest), so undo can tell
-    whether anyone changed the file since.
+    whether anyone changed the file since. ``before_data`` holds the exact bytes before when writing ``before``
+    back would not give them (a line deleted from a file of mixed line endings); None otherwise (most actions:
+    the journal stays small).
     """
 
     rel: str
     before: str | None
     after: str
+    before_data: bytes | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The journal's shape for one file."""
-        return {"rel": self.rel, "before": self.before, "after": self.after}
+        row: dict[str, Any] = {"rel": self.rel, "before": self.before, "after": self.after}
+        if self.before_data is not None:
+            row["before_b64"] = base64.b64encode(self.before_data).decode("ascii")
+        return row
 
     @classmethod
     def from_json(cls, data: Any) -> FileChange | None:
         """A journal row, or None when it is not one (a damaged journal is skipped, never a crash)."""
         if not isinstance(data, dict):
             return None
-        rel, before, after = data.get("rel"), data.get("before"), data.get("after")
+        rel, before, after, raw = data.get("rel"), data.get("before"), data.get("after"), data.get("before_b64")
         if not isinstance(rel, str) or not isinstance(after, str) or not (before is None or isinstance(before, str)):
             return None
-        return cls(rel, before, after)
+        before_data: bytes | None = None
+        if raw is not None:
+            if not isinstance(raw, str):
+                return None
+            try:
+                before_data = base64.b64decode(raw, validate=True)
+            except (binascii.Error, ValueError):
+                return None
+        return cls(rel, before, after, before_data)
 
 
 @dataclass(frozen=True)
