@@ -132,8 +132,8 @@ def _bomless_utf16(data: bytes) -> str | None:
     """The codec of UTF-16 without a byte-order mark (what some Windows tools write), or None when it is not that.
 
     Text of mostly Latin letters in UTF-16 has a zero byte in every other place: in the odd places for LE, the
-    even ones for BE. It is taken for UTF-16 only when its start reads as such — half its units or more with that
-    zero byte, none with the zero on the other side, and no NUL, other control character or lone surrogate —
+    even ones for BE. It is taken for UTF-16 only when its start reads as such — three units in four or more with
+    that zero byte, few with the zero on the other side, and no NUL, other control character or lone surrogate —
     so a binary file stays binary (as UTF-8 it would be, for its NUL bytes).
     """
     sample = data[:_SNIFF_BYTES]
@@ -143,7 +143,7 @@ def _bomless_utf16(data: bytes) -> str | None:
         return None
     zero_odd, zero_even = sample[1::2].count(0), sample[0::2].count(0)
     for codec, zeros, others in (("utf-16-le", zero_odd, zero_even), ("utf-16-be", zero_even, zero_odd)):
-        if zeros * 2 < units or others * 4 > zeros:  # (a few U+xx00 like 一 U+4E00 have the zero on the other side)
+        if zeros * 4 < units * 3 or others * 4 > zeros:  # (a few U+xx00 like 一 U+4E00: zero on the other side)
             continue
         try:
             text = sample.decode(codec)
@@ -325,7 +325,12 @@ def encode_edit(original: bytes | None, text: str) -> bytes:
             ending = newline if newline != lf else cr
         out.append(body + ending)
         previous = ending
-    return b"".join(out)
+    data = b"".join(out)
+    if codec != "utf-8" and not fmt.bom and _split_encoding(data)[0] != codec:
+        # UTF-16 without a BOM is recognised by its zero bytes; an edit that leaves too few of them (lines of CJK at
+        # the top) would make the next read take it for UTF-8 and binary: the file gets its BOM instead.
+        data = _BOMS[codec] + data
+    return data
 
 
 def read_text_file(path: Path, max_bytes: int = MAX_FILE_BYTES) -> DecodedText:
@@ -495,7 +500,10 @@ def atomic_append(path: Path, text: str, *, blank_line: bool = True, attempts: i
             elif blank_line and not existing.endswith(nl + nl):
                 separator = nl
         mode = stat.S_IMODE(before.st_mode) if before is not None else 0o644
-        tmp = _write_temp(path.parent, path.name, existing + separator + addition, mode)
+        data = existing + separator + addition
+        if fmt.encoding != "utf-8" and not fmt.bom and _split_encoding(data)[0] != fmt.encoding:
+            data = _BOMS[fmt.encoding] + data  # UTF-16 without a BOM that would stop looking like it (see encode_edit)
+        tmp = _write_temp(path.parent, path.name, data, mode)
         try:
             try:
                 now = path.lstat()
@@ -516,7 +524,7 @@ def atomic_append(path: Path, text: str, *, blank_line: bool = True, attempts: i
             raise
         _replace(tmp, path)
         fsync_dir(path.parent)
-        return len(separator) + len(addition)
+        return len(data) - len(existing)
     raise WriteRefused(f"{path} kept changing while appending; nothing was written")
 
 

@@ -7,6 +7,7 @@ import errno
 import os
 import re
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -17,12 +18,15 @@ from engine.memory.files import MemoryFiles
 from engine.textio import _exact_lines, decode_bytes, encode_edit, text_format
 from tests.helpers import hash_config
 
-BOMS = {"utf-8": b"", "utf-8-sig": b"\xef\xbb\xbf", "utf-16-le": b"\xff\xfe", "utf-16-be": b"\xfe\xff"}
-CODEC = {"utf-8": "utf-8", "utf-8-sig": "utf-8", "utf-16-le": "utf-16-le", "utf-16-be": "utf-16-be"}
+BOMS = {"utf-8": b"", "utf-8-sig": b"\xef\xbb\xbf", "utf-16-le": b"\xff\xfe", "utf-16-be": b"\xfe\xff",
+        "utf-32-le": b"\xff\xfe\x00\x00", "utf-32-be": b"\x00\x00\xfe\xff"}
+CODEC = {"utf-8": "utf-8", "utf-8-sig": "utf-8", "utf-16-le": "utf-16-le", "utf-16-be": "utf-16-be",
+         "utf-32-le": "utf-32-le", "utf-32-be": "utf-32-be", "utf-16-le-nobom": "utf-16-le",
+         "utf-16-be-nobom": "utf-16-be"}
 
 
 def _bytes(encoding: str, text: str) -> bytes:
-    return BOMS[encoding] + text.encode(CODEC[encoding])
+    return BOMS.get(encoding, b"") + text.encode(CODEC[encoding])
 
 
 # -- table: files opened and saved unchanged are byte-identical; the format is read right --------------------------
@@ -40,6 +44,19 @@ CASES = {
     "no-final-newline": ("utf-8", "only line", "UTF-8 · LF"),
     "empty": ("utf-8", "", "UTF-8 · LF"),
     "bom-only": ("utf-8-sig", "", "UTF-8 · BOM · LF"),
+    # round 2
+    "only-cr": ("utf-8", "\r", "UTF-8 · CR"),
+    "only-crlf-crlf": ("utf-8", "\r\n\r\n", "UTF-8 · CRLF"),
+    "two-final-newlines": ("utf-8", "# T\n- a\n\n", "UTF-8 · LF"),
+    "lone-cr-inside-a-line": ("utf-8", "# T\n- a\rb\n", "UTF-8 · mixed LF/CR"),
+    "trailing-blanks-and-tabs": ("utf-8", "# T  \n\t- a\t \n", "UTF-8 · LF"),
+    "zwnbsp-in-a-line": ("utf-8", "- a\ufeffb\n", "UTF-8 · LF"),
+    "nel-vt-ff-in-lines": ("utf-8", "- a\x85b\n- c\x0bd\x0ce\n", "UTF-8 · LF"),
+    "separator-at-the-end": ("utf-8", "- a\n\u2028", "UTF-8 · LF"),
+    "utf16le-no-bom": ("utf-16-le-nobom", "# Notes\r\n- caf\u00e9 \u4e00\r\n", "UTF-16 LE · CRLF"),
+    "utf16be-no-bom": ("utf-16-be-nobom", "# Notes\n- plain\n", "UTF-16 BE · LF"),
+    "utf32le-bom": ("utf-32-le", "# UTF-32\r\n- \U0001f600 x\r\n", "UTF-32 LE · BOM · CRLF"),
+    "utf32be-bom": ("utf-32-be", "# UTF-32\n- y\n", "UTF-32 BE · BOM · LF"),
 }
 
 
@@ -57,6 +74,71 @@ def test_saving_a_note_unchanged_writes_the_same_bytes(tmp_path: Path, name: str
     assert note.text.count("\n") == len(re.findall(r"\r\n|\r|\n", text))
     files.save_note("memory/note.md", note.text, note.stamp)
     assert path.read_bytes() == data
+
+
+# -- table: an edit changes only the bytes of the lines it changed ------------------------------------------------
+
+def _set(row: int, line: str) -> Callable[[list[str]], list[str]]:
+    return lambda lines: [*lines[:row], line, *lines[row + 1:]] if row >= 0 else [*lines[:row], line]
+
+
+EDITS: dict[str, tuple[bytes, Callable[[list[str]], list[str]], bytes]] = {
+    # name: (file, edit of its lines, what is saved)
+    "last-line-without-newline": (b"a\r\nb", _set(-1, "B"), b"a\r\nB"),
+    "append-after-a-last-line-without-newline": (b"a\r\nb", lambda ls: [*ls, "c"], b"a\r\nb\r\nc"),
+    "two-final-newlines": (b"a\n\n", _set(0, "A"), b"A\n\n"),
+    "only-cr": (b"\r", _set(0, "x"), b"x\r"),
+    "only-crlf-crlf": (b"\r\n\r\n", _set(1, "x"), b"\r\nx\r\n"),
+    "adjacent-lf-and-crlf-lines": (b"a\r\nb\nc\r\nd\n", lambda ls: ["a", "B", "C", "d", ""],
+                                   b"a\r\nB\nC\r\nd\n"),
+    "enter-in-a-crlf-line": (b"# T\r\n- ab cd\r\n", lambda ls: ["# T", "- ab", " cd", ""], b"# T\r\n- ab\r\n cd\r\n"),
+    "pasted-crlf-into-lf": (b"# T\n- a\n", lambda ls: ["# T", "- a", "x\r\ny\rz", ""], b"# T\n- a\nx\ny\nz\n"),
+    "untouched-latin-1-line": (b"caf\xe9\nok\n", _set(1, "OK"), b"caf\xe9\nOK\n"),
+    "untouched-nul-line": (b"a\x00b\nc\n", _set(1, "C"), b"a\x00b\nC\n"),
+    "utf16-odd-last-byte": (b"\xff\xfe" + "ab\n".encode("utf-16-le") + b"c", _set(0, "AB"),
+                            b"\xff\xfe" + "AB\n".encode("utf-16-le") + b"c"),
+    "utf32le-edit": (b"\xff\xfe\x00\x00" + "ab\ncd\n".encode("utf-32-le"), _set(0, "AB"),
+                     b"\xff\xfe\x00\x00" + "AB\ncd\n".encode("utf-32-le")),
+    "utf16le-no-bom-edit": ("# a\r\n- b\r\n".encode("utf-16-le"), _set(1, "- B"),
+                            "# a\r\n- B\r\n".encode("utf-16-le")),
+    "utf16le-no-bom-would-stop-looking-like-it": ("# a\n".encode("utf-16-le"), _set(0, "# \u4e2d\u6587\u7b14\u8bb0"),
+                                                  b"\xff\xfe" + "# \u4e2d\u6587\u7b14\u8bb0\n".encode("utf-16-le")),
+    "separator-at-the-end": ("a\n\u2028".encode(), _set(0, "A"), "A\n\u2028".encode()),
+    "zwnbsp-kept-in-an-edited-line": ("a\ufeffb\nc\n".encode(), _set(0, "a\ufeffB"), "a\ufeffB\nc\n".encode()),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EDITS))
+def test_an_edit_writes_only_the_lines_it_changed(name: str) -> None:
+    original, edit, expected = EDITS[name]
+    lines = decode_bytes(original).text.split("\n")
+    assert encode_edit(original, "\n".join(edit(lines))) == expected
+
+
+# What the editor may edit (and the review may change): a file whose edited lines keep every byte. Undecodable
+# bytes show as U+FFFD and NUL bytes not at all, so a file with either opens read-only (lines an edit does not
+# touch keep their bytes whatever they are, see the table above); UTF-16 without a BOM is text, not binary.
+EDITABLE = {
+    "utf8": (b"# a\n", True),
+    "latin-1-byte": (b"caf\xe9\n", False),
+    "nul-in-the-first-8k": (b"a\x00b\n", False),
+    "nul-after-8k": (b"x" * 9000 + b"\na\x00b\n", False),
+    "utf16-nul-character": (b"\xff\xfe" + "a\x00b\n".encode("utf-16-le"), False),
+    "utf16-odd-byte-count": (b"\xff\xfe" + "ab\n".encode("utf-16-le") + b"c", False),
+    "utf16-lone-surrogate": (b"\xff\xfe\x00\xd8a\x00", False),
+    "utf16le-no-bom": ("# Notes\n- x\n".encode("utf-16-le"), True),
+    "utf16be-no-bom": ("# Notes\n- x\n".encode("utf-16-be"), True),
+    "utf32le-bom": (b"\xff\xfe\x00\x00" + "# N\n".encode("utf-32-le"), True),
+    "binary-with-zero-pairs": (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EDITABLE))
+def test_a_file_is_editable_only_when_its_edited_lines_keep_their_bytes(name: str) -> None:
+    data, editable = EDITABLE[name]
+    decoded = decode_bytes(data)
+    assert decoded.editable is editable
+    assert encode_edit(data, decoded.text) == data
 
 
 def test_one_edited_line_keeps_every_other_lines_bytes(tmp_path: Path) -> None:
@@ -86,6 +168,28 @@ def test_an_append_is_written_like_the_file(tmp_path: Path) -> None:
     path.write_bytes(data)
     MemoryFiles(hash_config(tmp_path)).append_note("memory/2026-01-12.md", "- new point")
     assert path.read_bytes() == data + "\r\n- new point\r\n".encode("utf-16-le")
+
+
+@pytest.mark.parametrize(("data", "added"), [
+    ("# Monday\r\n".encode("utf-16-le"), "\r\n- new point\r\n".encode("utf-16-le")),
+    (b"\x00\x00\xfe\xff" + "# Monday\n".encode("utf-32-be"), "\n- new point\n".encode("utf-32-be")),
+    (b"# Monday\r", b"\r- new point\r"),
+], ids=["utf16le-no-bom", "utf32be-bom", "cr-only"])
+def test_appends_are_written_like_the_file_in_every_format(tmp_path: Path, data: bytes, added: bytes) -> None:
+    path = tmp_path / "memory" / "2026-01-12.md"
+    path.parent.mkdir()
+    path.write_bytes(data)
+    MemoryFiles(hash_config(tmp_path)).append_note("memory/2026-01-12.md", "- new point")
+    assert path.read_bytes() == data + added
+
+
+def test_an_append_keeps_utf16_without_a_bom_readable_as_utf16(tmp_path: Path) -> None:
+    path = tmp_path / "memory" / "2026-01-12.md"
+    path.parent.mkdir()
+    path.write_bytes("# M\n".encode("utf-16-le"))
+    MemoryFiles(hash_config(tmp_path)).append_note("memory/2026-01-12.md", "- \u4e2d\u6587\u7b14\u8bb0\u5f88\u591a")
+    assert decode_bytes(path.read_bytes()).text == "# M\n\n- \u4e2d\u6587\u7b14\u8bb0\u5f88\u591a\n"
+    assert path.read_bytes().startswith(b"\xff\xfe")  # it got its BOM: without, it would read as binary
 
 
 # -- property: any text, any supported encoding and line endings ---------------------------------------------------
@@ -165,6 +269,26 @@ def test_what_is_saved_reads_back_as_the_text_saved(file: tuple[str, str],
     assert decode_bytes(out).text == "\n".join(lines)
     assert text_format(out).encoding == text_format(original).encoding
     assert text_format(out).bom == text_format(original).bom or not out
+
+
+_prefixes = st.sampled_from([b"", *BOMS.values()])
+_raw = st.binary(max_size=40).map(lambda b: b.replace(b"\x01", b"\r").replace(b"\x02", b"\n"))
+
+
+@settings(max_examples=200, deadline=None)
+@given(_prefixes, _raw, st.integers(0, 20), _body)
+def test_any_bytes_read_and_save_unchanged_and_an_editable_file_takes_an_edit(prefix: bytes, raw: bytes, row: int,
+                                                                              line: str) -> None:
+    data = prefix + raw
+    decoded = decode_bytes(data)  # never raises, whatever the bytes
+    assert encode_edit(data, decoded.text) == data
+    if not decoded.editable:
+        return
+    lines = decoded.text.split("\n")
+    lines[row % len(lines)] = line.replace("\ufeff", "") if row % len(lines) == 0 else line
+    out = encode_edit(data, "\n".join(lines))
+    assert decode_bytes(out).text == "\n".join(lines)
+    assert text_format(out).encoding == decoded.format.encoding
 
 
 # -- write errors name the note -----------------------------------------------------------------------------------
