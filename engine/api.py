@@ -71,7 +71,7 @@ from engine.sessions.model import (
     Transcript,
     Usage,
 )
-from engine.textio import DiskStamp, same_content
+from engine.textio import ByteLines, DiskStamp, byte_lines, same_content
 from engine.workspace import (
     FolderLink,
     GetResult,
@@ -171,6 +171,7 @@ __all__ = [
     "WATCH_DEBOUNCE_MS",
     "AgentDbSource",
     "Appended",
+    "ByteLines",
     "DateSpan",
     "DatedNote",
     "Deleted",
@@ -226,6 +227,7 @@ __all__ = [
     "WatchPlan",
     "affects_index",
     "awatch_changes",
+    "byte_lines",
     "corpus_sources",
     "daily_heading",
     "daily_rel",

@@ -7,9 +7,10 @@ import os
 import re
 import stat
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from engine.errors import MemdeckError
 
@@ -164,6 +165,64 @@ def text_format(data: bytes) -> TextFormat:
         return _format_of(codec, bom, body.count(b"\r\n"), body.count(b"\n"), body.count(b"\r"))
     text = body.decode(codec, errors="replace")
     return _format_of(codec, bom, text.count("\r\n"), text.count("\n"), text.count("\r"))
+
+
+@dataclass(frozen=True)
+class ByteLines:
+    """How to find a file's lines in its bytes without decoding it all (a viewer of big files), by the rule
+    :func:`decode_bytes` counts them: a line ends at ``\n``, ``\r\n`` or ``\r`` as the file's encoding stores them.
+
+    Attributes:
+        codec: the file's encoding (:attr:`TextFormat.encoding`).
+        start: where the first line starts (after a byte-order mark).
+        unit: bytes per code unit (1, 2 or 4): a break counts only at ``start + k * unit``.
+        cr: a carriage return as stored (a block that ends with one waits for the next: it may be a CRLF).
+        breaks: the pattern of one line break as stored.
+    """
+
+    codec: str
+    start: int
+    unit: int
+    cr: bytes
+    breaks: re.Pattern[bytes]
+
+    def ends(self, data: bytes, offset: int) -> list[int]:
+        """The offsets where lines end (just after their break) in ``data``, which starts at byte ``offset``."""
+        unit, start = self.unit, self.start
+        # A match off the unit grid (the zero byte of one character and the next's) is not a break; it can never
+        # hide one that is on the grid (only one byte of a break's units is not zero).
+        return [offset + m.end() for m in self.breaks.finditer(data) if (offset + m.start() - start) % unit == 0]
+
+    def scan(self, fh: BinaryIO, block_bytes: int) -> Iterator[tuple[list[int], int]]:
+        """Read ``fh`` from where it is (its start) ``block_bytes`` at a time; for each block, the offsets where lines
+        end in it (:meth:`ends`) and how many bytes are scanned so far."""
+        offset, carry = 0, b""
+        cr, unit = self.cr, self.unit
+        while True:
+            chunk = fh.read(block_bytes)
+            data, carry = carry + chunk, b""
+            if chunk and data.endswith(cr) and (offset + len(data) - len(cr) - self.start) % unit == 0:
+                data, carry = data[:-len(cr)], cr  # a CR that ends the block may be a CRLF's first half
+            if not data:
+                if carry:
+                    continue
+                return
+            yield self.ends(data, offset), offset + len(data)
+            offset += len(data)
+            if not chunk:
+                return
+
+    def decode(self, data: bytes) -> str:
+        """One line's bytes as text (undecodable bytes as U+FFFD)."""
+        return data.decode(self.codec, errors="replace")
+
+
+def byte_lines(head: bytes) -> ByteLines:
+    """:class:`ByteLines` for a file that starts with ``head`` (its first 8 KiB or more)."""
+    codec, body = _split_encoding(head)
+    cr, lf = "\r".encode(codec), "\n".encode(codec)
+    pattern = re.compile(re.escape(cr) + b"(?:" + re.escape(lf) + b")?|" + re.escape(lf))
+    return ByteLines(codec, len(head) - len(body), _UNIT[codec], cr, pattern)
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ exact bytes of untouched lines survive; write errors name the note, not memdeck'
 from __future__ import annotations
 
 import errno
+import io
 import os
 import re
 import tempfile
@@ -15,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.memory.files import MemoryFiles
-from engine.textio import _exact_lines, decode_bytes, encode_edit, text_format
+from engine.textio import _exact_lines, byte_lines, decode_bytes, encode_edit, text_format
 from tests.helpers import hash_config
 
 BOMS = {"utf-8": b"", "utf-8-sig": b"\xef\xbb\xbf", "utf-16-le": b"\xff\xfe", "utf-16-be": b"\xfe\xff",
@@ -289,6 +290,21 @@ def test_any_bytes_read_and_save_unchanged_and_an_editable_file_takes_an_edit(pr
     out = encode_edit(data, "\n".join(lines))
     assert decode_bytes(out).text == "\n".join(lines)
     assert text_format(out).encoding == decoded.format.encoding
+
+
+@settings(max_examples=150, deadline=None)
+@given(_files(), st.sampled_from([4, 8, 12, 1 << 20]))
+def test_the_big_file_viewers_lines_are_the_editors(file: tuple[str, str], block: int) -> None:
+    # The viewer finds lines in the bytes, a block at a time (byte_lines); they must be decode_bytes' lines.
+    encoding, text = file
+    data = _bytes(encoding, text)
+    lines_of = byte_lines(data[:8192])
+    starts = [lines_of.start]
+    for ends, _scanned in lines_of.scan(io.BytesIO(data), block):
+        starts.extend(ends)
+    shown = [lines_of.decode(data[a:b]).removesuffix("\n").removesuffix("\r")
+             for a, b in zip(starts, [*starts[1:], len(data)], strict=True)]
+    assert shown == decode_bytes(data).text.split("\n")
 
 
 # -- write errors name the note -----------------------------------------------------------------------------------

@@ -5,6 +5,8 @@ A 30 MB note took the editor (Textual's TextArea) ~18 s to open and ~8 s per key
 block handed to the widget at once, so the first screen shows while the rest is counted), and the widget
 renders only the visible rows: each reads its line's bytes (at most :data:`LINE_BYTES`) with a seek and a read.
 No mmap: an agent truncating the file meanwhile would make a mapped read fault; a read just comes back short.
+Lines are the engine's (:func:`engine.api.byte_lines`): UTF-8, UTF-16 or UTF-32, ended by LF, CRLF or CR, so
+the viewer's line numbers are the citations' and the editor's.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import threading
 import time
 from array import array
 from bisect import bisect_right
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, ClassVar
 
@@ -27,7 +29,7 @@ from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from engine.api import plural, safe_name, safe_text
+from engine.api import ByteLines, byte_lines, plural, safe_name, safe_text
 from tui.widgets.text_line import TextLine
 
 BIG_FILE_BYTES = 1 << 20
@@ -73,6 +75,8 @@ class LineIndex:
     """
 
     size: int = 0
+    lines_of: ByteLines = field(default_factory=lambda: byte_lines(b""))
+    """How the file stores its lines (its encoding; set by the scan from the file's first bytes)."""
     blocks: list[array[int]] | None = None
     firsts: list[int] | None = None
     lines: int = 0
@@ -92,16 +96,16 @@ class LineIndex:
         self.longest = max(self.longest, longest)
 
     def span(self, line: int) -> tuple[int, int]:
-        """Byte range of 0-based ``line`` without its newline (the last known line ends at ``scanned``)."""
+        """Byte range of 0-based ``line`` with its line break (the last known line ends at ``scanned``)."""
         assert self.blocks is not None and self.firsts is not None
         k = bisect_right(self.firsts, line) - 1
         block = self.blocks[k]
         i = line - self.firsts[k]
         start = block[i]
         if i + 1 < len(block):
-            end = block[i + 1] - 1
+            end = block[i + 1]
         elif k + 1 < len(self.blocks):
-            end = self.blocks[k + 1][0] - 1
+            end = self.blocks[k + 1][0]
         else:
             end = self.size if self.done else self.scanned
         return start, max(start, end)
@@ -172,14 +176,22 @@ class BigLines(ScrollView, can_focus=True):
         if cached is not None:
             return cached
         start, end = self.index.span(line)
+        lines_of = self.index.lines_of
         data = b""
         if self._fh is not None:
             self._fh.seek(start)
             data = self._fh.read(min(end - start, LINE_BYTES))
-        text = data.decode("utf-8", errors="replace").removesuffix("\r").replace("\t", "    ")
+        text = lines_of.decode(data)
         cut = end - start - len(data)
+        if cut > 0 and self._fh is not None:  # the break is in the part not read: what it is, from the line's end
+            self._fh.seek(max(start, end - 2 * lines_of.unit))
+            tail = lines_of.decode(self._fh.read(2 * lines_of.unit))
+            cut -= lines_of.unit * (2 if tail.endswith("\r\n") else 1 if tail.endswith(("\n", "\r")) else 0)
+        else:
+            text = text.removesuffix("\n").removesuffix("\r")
+        text = text.replace("\t", "    ")
         if len(text) > SHOWN_CHARS:
-            cut += len(text[SHOWN_CHARS:].encode("utf-8"))
+            cut += len(text[SHOWN_CHARS:].encode(lines_of.codec, errors="replace"))
             text = text[:SHOWN_CHARS]
         text = safe_text(text)
         if cut > 0:
@@ -301,29 +313,25 @@ class BigFileView(Vertical):
         offset = 0
         try:
             with open(path, "rb") as fh:
-                start_of_line = 0
-                block = array("Q", [0])
+                lines_of = index.lines_of = byte_lines(fh.read(8192))
+                fh.seek(0)
+                unit = lines_of.unit
+                start_of_line = lines_of.start  # after a byte-order mark
+                block = array("Q", [start_of_line])
                 longest = 0
-                while not stop.is_set():
-                    data = fh.read(BLOCK_BYTES)
-                    if not data:
-                        break
-                    find = data.find
-                    nl = find(b"\n")
-                    while nl != -1:
-                        end = offset + nl
-                        if end - start_of_line > longest:
-                            longest = end - start_of_line
-                        start_of_line = end + 1
-                        block.append(start_of_line)
-                        nl = find(b"\n", nl + 1)
-                    offset += len(data)
-                    longest = max(longest, offset - start_of_line)
+                for ends, offset in lines_of.scan(fh, BLOCK_BYTES):
+                    for end in ends:
+                        longest = max(longest, (end - start_of_line) // unit)
+                        start_of_line = end
+                        block.append(end)
+                    longest = max(longest, (offset - start_of_line) // unit)
                     pending.append((block, offset, longest))
                     block = array("Q")
                     if time.monotonic() - last >= HANDOVER_SECONDS:
                         self.app.call_from_thread(self._adopt, generation, pending, False)
                         pending, last = [], time.monotonic()
+                    if stop.is_set():
+                        break
                 if not pending and offset == 0:
                     pending.append((block, 0, 0))  # an empty file: one empty line
         except OSError as exc:
