@@ -193,6 +193,31 @@ def test_an_append_keeps_utf16_without_a_bom_readable_as_utf16(tmp_path: Path) -
     assert path.read_bytes().startswith(b"\xff\xfe")  # it got its BOM: without, it would read as binary
 
 
+UTF16_CRLF = b"\xff\xfe" + "# Windows\r\n- a\r\n- b\n".encode("utf-16-le")
+
+
+def test_rename_trash_and_restore_move_the_bytes_as_they_are(tmp_path: Path) -> None:
+    (tmp_path / "memory").mkdir()
+    (tmp_path / "memory" / "win.md").write_bytes(UTF16_CRLF)
+    files = MemoryFiles(hash_config(tmp_path))
+    rel = files.rename_note("memory/win.md", "windows")
+    assert (tmp_path / rel).read_bytes() == UTF16_CRLF
+    deleted = files.delete_note(rel)
+    assert deleted.trashed.read_bytes() == UTF16_CRLF
+    files.restore_deleted()
+    assert (tmp_path / rel).read_bytes() == UTF16_CRLF
+
+
+def test_a_conflict_copy_is_written_like_the_note(tmp_path: Path) -> None:
+    (tmp_path / "memory").mkdir()
+    path = tmp_path / "memory" / "win.md"
+    path.write_bytes(UTF16_CRLF)
+    files = MemoryFiles(hash_config(tmp_path))
+    mine = files.read_note("memory/win.md").text.replace("- a", "- mine")
+    copy = files.write_copy("memory/win.md", mine)
+    assert copy.read_bytes() == UTF16_CRLF.replace("- a".encode("utf-16-le"), "- mine".encode("utf-16-le"))
+
+
 # -- property: any text, any supported encoding and line endings ---------------------------------------------------
 
 _chars = st.characters(blacklist_categories=("Cs",), blacklist_characters="\r\n\x00")

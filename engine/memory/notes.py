@@ -30,6 +30,7 @@ from engine.textio import (
     clean_note_text,
     create_new_file,
     decode_bytes,
+    encode_edit,
     fsync_dir,
     make_private_dir,
     read_stamp,
@@ -304,18 +305,25 @@ def write_copy(config: Config, rel: str, text: str, now: datetime | None = None)
     """Keep text aside in memdeck's data dir: ``conflict-copies/<rel minus .md>.mine-YYYYmmdd-HHMMSS.md``.
 
     Not next to the note: there the copy would be memory too, indexed (by OpenClaw as well) and found as a
-    duplicate of the note. Never over a file. Returns the copy's path.
+    duplicate of the note. Never over a file. The copy is written like the note on disk (encoding, BOM, line
+    endings). Returns the copy's path.
 
     Raises:
         PathRefused: not a memory file.
         MemdeckError: no free name.
         OSError: the copy cannot be written.
     """
-    rel, _ = resolve_memory_path(config, rel)
+    rel, path = resolve_memory_path(config, rel)
     when = now or datetime.now()
     aside = config.home / CONFLICT_COPIES_DIR / _aside_rel(config, rel)
     stem = aside.name[:-3] if aside.name.endswith(".md") else aside.name
-    data = text.encode("utf-8")
+    try:
+        disk: bytes | None = path.read_bytes()
+    except OSError:  # gone (or unreadable): the copy is plain UTF-8
+        disk = None
+    # What saving over the disk's version would have written: its encoding, BOM and line endings, and the exact
+    # bytes of the lines both share, so the copy diffs against the note line by line.
+    data = encode_edit(disk, text)
     make_private_dir(aside.parent)
     for n in range(1, 100):
         target = aside.with_name(f"{stem}.mine-{when:%Y%m%d-%H%M%S}{'' if n == 1 else f'-{n}'}.md")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from textual.pilot import Pilot
 
@@ -16,6 +18,10 @@ NOTES = {
                              "UTF-8 · LF"),
     "memory/utf16.md": (b"\xff\xfe" + "# Notepad\r\n\r\n- a\u2028b\r\n- c\n".encode("utf-16-le"),
                         "UTF-16 LE · BOM · mixed CRLF/LF"),
+    "memory/utf32.md": (b"\xff\xfe\x00\x00" + "# UTF-32\r\n- x\r\n".encode("utf-32-le"), "UTF-32 LE · BOM · CRLF"),
+    "memory/utf16-no-bom.md": ("# PowerShell\r\n- y\r\n".encode("utf-16-le"), "UTF-16 LE · CRLF"),
+    "memory/cr-only.md": (b"# Classic Mac\r- z\r", "UTF-8 · CR"),
+    "memory/zwnbsp.md": ("# Z\n- a\ufeffb\n".encode(), "UTF-8 · LF"),
 }
 
 
@@ -49,7 +55,7 @@ async def test_an_untouched_note_is_not_modified_and_saves_the_same_bytes(notes:
             assert label in _header(app)
             # Editor lines are the index's (citation) lines: U+2028/U+2029 stay inside their line.
             text = data.decode(editor.note.format.encoding).removeprefix("\ufeff")
-            assert editor.area.document.line_count == text.replace("\r\n", "\n").count("\n") + 1
+            assert editor.area.document.line_count == len(re.findall(r"\r\n|\r|\n", text)) + 1
             assert await editor.save()
             await settle(pilot)
             assert (notes.workspace / rel).read_bytes() == data, rel
@@ -99,3 +105,57 @@ def test_the_conflict_diff_counts_lines_as_the_editor_does() -> None:
 
     diff = unified_diff("a.md", "x\u2028y\nz\n", "x\u2028y\nZ\n")
     assert "@@ -1,2 +1,2 @@" in diff and " x\u2028y\n-z\n+Z\n" in diff
+
+
+async def test_nul_bytes_anywhere_open_read_only_and_tab_and_zwnbsp_show_as_they_are(config: Config) -> None:
+    ws = config.workspace
+    (ws / "memory/nul-late.md").write_bytes(b"# Late NUL\n" + b"x" * 9000 + b"\n- a\x00b\n")
+    (ws / "memory/tabs.md").write_bytes(b"# Tabs\n\n- a\n\t- b\n")
+    (ws / "memory/zwnbsp.md").write_bytes("# Z\n- a\ufeffb\n".encode())
+    app = make_app(config)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        editor = app.main.editor
+        # A NUL past the first 8 KiB is not "binary", but it is not shown: an edit of its line would drop it.
+        await _open(pilot, app, "memory/nul-late.md")
+        assert editor.read_only and "read-only" in _header(app)
+        assert "NUL bytes" in str(editor.query_one("#editor-banner").render())
+
+        await _open(pilot, app, "memory/zwnbsp.md")
+        assert editor.area.document[1] == "- a\ufeffb"
+        assert editor.area.document.get_line(1) == "- a\u237db"  # drawn: one visible cell, not zero-width
+
+        await _open(pilot, app, "memory/tabs.md")
+        area = editor.area
+        area.focus()
+        area.move_cursor((3, 0))
+        await pilot.press("tab")  # the note indents with tabs: tab indents with a tab
+        assert area.document[3] == "\t\t- b"
+        await pilot.press("ctrl+z")
+        assert not editor.modified
+
+
+async def test_the_big_file_viewer_counts_lines_as_citations_do(config: Config) -> None:
+    from engine.textio import decode_bytes
+
+    long_line = "- " + "word " * 2500  # over LONG_LINE_CHARS: opens in the viewer
+    text = f"# Big\r\n\r\n{long_line}\r\n- after\r- cr line\n- lf line\r\n"
+    data = b"\xff\xfe" + text.encode("utf-16-le")
+    (config.workspace / "memory/big16.md").write_bytes(data)
+    app = make_app(config)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        app.main.open_note("memory/big16.md")
+        await settle(pilot)
+        view = app.main.loaded_big_file
+        assert view is not None and app.main.centre.current == "bigfile"
+        rows = view.lines
+        await pilot.wait_for_scheduled_animations()
+        for _ in range(50):
+            if rows.index.done:
+                break
+            await pilot.pause()
+        assert rows.index.done
+        lines = decode_bytes(data).text.split("\n")
+        assert rows.index.lines == len(lines) - 1  # the final newline starts no line
+        assert [rows._text(i) for i in (0, 3, 4, 5)] == ["# Big", "- after", "- cr line", "- lf line"]
