@@ -8,11 +8,13 @@ negative left unchanged by both. ``python -m tests.test_redact_table`` prints pr
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
 
+from engine.api import MemoryFiles
 from engine.config import load_config
 from engine.health.checks import scan_secrets
 from engine.health.secrets import find_secrets, redact_secrets
@@ -199,6 +201,34 @@ def test_doctor_scans_memory_files_with_the_same_rules(tmp_path: Path) -> None:
                                                      encoding="utf-8")
     flagged = {finding.path for finding in scan_secrets(load_config(workspace=tmp_path))}
     assert flagged == {f"memory/secret-{number:02d}.md" for number in range(len(POSITIVE))}
+
+
+def test_session_text_memdeck_shows_is_redacted(tmp_path: Path) -> None:
+    """A transcript's secrets are masked in every door that shows its text: the title a listing makes of the first
+    words (cut after masking, so no half-secret is left), the tool calls ``get`` shows, and a secret that the JSON
+    line spells with escapes."""
+    sid = "5a5a5a5a-1111-4222-8333-444455556666"
+    first = "deploy it, password=hunter2secret and the token is ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789 ok"
+    events = [
+        {"type": "session", "version": 3, "id": sid, "timestamp": "2026-11-27T17:00:00Z"},
+        {"type": "message", "id": "m1", "message": {"role": "user", "content": first}},
+        {"type": "message", "id": "m2", "message": {"role": "assistant", "content": [{
+            "type": "toolCall", "id": "c1", "name": "exec",
+            "arguments": {"command": "curl -u admin:s3cr3tpw99 https://api.example.com"}}]}},
+    ]
+    lines = [json.dumps(event) for event in events]
+    lines.append('{"type":"message","id":"m3","message":{"role":"user","content":"pass\\u0077ord=escapedsecret9"}}')
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    (folder / f"{sid}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    files = MemoryFiles(load_config(workspace=tmp_path, overrides={"sessions_dir": str(folder),
+                                                                   "sources": ["memory", "sessions"]}))
+    (info,) = files.list_sessions()
+    assert info.title is not None and "hunter2" not in info.title and "password=***" in info.title
+    shown = files.get_session(f"sessions/{sid}.jsonl").text
+    for secret in ("hunter2secret", "s3cr3tpw99", "escapedsecret9", "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"):
+        assert secret not in shown and secret not in (info.title or "")
+    assert "curl -u admin:***" in shown
 
 
 if __name__ == "__main__":

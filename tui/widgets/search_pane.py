@@ -18,6 +18,7 @@ from textual.reactive import reactive
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from engine.api import SEPARATOR_GLYPHS
 from tui.bridge import SEARCH_MODES, Bridge
 from tui.messages import ResultChosen, ResultsReady
 from tui.widgets.text_line import TextLine
@@ -30,8 +31,13 @@ SNIPPET_LINES = 3
 MATCH_STYLE = "bold $text-accent underline"
 # Snippet text keeps its length (the engine's match spans are offsets into it): C0, DEL, C1 and the bidi
 # overrides each become one U+FFFD, a tab one space. Escape sequences in memory never reach the terminal.
+# U+2028/U+2029, which a terminal draws as nothing (the words either side glued), are the editor's ↵/⁋.
 _CONTROL = ({i: "\ufffd" for i in range(32) if i not in (9, 10)} | {9: " ", 127: "\ufffd"}
-            | {i: "\ufffd" for i in (*range(0x80, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A))})
+            | {i: "\ufffd" for i in (*range(0x80, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A))}
+            | {ord(separator): glyph for separator, glyph in SEPARATOR_GLYPHS.items()})
+_GLYPHS = frozenset(SEPARATOR_GLYPHS.values())
+SEPARATOR_STYLE = "dim reverse"
+"""How a ↵/⁋ glyph is drawn in a snippet: marked, as in the editor, so it is not read as a typed arrow."""
 
 
 @dataclass(frozen=True)
@@ -104,6 +110,10 @@ def render_hit(hit: Hit) -> Content:
         body = Content(line.text)
         for start, end in line.spans:
             body = body.stylize(MATCH_STYLE, start, end)
+        if not _GLYPHS.isdisjoint(line.text):
+            for at, char in enumerate(line.text):
+                if char in _GLYPHS:
+                    body = body.stylize(SEPARATOR_STYLE, at, at + 1)
         gutter = f"{line.number:>{width}} │ " if line.number is not None else "│ "
         rows.append(Content.assemble(("  " + gutter, "$text-muted"), body))
     rows += [Content(" ")] * (1 + SNIPPET_LINES - len(rows))
