@@ -83,9 +83,11 @@ from engine.workspace import (
 )
 
 if TYPE_CHECKING:  # loaded on first use (see __getattr__): status and search need none of them
+    from engine.display import SEPARATOR_GLYPHS as SEPARATOR_GLYPHS
     from engine.display import has_control_chars as has_control_chars
     from engine.display import safe_name as safe_name
     from engine.display import safe_text as safe_text
+    from engine.display import show_separators as show_separators
     from engine.memory.drafting import DRAFT_KINDS as DRAFT_KINDS
     from engine.memory.drafting import Draft as Draft
     from engine.memory.drafting import DraftItem as DraftItem
@@ -147,7 +149,7 @@ _LAZY = {
     "engine.memory.drafting": ("DRAFT_KINDS", "Draft", "DraftItem"),
     "engine.memory.notes": ("DATED_NOTE", "Appended", "DatedNote", "Deleted", "FlushError", "Note", "RenamePlan",
                             "SaveConflict", "SaveResult", "daily_heading", "daily_rel", "dated_note", "topic_rel"),
-    "engine.display": ("has_control_chars", "safe_name", "safe_text"),
+    "engine.display": ("SEPARATOR_GLYPHS", "has_control_chars", "safe_name", "safe_text", "show_separators"),
     "engine.recovery": ("RecoveryCopy", "RecoveryError", "discard_recovery", "list_recovery", "recovery_disk_state",
                         "save_recovery"),
     "engine.state": ("StateError", "UiState", "load_state", "save_state", "state_path"),
@@ -168,6 +170,7 @@ __all__ = [
     "DATED_NOTE",
     "DRAFT_KINDS",
     "FLUSH_STATE_FILE",
+    "SEPARATOR_GLYPHS",
     "WATCH_DEBOUNCE_MS",
     "AgentDbSource",
     "Appended",
@@ -253,6 +256,7 @@ __all__ = [
     "save_state",
     "scan_sources",
     "session_source_at",
+    "show_separators",
     "source_stats",
     "state_path",
     "statement_text",

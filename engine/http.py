@@ -14,6 +14,7 @@ from typing import Any, Literal
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from engine.errors import MemdeckError
+from engine.textio import scrub_json
 
 MAX_RETRY_AFTER = 30.0
 """The longest ``Retry-After`` we wait (seconds): a server asking for minutes gets a clear failure sooner."""
@@ -171,8 +172,8 @@ def error_detail(raw: bytes) -> str:
     """The server's own error message from an error body (JSON ``error.message`` and the like, else the text)."""
     text = raw[:_BODY_BYTES].decode("utf-8", errors="replace").strip()
     try:
-        data = json.loads(text)
-    except ValueError:
+        data = scrub_json(json.loads(text))  # "\ud800" in the server's message: no lone surrogate is shown
+    except (ValueError, RecursionError):
         data = None
     if isinstance(data, dict):
         err = data.get("error", data)
@@ -188,6 +189,20 @@ def error_detail(raw: bytes) -> str:
         text = ""
     text = " ".join(text.split())
     return text[:DETAIL_CHARS] + ("…" if len(text) > DETAIL_CHARS else "")
+
+
+def decode_json_body(body: bytes) -> Any:
+    """A server's JSON answer, safe to use: bytes that are not UTF-8 become U+FFFD (the rest of the answer is
+    kept, as files are read), and so does a lone surrogate from a ``"\\ud83d"`` escape (:func:`scrub_json`).
+
+    Raises:
+        ValueError: the body is not JSON.
+    """
+    try:
+        value = json.loads(body)  # UTF-8, UTF-16 or UTF-32, BOM or not
+    except UnicodeDecodeError:
+        value = json.loads(body.decode("utf-8", errors="replace"))
+    return scrub_json(value)
 
 
 def _secrets_of(url: str, headers: Mapping[str, str]) -> list[str]:
@@ -347,8 +362,8 @@ class HttpClient:
             else:
                 if 200 <= answer.status < 300:
                     try:
-                        return json.loads(answer.body)
-                    except ValueError:
+                        return decode_json_body(answer.body)
+                    except (ValueError, RecursionError):
                         raise HttpError("json", shown, f"{shown} did not answer with JSON",
                                         status=answer.status, reason=answer.reason) from None
                 failure = self._status_failure(answer, shown, secrets, attempt + 1)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -417,6 +418,35 @@ def _is_memory_rel(rel: str) -> bool:
     return rel in READABLE_ROOT_FILES or rel.startswith("memory/")
 
 
+def _spelled_as_on_disk(absolute: Path, root: Path) -> Path:
+    """``absolute`` with each part below ``root`` that does not exist as typed replaced by the one entry of its
+    folder that is the same name in another Unicode normalisation form.
+
+    macOS writes names decomposed (NFD: ``cafe`` + U+0301), an agent or a terminal types them composed (NFC):
+    ``memory/café.md`` must read, and append to, the note the tree lists, not miss it (or create a twin that
+    looks the same). A name that exists as typed is used as typed; two candidates are left alone.
+    """
+    try:
+        parts = absolute.relative_to(root).parts
+    except ValueError:
+        return absolute
+    if all(part.isascii() for part in parts) or os.path.lexists(absolute):
+        return absolute
+    current = root
+    for part in parts:
+        if not part.isascii() and not os.path.lexists(current / part):
+            wanted = unicodedata.normalize("NFC", part)
+            try:
+                same = [name for name in os.listdir(current) if unicodedata.normalize("NFC", name) == wanted]
+            except OSError:
+                return absolute
+            if len(same) != 1:
+                return absolute
+            part = same[0]
+        current = current / part
+    return current
+
+
 def resolve_memory_path(config: Config, raw: str) -> tuple[str, Path]:
     """Resolve a path an agent or user asked for, refusing anything that is not a memory file.
 
@@ -474,6 +504,10 @@ def resolve_memory_path(config: Config, raw: str) -> tuple[str, Path]:
             f"path refused: {text!r} is not a memory file (MEMORY.md, USER.md, DREAMS.md, memory/**/*.md or an "
             "extra path)"
         )
+    spelled = _spelled_as_on_disk(absolute, allowed_root)
+    if spelled != absolute:
+        absolute = spelled
+        rel = PurePosixPath(absolute.relative_to(ws)).as_posix() if absolute.is_relative_to(ws) else absolute.as_posix()
     _check_links(config, text, absolute, allowed_root, ws)
     if absolute.exists() and not absolute.is_file():
         raise PathRefused(f"path refused: {text!r} is not a regular file")

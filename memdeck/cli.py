@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import json
 import os
 import signal
 import sys
@@ -25,6 +24,7 @@ from memdeck.output import (
     EXIT_OK,
     EXIT_USAGE,
     FiniteFloat,
+    echo_json,
     echo_json_error,
     fail,
     not_empty,
@@ -168,7 +168,7 @@ def status(obj: _Ctx, as_json: bool, deep: bool) -> None:
         except MemdeckError as exc:
             _fail(str(exc), as_json)
     if as_json:
-        click.echo(json.dumps(st.to_dict(), indent=2))
+        echo_json(st.to_dict())
         return
     lines = [
         f"Workspace: {st.workspace}",
@@ -263,11 +263,11 @@ def index(obj: _Ctx, force: bool, as_json: bool) -> None:
         elapsed = time.monotonic() - started
         files = eng.store.counts()["files"]
     if as_json:
-        click.echo(json.dumps({
+        echo_json({
             "ok": True, "files": files, "filesIndexed": report.files_indexed, "filesRemoved": report.files_removed,
             "chunks": report.chunks_total, "chunksWritten": report.chunks_written, "embedded": report.embedded,
             "fromCache": report.from_cache, "rebuilt": report.rebuilt, "seconds": round(elapsed, 3),
-            "issues": report.issues}, indent=2))
+            "issues": report.issues})
         return
     if report.issues:
         say_lines((f"warning: {issue}" for issue in report.issues), err=True)
@@ -421,7 +421,7 @@ def search(obj: _Ctx, query: str | None, query_opt: str | None, as_json: bool, m
         except MemdeckError as exc:
             _fail(str(exc), as_json)
     if as_json:
-        click.echo(json.dumps(resp.to_json(), indent=2, ensure_ascii=False))
+        echo_json(resp.to_json())
         return
     if resp.warnings:
         say_lines((f"note: {warning}" for warning in resp.warnings), err=True)
@@ -479,7 +479,7 @@ def get(obj: _Ctx, path: str, from_line: int | None, lines: int | None, as_json:
     except MemdeckError as exc:  # a locked or damaged OpenClaw database
         _fail(str(exc), as_json, path=path, text="", disabled=True)
     if as_json:
-        click.echo(json.dumps(result.to_json(), ensure_ascii=False))
+        echo_json(result.to_json(), indent=None)
     elif raw:
         click.echo(result.text, color=True)  # color=True: click would strip ANSI sequences from a pipe
     else:
@@ -523,7 +523,7 @@ def doctor(obj: _Ctx, fix: bool, as_json: bool) -> None:
     except MemdeckError as exc:
         _fail(str(exc), as_json)
     if as_json:
-        click.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+        echo_json(report.to_dict())
     else:
         say(format_report(report))
     sys.exit(EXIT_OK if report.ok else EXIT_ERROR)

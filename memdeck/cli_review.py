@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable
 from datetime import date
@@ -12,7 +11,7 @@ import click
 
 from engine.display import plural
 from engine.errors import MemdeckError
-from memdeck.output import EXIT_OK, fail, say_lines
+from memdeck.output import EXIT_OK, echo_json, fail, say_lines
 
 TITLES = {"duplicate": "Duplicates", "conflict": "Conflicts", "promote": "Worth promoting to MEMORY.md"}
 
@@ -86,7 +85,7 @@ def build_review_command(make_engine: Callable[[bool], Any]) -> click.Command:
         finally:
             engine.close()
         if as_json:
-            click.echo(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
+            echo_json(report.to_json())
         else:
             say_lines(format_report(report))
         sys.exit(EXIT_OK)

@@ -6,7 +6,6 @@ the TUI and the MCP server draft, append and write notes through the same method
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
@@ -32,7 +31,7 @@ from engine.config import Config, LLMConfig
 from engine.display import plural, safe_name
 from engine.errors import MemdeckError
 from engine.memory.llm import LLMError
-from memdeck.output import EXIT_USAGE, not_empty_path, report_error, say, say_lines
+from memdeck.output import EXIT_USAGE, echo_json, not_empty_path, report_error, say, say_lines
 
 TITLE_COLUMN_CHARS = 40
 
@@ -249,7 +248,7 @@ def run_sessions(ctx: SessionsContext, as_json: bool) -> int:
             "source": memory.describe_sessions().to_json(),
             "sessions": [session_to_json(info) for info in infos],
         }
-        click.echo(json.dumps(payload, indent=2, ensure_ascii=False))
+        echo_json(payload)
         return 0
     if not infos:
         say_lines([f"No sessions in {memory.sessions.location}"])
@@ -331,7 +330,7 @@ def _run_note(
             "text": note.text,
             "warnings": warnings,
         }
-        click.echo(json.dumps(payload, indent=2, ensure_ascii=False))
+        echo_json(payload)
         return 0
     _emit_warnings(warnings)
     say(f"{'Would write' if dry_run else 'Wrote'} session note {safe_name(note.rel)}")
@@ -431,7 +430,7 @@ def run_flush(
             "text": block,
             "warnings": warnings,
         }
-        click.echo(json.dumps(payload, indent=2, ensure_ascii=False))
+        echo_json(payload)
         return 0
     _emit_warnings(warnings)
     known = f" ({draft.skipped_known} already in memory)" if draft.skipped_known else ""

@@ -12,7 +12,7 @@ from typing import Any, NoReturn
 
 import click
 
-from engine.display import safe_name, safe_text
+from engine.display import safe_name, safe_text, show_separators
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 
@@ -23,13 +23,20 @@ def error_payload(message: str, **extra: Any) -> dict[str, Any]:
     return {"ok": False, "error": message, **extra}
 
 
-def _dumps(payload: dict[str, Any]) -> str:
-    text = json.dumps(payload, ensure_ascii=False)
+def _dumps(payload: Any, indent: int | None = None) -> str:
+    text = json.dumps(payload, ensure_ascii=False, indent=indent)
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate from an undecodable file name: JSON's \udcxx escape instead
-        text = json.dumps(payload)
+        text = json.dumps(payload, indent=indent)
     return text
+
+
+def echo_json(payload: Any, *, indent: int | None = 2) -> None:
+    """Print a command's ``--json`` answer: UTF-8 text, whatever it holds (a transcript or note whose *file name*
+    is not UTF-8 gives its name as JSON's ``\\udcff`` escapes, never bytes a JSON reader refuses, nor a crash
+    where stdout encodes strictly)."""
+    click.echo(_dumps(payload, indent))
 
 
 def echo_json_error(message: str, **extra: Any) -> None:
@@ -59,8 +66,10 @@ def fail(message: str, as_json: bool = False, code: int = EXIT_ERROR, **extra: A
 
 def say(text: str = "", *, err: bool = False, nl: bool = True) -> None:
     """Print human-readable text: control, bidi and escape characters shown as visible escapes
-    (:func:`engine.display.safe_text`; newlines and tabs kept). Memory text and file names are data."""
-    click.echo(safe_text(text), err=err, nl=nl)
+    (:func:`engine.display.safe_text`; newlines and tabs kept), U+2028/U+2029 inside a line as the editor's ↵/⁋
+    (:func:`engine.display.show_separators`: a terminal draws them as nothing). Memory text and file names are
+    data; ``--json`` and ``--raw`` give the exact text."""
+    click.echo(show_separators(safe_text(text)), err=err, nl=nl)
 
 
 def say_lines(lines: Iterable[str], *, err: bool = False) -> None:

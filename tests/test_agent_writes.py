@@ -39,6 +39,9 @@ CLEANED = [
     ("lone surrogate", "- half \ud83d emoji", "- half \ufffd emoji"),
     ("tab kept", "- a\tb", "- a\tb"),
     ("plain unicode kept", "- Vračar 😀 下周五", "- Vračar 😀 下周五"),
+    ("zero-width joiners kept (emoji, Indic)", "- 👩\u200d👩\u200d👧 क्\u200dष", "- 👩\u200d👩\u200d👧 क्\u200dष"),
+    ("NFD kept as sent", "- Vrac\u030car", "- Vrac\u030car"),
+    ("combining mark alone kept", "- \u0301", "- \u0301"),
 ]
 
 
@@ -60,16 +63,18 @@ def test_appended_text_is_plain_and_the_note_stays_editable(tmp_path: Path, labe
     assert lines[written.start_line - 1 : written.end_line] == kept.split("\n")
 
 
-def test_text_of_only_control_characters_is_refused(tmp_path: Path) -> None:
+@pytest.mark.parametrize("text", ["\x00\x1b[2J\x07", " \x00 \n\t", "\u200b", "\u00a0", "\ufeff \u2060", "\u2028\x85"])
+def test_text_with_nothing_to_see_is_refused(tmp_path: Path, text: str) -> None:
     memory = MemoryFiles(load_config(workspace=tmp_path))
     with pytest.raises(MemdeckError, match="nothing to append"):
-        memory.append_note(None, "\x00\x1b[2J\x07", DAY)
+        memory.append_note(None, text, DAY)
     assert not (tmp_path / "memory" / "2026-11-27.md").exists()
 
 
 @pytest.mark.parametrize("name", [
     "memory/2026-13-45.md", "memory/2026-02-30.md", "memory/2025-02-29.md", "memory/2026-00-10.md",
     "memory/0000-01-01.md", "memory/2026-04-31-standup.md", "memory/projects/2026-13-01.md",
+    "memory/2026-02-29.md", "memory/２０２６-１３-０１.md",
 ])
 def test_a_dated_name_that_is_no_real_day_is_refused(tmp_path: Path, name: str) -> None:
     memory = MemoryFiles(load_config(workspace=tmp_path))
@@ -78,9 +83,36 @@ def test_a_dated_name_that_is_no_real_day_is_refused(tmp_path: Path, name: str) 
     assert not (tmp_path / name).exists()
 
 
+@pytest.mark.parametrize(("name", "meant"), [
+    ("memory/2026-1-5.md", "memory/2026-01-05.md"), ("memory/2026-11-5-standup.md", "memory/2026-11-05.md"),
+    ("memory/２０２６-１１-２７.md", "memory/2026-11-27.md"),  # full-width digits
+])
+def test_a_date_not_written_yyyy_mm_dd_is_refused_naming_the_note_meant(tmp_path: Path, name: str,
+                                                                         meant: str) -> None:
+    memory = MemoryFiles(load_config(workspace=tmp_path))
+    with pytest.raises(PathRefused, match=f"that day's note is {meant}"):
+        memory.append_note(name, "- x")
+    assert not (tmp_path / "memory").exists() or not any((tmp_path / "memory").iterdir())
+
+
+@pytest.mark.parametrize("name", ["memory/.md", "memory/ .md", "memory/.hidden.md", "memory/.git/x.md"])
+def test_a_hidden_or_blank_name_is_refused(tmp_path: Path, name: str) -> None:
+    memory = MemoryFiles(load_config(workspace=tmp_path))
+    with pytest.raises(PathRefused, match="hidden or blank name"):
+        memory.append_note(name, "- x")
+    assert not (tmp_path / name).exists()
+
+
+@pytest.mark.parametrize("name", ["memory/../MEMORY.md", "/etc/x.md", "memory/2026-11-27.MD", "memory/2026-13-01"])
+def test_names_outside_memory_are_refused(tmp_path: Path, name: str) -> None:
+    with pytest.raises(PathRefused):
+        MemoryFiles(load_config(workspace=tmp_path)).append_note(name, "- x")
+
+
 @pytest.mark.parametrize("name", [
     "memory/2024-02-29.md", "memory/2026-11-27-standup.md", "memory/projects/sova.md", "memory/2026-notes.md",
-    "memory/20261127.md", "MEMORY.md",
+    "memory/20261127.md", "MEMORY.md", "USER.md", "memory/2026-10-23-slug.md", "memory/x.md.md", "memory/1-2-3.md",
+    "memory/9999-12-31.md",
 ])
 def test_real_days_and_undated_names_are_written(tmp_path: Path, name: str) -> None:
     memory = MemoryFiles(load_config(workspace=tmp_path))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import shutil
 import sqlite3
 from datetime import UTC, datetime
@@ -13,15 +14,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine.api import MemoryEngine, MemoryFiles
+from engine.display import safe_text
 from engine.http import Response
 from engine.memory.append import render_flush_block
-from engine.memory.llm import ChatClient, draft_with_llm
+from engine.memory.llm import ChatClient, LLMError, draft_with_llm
 from engine.sessions.reader import read_transcript, session_search_text
 from engine.textio import decode_bytes, scrub_json, scrub_surrogates
+from memdeck.cli import cli
 from tests.helpers import hash_config
 
 SID = "5a5a5a5a-1111-4222-8333-444455556666"
@@ -181,20 +185,133 @@ def test_agent_db_rows_plain_and_compressed_and_bad_text_columns(tmp_path: Path)
 
 # -- the LLM ------------------------------------------------------------------------------------------------
 
-def test_an_llm_answer_with_a_lone_surrogate_drafts_and_flushes(tmp_path: Path) -> None:
-    answer = {"choices": [{"message": {"content": "- [preference] Prefers the quokka \ud83d mascot (line 2)"}}]}
+def _llm_body(content: str, **extra: Any) -> bytes:
+    # json.dumps writes a lone surrogate as its \\uXXXX escape, as a JSON writer of UTF-16 strings does.
+    return json.dumps({"choices": [{"message": {"content": content}}], **extra}).encode("utf-8")
 
-    def transport(url: str, body: bytes, headers: Any, timeout: float) -> Response:
-        return Response(200, "OK", {}, json.dumps(answer).encode("utf-8"))
+
+# (label, status, body, what the draft's items are: None for an LLMError)
+LLM_ANSWERS: list[tuple[str, int, bytes, list[str] | None]] = [
+    ("lone surrogate in the content", 200, _llm_body("- [preference] Prefers the quokka \ud83d mascot (line 2)"),
+     ["Prefers the quokka \ufffd mascot"]),
+    ("lone surrogate elsewhere in the answer", 200, _llm_body("- [fact] quokka (line 2)", id="c\udc00",
+                                                               usage={"k\ud800": 1}), ["quokka"]),
+    ("bytes that are not UTF-8", 200,
+     b'{"choices": [{"message": {"content": "- [fact] quokka \xff\xfe \xed\xa0\x80 (line 2)"}}]}',
+     ["quokka \ufffd\ufffd \ufffd\ufffd\ufffd"]),
+    ("escape sequences and controls", 200,
+     _llm_body("- [fact] quokka \x1b]52;c;aGk=\x07mascot \x1b[31mred\x1b[0m, NUL\x00 (line 2)"),
+     ["quokka mascot red, NUL"]),
+    ("bidi override", 200, _llm_body("- [fact] quokka \u202eevil\u202c (line 2)"), ["quokka evil"]),
+    ("U+2028 and NEL are line breaks", 200,
+     _llm_body("- [fact] quokka one\u2028- [fact] quokka two\x85- [fact] quokka three (line 2)"),
+     ["quokka one", "quokka two", "quokka three"]),
+    ("UTF-16 with a BOM", 200, b"\xff\xfe" + _llm_body("- [fact] quokka (line 2)").decode().encode("utf-16-le"),
+     ["quokka"]),
+    ("not JSON", 200, b'{"choices": [{"message": {"content": "- [fact] x', None),
+    ("error with a lone surrogate", 400, b'{"error": {"message": "bad \\ud800 model"}}', None),
+]
+
+
+@pytest.mark.parametrize(("label", "status", "body", "items"), LLM_ANSWERS, ids=[case[0] for case in LLM_ANSWERS])
+def test_an_llm_answer_is_made_safe_where_it_arrives(tmp_path: Path, label: str, status: int, body: bytes,
+                                                     items: list[str] | None) -> None:
+    def transport(url: str, sent: bytes, headers: Any, timeout: float) -> Response:
+        return Response(status, "OK" if status == 200 else "Bad Request", {}, body)
 
     client = ChatClient("http://127.0.0.1:9/v1", "m", transport=transport, retries=0)
     path = _transcript_file(tmp_path / "sessions", [_line("I prefer the quokka mascot", n=1)])
+    if items is None:
+        with pytest.raises(LLMError) as caught:
+            draft_with_llm(read_transcript(path), client)
+        message = str(caught.value)
+        message.encode("utf-8")  # shown by the CLI and the TUI: nothing that cannot be encoded
+        assert "\ufffd" in message or "JSON" in message
+        return
     draft = draft_with_llm(read_transcript(path), client)
-    assert draft.items and "\ufffd" in draft.items[0].text
+    assert [item.text for item in draft.items] == items
     block = render_flush_block(draft, NOW)
-    memory = MemoryFiles(hash_config(tmp_path))
-    written = memory.append_flush(SID, block, NOW)
-    assert "quokka \ufffd mascot" in written.path.read_text(encoding="utf-8")
+    assert safe_text(block) == block  # what a dry run shows is what is written: plain text
+    written = MemoryFiles(hash_config(tmp_path)).append_flush(SID, block, NOW)
+    note = written.path.read_text(encoding="utf-8")
+    assert all(item in note for item in items)
+
+
+_ANSWER_TEXT = st.text(alphabet=st.one_of(st.characters(codec="utf-8"), st.characters(categories=["Cs"]),
+                                           st.sampled_from("\x00\x1b\x07\x85\u2028\u2029\u202e\r\n-[]()")),
+                      max_size=60)
+_BODIES = st.one_of(
+    _ANSWER_TEXT.map(lambda text: _llm_body("- [fact] quokka " + text + " (line 2)")),
+    _ANSWER_TEXT.map(_llm_body),
+    st.binary(max_size=80).map(lambda data: b'{"choices": [{"message": {"content": "- quokka ' + data + b'"}}]}'),
+    st.binary(max_size=80),
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(body=_BODIES, status=st.sampled_from([200, 200, 400, 500]))
+def test_fuzz_llm_answers(tmp_path: Path, body: bytes, status: int) -> None:
+    """Any answer: an LLMError that can be shown, or items that are plain, encodable note text."""
+    def transport(url: str, sent: bytes, headers: Any, timeout: float) -> Response:
+        return Response(status, "status", {}, body)
+
+    client = ChatClient("http://127.0.0.1:9/v1", "m", transport=transport, retries=0)
+    path = tmp_path / "sessions" / f"{SID}.jsonl"
+    transcript = read_transcript(path if path.exists() else _transcript_file(tmp_path / "sessions", [
+        _line("I prefer the quokka mascot", n=1)]))
+    try:
+        draft = draft_with_llm(transcript, client)
+    except LLMError as exc:
+        str(exc).encode("utf-8")
+        return
+    block = render_flush_block(draft, NOW)
+    block.encode("utf-8")
+    assert safe_text(block) == block
+    assert len(block.splitlines()) == len(block.split("\n")) - 1  # no line break but "\n"
+
+
+# -- the CLI's JSON: UTF-8 whatever a file name holds -------------------------------------------------------
+
+def test_json_output_is_utf8_when_a_transcript_name_is_not(tmp_path: Path) -> None:
+    folder = tmp_path / "sessions"
+    path = _transcript_file(folder, [_line("I prefer the quokka mascot", n=1)])
+    os.rename(path, os.path.join(os.fsencode(folder), b"bad\xff\xfename.jsonl"))
+    workspace = tmp_path / "ws"
+    (workspace / "memory").mkdir(parents=True)
+    runner = CliRunner()
+    for args in (["sessions", "--json"], ["index", "--json"], ["status", "--json"]):
+        result = runner.invoke(cli, ["--workspace", str(workspace), "--sessions", str(folder), *args])
+        assert result.exit_code == 0, (args, result.output)
+        payload = json.loads(result.stdout_bytes.decode("utf-8"))  # strict: bytes a JSON reader takes
+        assert payload
+    listed = json.loads(runner.invoke(cli, ["--workspace", str(workspace), "--sessions", str(folder), "sessions",
+                                            "--json"]).stdout_bytes.decode("utf-8"))
+    assert [item["sessionId"] for item in listed["sessions"]] == ["bad\udcff\udcfename"]
+
+
+# -- U+2028/U+2029 in what the doors show: the editor's ↵/⁋, the data unchanged -----------------------------
+
+def test_line_separators_show_as_the_editors_glyphs(tmp_path: Path) -> None:
+    (tmp_path / "memory").mkdir()
+    (tmp_path / "memory" / "sep.md").write_text("# Sep\n\n- one\u2028still line three\n- para\u2029graph\n",
+                                                encoding="utf-8")
+    runner = CliRunner()
+    base = ["--workspace", str(tmp_path)]
+    shown = runner.invoke(cli, [*base, "search", "still line", "--mode", "keyword"]).output
+    assert "- one↵still line three" in shown and "- para⁋graph" in shown and "\u2028" not in shown
+    assert "- one↵still line three" in runner.invoke(cli, [*base, "get", "memory/sep.md"]).output
+    exact = json.loads(runner.invoke(cli, [*base, "search", "still line", "--mode", "keyword", "--json"]).output)
+    assert "- one\u2028still line three" in exact["results"][0]["snippet"]  # data: as in the file
+    assert "\u2028" in runner.invoke(cli, [*base, "get", "memory/sep.md", "--raw"]).output
+    with MemoryEngine(hash_config(tmp_path)) as eng:
+        eng.sync()
+        hit = eng.search("still line", mode="keyword").results[0]
+    from tui.widgets.search_pane import render_hit, snippet_lines
+
+    lines = snippet_lines(hit, limit=10)
+    assert [line.text for line in lines][-2:] == ["- one↵still line three", "- para⁋graph"]
+    assert all(len(line.text) == len(raw) for line, raw in zip(lines, hit.snippet.split("\n"), strict=False))
+    assert "↵" in render_hit(hit).plain
 
 
 # -- fuzz: any transcript text, through the reader, drafting, indexing and search ---------------------------

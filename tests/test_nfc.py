@@ -82,6 +82,30 @@ def test_query_parse_and_chunks_are_nfc() -> None:
     assert (chunks[0].start_line, chunks[-1].end_line) == (1, 4)
 
 
+@pytest.mark.parametrize(("on_disk", "typed"), [
+    ("memory/café.md", "memory/café.md"), ("memory/Vračar/plan.md", "memory/Vračar/plan.md"),
+    ("memory/한국어.md", "memory/한국어.md"),
+])
+@pytest.mark.parametrize("typed_form", ["NFC", "NFD"])
+def test_a_note_named_in_nfd_is_read_and_appended_by_its_nfc_name(tmp_path: Path, on_disk: str, typed: str,
+                                                                  typed_form: str) -> None:
+    """macOS writes names decomposed; an agent or a terminal types them composed: the one note on disk is meant."""
+    from engine.api import MemoryFiles
+    from engine.workspace import read_memory_slice
+
+    note = tmp_path / _nfd(on_disk)
+    note.parent.mkdir(parents=True)
+    note.write_text("# Note\n\n- first\n", encoding="utf-8")
+    config = hash_config(tmp_path)
+    name = unicodedata.normalize(typed_form, typed)
+    read = read_memory_slice(config, name)
+    assert read.text == "# Note\n\n- first\n" and read.path == _nfd(on_disk)
+    written = MemoryFiles(config).append_note(name, "- second")
+    assert written.path == note and written.rel == _nfd(on_disk)
+    assert note.read_text(encoding="utf-8").endswith("- first\n\n- second\n")
+    assert sorted(p.name for p in note.parent.iterdir()) == [note.name]  # no twin that looks the same
+
+
 def test_the_index_records_the_normalising_chunker() -> None:
     assert CHUNKER_VERSION >= 5  # old indexes hold NFD text: the identity change rebuilds them
 

@@ -20,8 +20,8 @@ class SecretFinding:
     Attributes:
         line: 1-based line of the text where the secret starts.
         kind: which pattern found it (``env``, ``json-field``, ``assignment``, ``cli-flag``, ``authorization``,
-            ``bearer``, ``pem``, ``openai``, ``github``, ``slack``, ``groq``, ``google``,
-            ``perplexity``, ``npm``, ``telegram``, ``aws``, ``huggingface``, ``stripe``, ``url-password``).
+            ``bearer``, ``pem``, ``netrc``, ``prose``, ``openai``, ``github``, ``gitlab``, ``jwt``, ``slack``, ``groq``,
+            ``google``, ``perplexity``, ``npm``, ``telegram``, ``aws``, ``huggingface``, ``stripe``, ``url-password``).
         preview: the matched text with the secret masked (never the secret itself).
     """
 
@@ -87,6 +87,22 @@ def _assigned(match: re.Match[str]) -> bool:
     return _plausible(match.group("value"), quoted=match.group("q") is not None, colon=match.group("sep") == ":")
 
 
+# An environment name that only ends in ``_KEY`` (``SORT_KEY``, ``PARTITION_KEY``) is as often a setting as a
+# secret (``STRIPE_KEY``, ``ENCRYPTION_KEY``): its value must look like a key, 8+ characters with a letter and a digit.
+_KEY_ONLY = re.compile(r"(?:[A-Z0-9_]*_)?KEY")
+_NAMED_SECRET = re.compile(r"SECRET|TOKEN|PASS|PWD|API_?KEY|ACCESS_KEY|PRIVATE_KEY")
+_KEY_LIKE = re.compile(r"(?=[^\s]*[0-9])(?=[^\s]*[A-Za-z])\S{8,}")
+
+
+def _env_assigned(match: re.Match[str]) -> bool:
+    if not _assigned(match):
+        return False
+    name = match.group("name")
+    if _KEY_ONLY.fullmatch(name) and _NAMED_SECRET.search(name) is None:
+        return _KEY_LIKE.fullmatch(match.group("value").strip()) is not None
+    return True
+
+
 # The value after ``=`` or ``:`` on the same line: quoted (spaces allowed, up to the closing quote) or one bare word, which ends at
 # white space, a quote, or what closes an argument list, dict or query parameter.
 _VALUE = r"""(?P<sep>[=:])[ \t]*(?:(?P<q>["']))?(?P<value>(?(q)[^"'\n]+?|[^\s"'\\,;&)\]}]+))(?(q)(?P=q))"""
@@ -102,18 +118,58 @@ _SECRET_NAME = (
 # ``password=password``, ``token=api_token``: a variable passed on, not its value.
 _SECRET_VARIABLE = re.compile(_SECRET_NAME)
 
+# Tokens with a well-known prefix. They are one regex, so the text is scanned once for all of them (a lookahead
+# on the first character skips every other position); the named group that matched is the token.
+_TOKENS: tuple[tuple[str, str], ...] = (
+    ("openai", r"sk-[A-Za-z0-9_-]{8,}\b"),
+    ("github", r"gh[pousr]_[A-Za-z0-9]{20,}\b"),
+    ("github", r"github_pat_[A-Za-z0-9_]{20,}\b"),
+    ("gitlab", r"glpat-[A-Za-z0-9_-]{20,}"),
+    ("jwt", r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+    ("slack", r"xox[baprs]-[A-Za-z0-9-]{10,}\b"),
+    ("slack", r"xapp-[A-Za-z0-9-]{10,}\b"),
+    ("groq", r"gsk_[A-Za-z0-9_-]{10,}\b"),
+    ("google", r"AIza[0-9A-Za-z_-]{20,}"),
+    ("perplexity", r"pplx-[A-Za-z0-9_-]{10,}\b"),
+    ("npm", r"npm_[A-Za-z0-9]{10,}\b"),
+    ("huggingface", r"hf_[A-Za-z0-9]{30,}\b"),
+    ("stripe", r"(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{10,}\b"),
+    ("stripe", r"whsec_[A-Za-z0-9]{20,}\b"),
+    ("aws", r"(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
+    ("telegram", r"bot(?P<t{n}>\d{6,}:[A-Za-z0-9_-]{20,})\b"),  # the token after ``bot`` (a bot API URL)
+    ("telegram", r"\d{6,}:[A-Za-z0-9_-]{30,}\b"),
+)
+_TOKEN = "token"  # the group of the token pattern: the kind is the one whose named group matched
+_TOKEN_REGEX = r"\b(?=[a-zA-Z0-9])(?:" + "|".join(
+    pattern.replace("{n}", str(n)) if "{n}" in pattern else f"(?P<t{n}>{pattern})" for n, (_, pattern) in enumerate(_TOKENS)
+) + ")"
+
+# Commands whose ``-p`` holds a password: attached for MySQL's clients (a bare ``-p`` prompts), either way for
+# ``sshpass`` and registry logins. ``ssh -p 2222`` and ``mkdir -p`` are not.
+_MYSQL = re.compile(r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b")
+_PASSWORD_P = re.compile(r"\b(?:sshpass|(?:docker|podman|nerdctl|buildah|helm registry) login)\b")
+
+
+def _on_command_line(match: re.Match[str], command: re.Pattern[str]) -> bool:
+    """Whether ``command`` is named earlier on the match's line (within 200 characters)."""
+    text = match.string
+    start = max(text.rfind("\n", 0, match.start()) + 1, match.start() - 200)
+    return command.search(text, start, match.start()) is not None
+
+
 # Order is priority: when two patterns claim overlapping text, the earlier one wins.
 _PATTERNS: tuple[_Pattern, ...] = (
     _p(
         "pem",
-        r"(-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----)[\s\S]+?(-----END [A-Z0-9 ]*PRIVATE KEY-----)",
+        r"(-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----)[\s\S]+?(-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----)",
         group=0,
     ),
     _p("url-password", r"\b[a-zA-Z][a-zA-Z0-9+.-]{0,30}://[^\s:/@]*:([^\s@/]+)@"),
     _p(
         "env",
-        r"\b(?:[A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE)|[A-Z0-9_]*_(?:PASS|PWD))\b[ \t]*" + _VALUE,
-        group="value", check=_assigned,
+        r"\b(?P<name>[A-Z0-9_]*(?:TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE)|[A-Z0-9_]*_(?:PASS|PWD|KEY)|KEY)\b[ \t]*"
+        + _VALUE,
+        group="value", check=_env_assigned,
     ),
     _p(
         "json-field",
@@ -129,22 +185,25 @@ _PATTERNS: tuple[_Pattern, ...] = (
         r"--(?:api[-_]?key|token|secret|password|passwd|auth[-_]?token)(?:\s+|=)([\"']?)([^\s\"']+)\1",
         group=2,
     ),
+    # curl/wget ``-u user:pass``, ``--user user:pass``; ``mysql -pSECRET`` (attached: a bare ``-p`` prompts);
+    # ``sshpass -p pw`` and ``docker login -p pw``; a ``.netrc`` entry (``machine h login u password p``).
+    _p("cli-flag", r"(?<!\S)(?:-u|--user)[ \t]+(?P<q>[\"']?)[^\s:\"'$]+:(?P<value>[^\s\"'@]+)(?P=q)",
+       group="value", check=lambda match: _plausible(match.group("value"), quoted=False, colon=False)),
+    _p("cli-flag", r"(?<!\S)-p(?P<value>[^\s\"']+)", group="value",
+       check=lambda match: _on_command_line(match, _MYSQL) and _plausible(match.group("value"), quoted=False,
+                                                                          colon=False)),
+    _p("cli-flag", r"(?<!\S)-p[ \t]*(?P<q>[\"']?)(?P<value>[^\s\"']+)(?P=q)", group="value",
+       check=lambda match: _on_command_line(match, _PASSWORD_P) and _plausible(match.group("value"), quoted=True,
+                                                                               colon=False)),
+    _p("netrc", r"\b(?:machine[ \t]+\S+|default)\s+login\s+\S+\s+password\s+(?P<value>\S+)",
+       group="value", check=lambda match: _plausible(match.group("value"), quoted=False, colon=False)),
     _p("authorization", r"(?i:authorization)\s*[:=]\s*(?:Bearer|Basic|Token)\s+([A-Za-z0-9._~+/=-]+)"),
     _p("bearer", r"\bBearer\s+([A-Za-z0-9._~+/=-]{18,})"),
-    _p("openai", r"\b(sk-[A-Za-z0-9_-]{8,})\b"),
-    _p("github", r"\b(gh[pousr]_[A-Za-z0-9]{20,})\b"),
-    _p("github", r"\b(github_pat_[A-Za-z0-9_]{20,})\b"),
-    _p("slack", r"\b(xox[baprs]-[A-Za-z0-9-]{10,})\b"),
-    _p("slack", r"\b(xapp-[A-Za-z0-9-]{10,})\b"),
-    _p("groq", r"\b(gsk_[A-Za-z0-9_-]{10,})\b"),
-    _p("google", r"\b(AIza[0-9A-Za-z_-]{20,})"),
-    _p("perplexity", r"\b(pplx-[A-Za-z0-9_-]{10,})\b"),
-    _p("npm", r"\b(npm_[A-Za-z0-9]{10,})\b"),
-    _p("huggingface", r"\b(hf_[A-Za-z0-9]{30,})\b"),
-    _p("stripe", r"\b((?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{10,})\b"),
-    _p("aws", r"\b((?:AKIA|ASIA)[0-9A-Z]{16})\b"),
-    _p("telegram", r"\bbot(\d{6,}:[A-Za-z0-9_-]{20,})\b"),
-    _p("telegram", r"\b(\d{6,}:[A-Za-z0-9_-]{30,})\b"),
+    _p("token", _TOKEN_REGEX, group=_TOKEN),
+    # Last, prose: ``the wifi password is hunter2secret`` (a value with a digit or a symbol, as after a colon).
+    _p("prose", r"(?i:\b(?:password|passcode|passphrase|pin|api[ _-]?key|token)[ \t]+(?:is|was)[ \t]+)"
+       r"(?P<q>[\"']?)(?P<value>[^\s\"',;)]+?)(?P=q)(?=[\s\"',;.)]|$)",
+       group="value", check=lambda match: _plausible(match.group("value"), quoted=False, colon=True)),
 )
 
 
@@ -182,9 +241,15 @@ def _collect(text: str) -> list[_Hit]:
     starts: list[int] = []
     for pattern in _PATTERNS:
         for match in pattern.regex.finditer(text):
+            kind = pattern.kind
             if pattern.group == 0:
                 start, end = match.span()
                 replacement = _pem_replacement(match)
+            elif pattern.group == _TOKEN:
+                name = match.lastgroup or ""
+                kind = _TOKENS[int(name[1:])][0]
+                start, end = match.span(name)
+                replacement = mask_token(match.group(name))
             else:
                 start, end = match.span(pattern.group)
                 if start < 0 or start == end or (pattern.check is not None and not pattern.check(match)):
@@ -196,7 +261,7 @@ def _collect(text: str) -> list[_Hit]:
             if (at < len(starts) and starts[at] < end) or (at > 0 and accepted[at - 1].end > start):
                 continue
             starts.insert(at, start)
-            accepted.insert(at, _Hit(start, end, replacement, pattern.kind, match.start(), match.end()))
+            accepted.insert(at, _Hit(start, end, replacement, kind, match.start(), match.end()))
     return accepted
 
 
@@ -217,10 +282,11 @@ def redact_secrets(text: str) -> str:
     Covers env-style ``*KEY|TOKEN|SECRET|PASSWORD|_PASS|_PWD=…`` assignments, JSON ``"apiKey": "…"`` fields,
     ``password=…``, ``api_key: '…'``, ``{'password': '…'}`` and ``X-API-Key: …`` in any case (a value that is a
     placeholder, ``None`` or code that fetches the secret is left alone; see :func:`_plausible`),
-    ``--api-key``-style flags, ``Authorization:`` headers and bare ``Bearer`` tokens, PEM private-key
-    blocks, well-known token prefixes (``sk-``, ``ghp_``, ``github_pat_``, ``xox?-``, ``xapp-``,
-    ``gsk_``, ``AIza``, ``pplx-``, ``npm_``, ``hf_``, Stripe, AWS key ids), Telegram bot tokens and
-    passwords in URLs (``scheme://user:pass@host``).
+    ``--api-key``-style flags, ``curl -u user:pass``, ``mysql -pSECRET``, ``sshpass -p``/``docker login -p``,
+    ``.netrc`` entries, ``the password is …`` in prose, ``Authorization:`` headers and bare ``Bearer`` tokens,
+    PEM private-key blocks (PGP's too), JWTs, well-known token prefixes (``sk-``, ``ghp_``, ``github_pat_``,
+    ``glpat-``, ``xox?-``, ``xapp-``, ``gsk_``, ``AIza``, ``pplx-``, ``npm_``, ``hf_``, Stripe, AWS key ids),
+    Telegram bot tokens and passwords in URLs (``scheme://user:pass@host``).
 
     Args:
         text: any text.

@@ -19,7 +19,7 @@ from engine.memory.drafting import DRAFT_KINDS, MAX_ITEM_CHARS, Draft, DraftItem
 from engine.memory.notes import clean_slug
 from engine.sessions.model import Transcript
 from engine.sessions.reader import normalize_session_text, spoken
-from engine.textio import scrub_surrogates
+from engine.textio import clean_note_text
 
 NOTHING_TO_STORE = "NOTHING_TO_STORE"
 MESSAGE_CHARS = 2000
@@ -189,8 +189,10 @@ def _answer_text(data: Any, url: str) -> str:
         content = "".join(part.get("text", "") for part in content if isinstance(part, dict))
     if not isinstance(content, str):
         raise LLMError(f"empty answer from {url}")
-    # JSON may carry half an emoji ("\\ud83d"): made safe here, before the answer is drafted or written.
-    return scrub_surrogates(_THINK.sub("", content)).strip()
+    # What the model says becomes note text: made plain here, before it is drafted, shown or written — no
+    # control characters or escape sequences (an OSC 52 clipboard write), no bidi overrides, U+2028/NEL as line
+    # breaks (:func:`engine.textio.clean_note_text`; lone surrogates were made U+FFFD by the HTTP client).
+    return clean_note_text(_THINK.sub("", content)).strip()
 
 
 # ---------------------------------------------------------------------------------------------

@@ -113,9 +113,9 @@ class Appended:
 # ---------------------------------------------------------------------------------------------
 # Dated notes: the daily log and session notes
 
-DATED_NOTE = re.compile(r"^memory/(\d{4})-(\d{2})-(\d{2})(?:-([^/]+))?\.md$")
+DATED_NOTE = re.compile(r"^memory/([0-9]{4})-([0-9]{2})-([0-9]{2})(?:-([^/]+))?\.md$")
 """The one rule for dated notes: ``memory/YYYY-MM-DD.md`` (a daily note) or ``memory/YYYY-MM-DD-<slug>.md``
-(a session note). Groups: year, month, day, slug (None for a daily note)."""
+(a session note), in ASCII digits (OpenClaw's names). Groups: year, month, day, slug (None for a daily note)."""
 
 _WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 _MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
@@ -147,28 +147,45 @@ def dated_note(rel: str) -> DatedNote | None:
     return DatedNote(day, match.group(4))
 
 
-_DATED_LOOKING = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?=[-.])")
+# A name that reads as a date: a 4-digit year, then month and day of 1 or 2 digits in any script (``2026-1-5``,
+# full-width ``２０２６-１１-２７``), before ``.md`` or a ``-slug``.
+_DATED_LOOKING = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})(?=[-.])")
+_CANONICAL_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 
 def check_dated_name(rel: str) -> None:
-    """Refuse a file name that reads as a date but names no real day (``memory/2026-13-45.md``, ``2026-02-30-x.md``).
+    """Refuse a name a write would make but no date rule would read as meant.
 
-    Such a note would be a daily note for a day that does not exist: never "today", never found by a date.
+    - a name that reads as a date but names no real day (``memory/2026-13-45.md``, ``2026-02-30-x.md``): a daily
+      note for a day that does not exist, never "today", never found by a date;
+    - a date not written ``YYYY-MM-DD`` in ASCII digits (``memory/2026-1-5.md``, full-width digits): neither
+      memdeck nor OpenClaw would take it for that day's note; the message names the form that is;
+    - a hidden or blank name (``memory/.md``, ``memory/.x.md``, ``memory/ .md``): the scan and the watcher skip
+      dot files, so what is written there would never be found.
 
     Raises:
-        PathRefused: saying which day is not a date and what a dated name looks like.
+        PathRefused: saying what is wrong and what a name looks like.
     """
-    name = rel.rsplit("/", 1)[-1]
+    parts = rel.split("/")
+    name = parts[-1]
+    if any(part.startswith(".") for part in parts) or not name.removesuffix(".md").strip():
+        raise PathRefused(f"path refused: {rel!r} is a hidden or blank name, which the index never reads; "
+                          "name the note with letters or digits (memory/<topic>.md)")
     match = _DATED_LOOKING.match(name)
     if match is None:
         return
     try:
-        date(int(match.group(1)), int(match.group(2)), int(match.group(3)))
+        day = date(int(match.group(1)), int(match.group(2)), int(match.group(3)))
     except ValueError:
         raise PathRefused(
             f"path refused: {rel} is named for {match.group()}, which is not a calendar date; "
             "dated notes are memory/YYYY-MM-DD.md (or memory/YYYY-MM-DD-<slug>.md) for a real day"
         ) from None
+    if _CANONICAL_DATE.fullmatch(match.group()) is None:
+        raise PathRefused(
+            f"path refused: {rel} writes the date {match.group()} in a form no date rule reads; "
+            f"that day's note is {daily_rel(day)} (or memory/{day:%Y-%m-%d}-<slug>.md)"
+        )
 
 
 def daily_rel(day: date) -> str:
@@ -363,6 +380,10 @@ def create_topic(config: Config, name: str) -> str:
     return rel
 
 
+# White space and the zero-width characters that draw nothing (a text of only these appends nothing one can see).
+_INVISIBLE = re.compile(r"[\s\u200b-\u200d\u2060\ufeff]+")
+
+
 def append_or_create(path: Path, body: str, heading: str | None = None) -> tuple[str, bool]:
     """Append ``body`` to a note atomically (after a blank line), or create the note with ``heading`` first.
 
@@ -380,7 +401,7 @@ def append_or_create(path: Path, body: str, heading: str | None = None) -> tuple
         OSError: the folder cannot be written.
     """
     body = clean_note_text(body).strip("\n")
-    if not body.strip():
+    if not _INVISIBLE.sub("", body):
         raise MemdeckError("nothing to append: the text is empty (control characters are not written)")
     if not os.path.lexists(path):
         text = f"{heading}\n\n{body}" if heading else body

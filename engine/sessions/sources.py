@@ -18,6 +18,7 @@ from pathlib import Path
 from stat import S_ISREG
 from typing import TYPE_CHECKING, Any, Protocol
 
+from engine.health.secrets import redact_secrets
 from engine.sessions.agentdb import (
     DB_FILE_NAME,
 )
@@ -232,13 +233,17 @@ def title_from_words(text: str, limit: int = TITLE_CHARS) -> str | None:
 
 
 def _choose_title(label: str | None, display_name: str | None, first_words: str | None) -> str | None:
-    """OpenClaw's title (the label, else the display name) unless it is injected metadata; then the first words."""
+    """OpenClaw's title (the label, else the display name) unless it is injected metadata; then the first words.
+
+    Secrets are masked (as in all session text memdeck shows), before the first words are cut to a title: a
+    title is listed by ``memdeck sessions`` and the TUI, where ``password=hunter2`` must not be read.
+    """
     for candidate in (label, display_name):
         if candidate and candidate.strip():
             if not is_injected(candidate):
-                return candidate.strip()
+                return redact_secrets(candidate.strip())
             break  # OpenClaw titled it with the metadata block it put before the user's words
-    return title_from_words(first_words) if first_words else None
+    return title_from_words(redact_secrets(first_words)) if first_words else None
 
 
 # ---------------------------------------------------------------------------------------------

@@ -909,7 +909,11 @@ class MainScreen(Screen[None]):
         return None
 
     def snippet_text(self) -> str | None:
-        """The editor's selection when it has focus, else the selected result's snippet."""
+        """The editor's selection when it has focus, else the selected result's snippet.
+
+        A snippet is the indexed text, in NFC: for a note stored decomposed (NFD) it reads the same as the file
+        but is not its bytes. That is what a paste into a query or a prompt wants; the editor's selection is
+        the file's own text."""
         editor = self.loaded_editor
         if editor is not None and self.focused is editor.area and editor.area.selected_text:
             return editor.area.selected_text

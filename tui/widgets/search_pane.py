@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
@@ -30,8 +31,21 @@ SNIPPET_LINES = 3
 MATCH_STYLE = "bold $text-accent underline"
 # Snippet text keeps its length (the engine's match spans are offsets into it): C0, DEL, C1 and the bidi
 # overrides each become one U+FFFD, a tab one space. Escape sequences in memory never reach the terminal.
+# U+2028/U+2029, which a terminal draws as nothing (the words either side glued), are the editor's ↵/⁋.
 _CONTROL = ({i: "\ufffd" for i in range(32) if i not in (9, 10)} | {9: " ", 127: "\ufffd"}
             | {i: "\ufffd" for i in (*range(0x80, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A))})
+SEPARATOR_STYLE = "dim reverse"
+"""How a ↵/⁋ glyph is drawn in a snippet: marked, as in the editor, so it is not read as a typed arrow."""
+
+
+@functools.cache
+def _shown() -> tuple[dict[int, str], frozenset[str]]:
+    """The snippet translation table with the engine's separator glyphs, and the glyphs. Built on first use: the
+    engine is loaded by the time there is a result, but not when the app starts."""
+    from engine.api import SEPARATOR_GLYPHS
+
+    table = _CONTROL | {ord(separator): glyph for separator, glyph in SEPARATOR_GLYPHS.items()}
+    return table, frozenset(SEPARATOR_GLYPHS.values())
 
 
 @dataclass(frozen=True)
@@ -55,7 +69,7 @@ def snippet_lines(hit: Hit, limit: int = SNIPPET_LINES) -> list[SnippetLine]:
         pos = end + 1
         spans = tuple((max(s, start) - start, min(e, end) - start) for s, e in hit.spans if s < end and e > start)
         number = hit.snippet_start_line + index if hit.source == "memory" else None
-        lines.append(SnippetLine(number, text.translate(_CONTROL), spans))
+        lines.append(SnippetLine(number, text.translate(_shown()[0]), spans))
     while lines and not lines[-1].text.strip():
         lines.pop()
     if not lines:
@@ -104,6 +118,11 @@ def render_hit(hit: Hit) -> Content:
         body = Content(line.text)
         for start, end in line.spans:
             body = body.stylize(MATCH_STYLE, start, end)
+        glyphs = _shown()[1]
+        if not glyphs.isdisjoint(line.text):
+            for at, char in enumerate(line.text):
+                if char in glyphs:
+                    body = body.stylize(SEPARATOR_STYLE, at, at + 1)
         gutter = f"{line.number:>{width}} │ " if line.number is not None else "│ "
         rows.append(Content.assemble(("  " + gutter, "$text-muted"), body))
     rows += [Content(" ")] * (1 + SNIPPET_LINES - len(rows))
