@@ -61,22 +61,22 @@ def safe_name(s: str) -> str:
     return safe_text(s, keep_newlines=False)
 
 
-SEPARATOR_GLYPHS = {"\u2028": "\u21b5", "\u2029": "\u204b"}
-"""How U+2028 LINE SEPARATOR (↵) and U+2029 PARAGRAPH SEPARATOR (⁋) are shown inside a line: one narrow cell each,
-where a terminal draws nothing (they are zero-width) and the text either side would seem glued together. The
-editor's glyphs; search snippets and ``memdeck get`` show the same."""
+SEPARATOR_GLYPHS = {"\u2028": "\u21b5", "\u2029": "\u204b", "\ufeff": "\u237d"}
+"""How U+2028 LINE SEPARATOR (↵), U+2029 PARAGRAPH SEPARATOR (⁋) and U+FEFF inside the text (⍽: ZERO WIDTH NO-BREAK
+SPACE, a byte-order mark past the start) are shown inside a line: one narrow cell each, where a terminal draws
+nothing (they are zero-width) and the text either side would seem glued together, the cursor seem to skip. The
+one table: the editor, search snippets and ``memdeck get`` show the same glyphs."""
 _SHOW_SEPARATORS = str.maketrans(SEPARATOR_GLYPHS)
+_SEPARATORS = re.compile("[" + "".join(SEPARATOR_GLYPHS) + "]")
 
 
 def show_separators(text: str) -> str:
-    """``text`` with U+2028/U+2029 drawn as :data:`SEPARATOR_GLYPHS` (same length: offsets into it still hold).
+    """``text`` with U+2028/U+2029/U+FEFF drawn as :data:`SEPARATOR_GLYPHS` (same length: offsets into it hold).
 
     A display mapping for the doors (the CLI's text output, the TUI's snippets), never applied to data: a
     note keeps its separators, ``--json`` and ``--raw`` give them as they are.
     """
-    if "\u2028" in text or "\u2029" in text:
-        return text.translate(_SHOW_SEPARATORS)
-    return text
+    return text.translate(_SHOW_SEPARATORS) if _SEPARATORS.search(text) else text
 
 
 def has_control_chars(name: str) -> bool:

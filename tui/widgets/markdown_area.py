@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 
@@ -132,11 +133,16 @@ def highlight_document(lines: Iterable[str], cache: LineCache) -> dict[int, list
 
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
-SEPARATOR_GLYPHS = {"\u2028": "\u21b5", "\u2029": "\u204b", "\ufeff": "\u237d"}
-"""How U+2028 LINE SEPARATOR (↵), U+2029 PARAGRAPH SEPARATOR (⁋) and U+FEFF (⍽: a byte-order mark inside the text,
-ZERO WIDTH NO-BREAK SPACE) are shown: one narrow cell each, where the terminal would draw nothing (they are
-zero-width) and the cursor would seem to skip."""
-_SHOW_SEPARATORS = str.maketrans(SEPARATOR_GLYPHS)
+@functools.cache
+def _glyphs() -> tuple[dict[int, str], frozenset[str]]:
+    """The engine's separator glyphs (:data:`engine.display.SEPARATOR_GLYPHS`: ↵ U+2028, ⁋ U+2029, ⍽ U+FEFF) as a
+    translation table, and the characters they stand for. Built on first use: a note with one is drawn only once
+    the engine has read it, and the app's first screen loads no ``engine.api``."""
+    from engine.api import SEPARATOR_GLYPHS
+
+    return str.maketrans(SEPARATOR_GLYPHS), frozenset(SEPARATOR_GLYPHS)
+
+
 _SEPARATOR_STYLE = Style(reverse=True, dim=True)
 
 
@@ -152,7 +158,7 @@ def _marked(line: str) -> bool:
 
 
 def _show(line: str) -> str:
-    return line.translate(_SHOW_SEPARATORS) if _marked(line) else line
+    return line.translate(_glyphs()[0]) if _marked(line) else line
 
 
 class NoteDocument(Document):
@@ -263,7 +269,7 @@ class MarkdownArea(TextArea):
         real = self.document[line_index]
         if _marked(real):
             for column, char in enumerate(real):
-                if char in SEPARATOR_GLYPHS:
+                if char in _glyphs()[1]:
                     line.stylize(_SEPARATOR_STYLE, column, column + 1)
         return line
 
