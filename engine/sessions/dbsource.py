@@ -7,7 +7,7 @@ import os
 import sqlite3
 from collections.abc import Iterator
 from datetime import datetime
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from engine.sessions.agentdb import (
@@ -141,7 +141,7 @@ class AgentDbSource:
     def _db_id(self, session: str | Path) -> str | None:
         """The session id a stand-in path or citation names, if it names one of this agent's."""
         text = session.as_posix() if isinstance(session, Path) else session.strip()
-        parts = PurePosixPath(text).parts
+        parts = text.split("/")  # split as written: PurePosixPath would fold ``sessions/main/./x`` and ``//``
         if len(parts) == 3 and parts[0] == "sessions" and parts[1] == self.agent and parts[2].endswith(".jsonl"):
             return parts[2][: -len(".jsonl")] or None
         return None
