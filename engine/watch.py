@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from engine.config import Config
-from engine.workspace import ROOT_MEMORY_FILES, SKIP_DIRS, FolderLink, memory_tree_roots
+from engine.workspace import ROOT_MEMORY_FILES, SKIP_DIRS, FolderLink, linked_rel, memory_tree_roots
 
 WATCH_DEBOUNCE_MS = 400
 """Changes are grouped for this long: with a sync after it, the tree and the index follow within ~1 s."""
@@ -90,7 +90,7 @@ def _inner_parts(p: Path, config: Config) -> tuple[str, ...]:
 
 
 def _under(path: Path, folder: Path) -> str | None:
-    """``path`` relative to ``folder`` (``/`` separators; ``"."`` for the folder itself), or None outside it."""
+    """``path`` relative to ``folder`` (``/`` separators), or None outside it."""
     try:
         return PurePosixPath(path.relative_to(folder)).as_posix()
     except ValueError:
@@ -98,14 +98,12 @@ def _under(path: Path, folder: Path) -> str | None:
 
 
 def _workspace_rel(path: Path, config: Config, links: tuple[FolderLink, ...]) -> str | None:
-    """The rel the scan would list ``path`` under: a change reported at a followed link's target (the folder a
-    symlinked ``memory/`` or ``memory/projects`` leads to) is the note under the link; else its place in the
-    workspace, as named or resolved. None outside both."""
-    followed = sorted((link for link in links if link.followed), key=lambda link: len(link.target), reverse=True)
-    for link in followed:
-        inner = _under(path, Path(link.target))
-        if inner is not None:
-            return f"{link.rel}/{inner}" if inner != "." else link.rel
+    """The rel the scan would list ``path`` under: a change reported at a followed link's target is the note under
+    the link (:func:`engine.workspace.linked_rel`); else its place in the workspace, as named or resolved. None
+    outside both."""
+    linked = linked_rel(path, links)
+    if linked is not None:
+        return linked
     for ws in dict.fromkeys((Path(os.path.normpath(config.workspace.absolute())), config.workspace.resolve())):
         inner = _under(path, ws)
         if inner is not None:

@@ -309,6 +309,20 @@ def memory_tree_roots(config: Config, links: list[FolderLink] | None = None) -> 
     return [first, *(Path(item.target) for item in met if item.followed)]
 
 
+def linked_rel(path: Path, links: list[FolderLink] | tuple[FolderLink, ...]) -> str | None:
+    """The rel the scan lists a file under when ``path`` names it where a followed folder link leads (the folder a
+    symlinked ``memory/`` or ``memory/projects`` points to): ``<dotfiles>/memory/a.md`` → ``memory/a.md``; None
+    when it is under no followed link's target. ``path`` is absolute and normalised."""
+    followed = sorted((link for link in links if link.followed), key=lambda link: len(link.target), reverse=True)
+    for link in followed:
+        try:
+            inner = PurePosixPath(path.relative_to(link.target)).as_posix()
+        except ValueError:
+            continue
+        return f"{link.rel}/{inner}" if inner != "." else link.rel
+    return None
+
+
 def indexed_root_files(config: Config) -> tuple[str, ...]:
     """The root files this configuration indexes: ``MEMORY.md``, ``USER.md`` (and ``memory.md`` when configured)."""
     return ROOT_MEMORY_FILES if config.memory.legacy_lowercase_memory else CURATED_ROOT_FILES
@@ -540,6 +554,14 @@ def _resolve_memory_path(config: Config, text: str) -> tuple[str, Path]:
             if absolute == extra_abs or extra_abs in absolute.parents:
                 allowed_root = extra_abs if extra_abs.is_dir() else extra_abs.parent
                 break
+    if allowed_root is None and candidate.is_absolute():
+        # The real path of a note behind a followed folder link (where an editor opened it, what a watcher
+        # reports) is that note: read by its rel, through every check the rel meets.
+        links: list[FolderLink] = []
+        memory_tree_roots(config, links)
+        mapped = linked_rel(absolute, links)
+        if mapped is not None and mapped.startswith("memory/"):
+            return _resolve_memory_path(config, mapped)
     if allowed_root is None:
         raise PathRefused(
             f"path refused: {text!r} is not a memory file (MEMORY.md, USER.md, DREAMS.md, memory/**/*.md or an "

@@ -116,14 +116,17 @@ def test_session_citations_never_leave_the_session_source(layout: Layout, path: 
 
 
 @pytest.mark.parametrize("path", ["sessions/../../other/private.jsonl", "sessions/main/../../../other/private.jsonl",
-                                  "sessions/x.jsonl"])
+                                  "sessions/x.jsonl", "memory/" + "a" * 5000 + ".md", "memory/2026-10-23.md:3:5",
+                                  "sessions/main/7c1e.jsonl", "sessions/a" + "/a" * 3000 + ".jsonl"])
 def test_cli_and_mcp_get_refuse_escapes(layout: Layout, path: str, monkeypatch: pytest.MonkeyPatch) -> None:
     (layout.root / "home").mkdir()
     (layout.root / "home" / "config.toml").write_text(
         f'sources = ["memory", "sessions"]\nsessions_dir = "{layout.sessions}"\n[embedding]\nprovider = "hash"\n')
     monkeypatch.setenv("MEMDECK_HOME", str(layout.root / "home"))
-    out = CliRunner().invoke(cli, ["--workspace", str(layout.workspace), "get", path])
-    assert out.exit_code == 1 and PRIVATE not in out.output and "refused" in out.output
+    for json_flag in ([], ["--json"]):
+        out = CliRunner().invoke(cli, ["--workspace", str(layout.workspace), "get", *json_flag, path])
+        assert out.exit_code == 1 and PRIVATE not in out.output and "refused" in out.output, out.output
+        assert out.exception is None or isinstance(out.exception, SystemExit)  # a message, never a traceback
     service = MemoryService(layout.config())
     try:
         answer = service.get({"path": path})

@@ -165,6 +165,9 @@ def test_one_rule_for_listing_reading_writing_and_reporting(tree: Tree, case: st
         # Reads agree with the listing: every listed file reads, nothing under a skipped link does.
         for rel in listed:
             assert engine.get(rel).text
+            # The note's real path (where an editor opened it, behind a followed link) reads as the note.
+            real = (tree.workspace / rel).resolve()
+            assert (engine.get(f"{real}#L3").path, engine.get(f"{real}#L3").text) == (rel, engine.get(f"{rel}#L3").text)
         for rel, followed in links.items():
             if not followed:
                 with pytest.raises(PathRefused, match="symlink"):
