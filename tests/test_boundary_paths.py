@@ -146,8 +146,12 @@ def test_session_lookups_by_id_or_citation_never_read_the_working_folder(layout:
 def test_an_id_and_a_citation_find_the_session_and_a_typed_file_path_only_with_files(layout: Layout) -> None:
     expected = layout.sessions / f"{SESSION}.jsonl"
     for typed in (SESSION, SESSION[:4], f"sessions/{SESSION}.jsonl", f"sessions/main/{SESSION}.jsonl",
-                  f"{SESSION}.jsonl"):
+                  f"{SESSION}.jsonl", f"sessions/{SESSION}.jsonl#L2-L25", f"sessions/main/{SESSION}.jsonl:2-25",
+                  f"sessions/{SESSION}.jsonl #L2"):  # a search hit's citation, pasted back (flush, open)
         assert find_transcript(layout.sessions, typed) == expected
+    for bad in (f"sessions/{SESSION}.jsonl#L2-", f"sessions/{SESSION}.jsonl:2:3", f"sessions/{SESSION}.jsonl#x"):
+        with pytest.raises(SessionReadError, match="line anchor"):
+            find_transcript(layout.sessions, bad)
     # `memdeck flush ./x.jsonl`: a path the user typed at the shell is theirs to name (files=True) ...
     assert find_transcript(layout.sessions, "./x.jsonl", files=True) == layout.cwd / "x.jsonl"
     # ... but never a citation or an id that happens to be a file here.
@@ -165,8 +169,12 @@ def test_database_session_citations_are_strict(tmp_path: Path, monkeypatch: pyte
     decoy.write_text(f"{HEADER}\n{TURN}\n")
     monkeypatch.chdir(tmp_path)
     source = AgentDbSource(agent / DB_FILE_NAME, agent="main")
-    assert source.find(f"sessions/main/{DB_SESSION}.jsonl") == Path(f"sessions/main/{DB_SESSION}.jsonl")
+    for cited in (f"sessions/main/{DB_SESSION}.jsonl", f"sessions/main/{DB_SESSION}.jsonl#L1-L2",
+                  f"sessions/main/{DB_SESSION}.jsonl:3"):
+        assert source.find(cited) == Path(f"sessions/main/{DB_SESSION}.jsonl")
     for typed in (f"sessions/other/{DB_SESSION}.jsonl", f"sessions/main/../other/{DB_SESSION}.jsonl",
+                  f"sessions/main/{DB_SESSION}.jsonl#L1-", f"sessions/main/./{DB_SESSION}.jsonl",
+                  f"sessions/main/{DB_SESSION[:8]}.jsonl",
                   f"sessions/main/x/{DB_SESSION}.jsonl", f"sessions/other/{DB_SESSION}.jsonl".replace("/", "\\"),
                   f"sessions/{tmp_path}/sessions/other/{DB_SESSION}.jsonl", f"{tmp_path}/sessions/other/x.jsonl"):
         with pytest.raises(SessionReadError):
@@ -253,6 +261,17 @@ def test_every_printed_citation_reads_its_lines(layout: Layout, citation: str, s
     finally:
         service.stop()
     assert not answer.is_error and answer.payload["text"] == expected
+
+
+def test_flush_takes_a_session_citation_as_search_prints_it(layout: Layout, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMDECK_HOME", str(layout.root / "home"))
+    for cited in (f"sessions/{SESSION}.jsonl#L2-L25", f"sessions/main/{SESSION}.jsonl:2-25"):
+        out = CliRunner().invoke(cli, ["--workspace", str(layout.workspace), "--sessions", str(layout.sessions),
+                                       "flush", "--dry-run", "--extractive", cited])
+        assert out.exit_code == 0, out.output
+    refused = CliRunner().invoke(cli, ["--workspace", str(layout.workspace), "--sessions", str(layout.sessions),
+                                       "flush", "--dry-run", "--extractive", f"sessions/{SESSION}.jsonl#L2-"])
+    assert refused.exit_code == 1 and "line anchor" in refused.output
 
 
 def test_cli_get_reads_a_citation_and_explicit_flags_win(layout: Layout, monkeypatch: pytest.MonkeyPatch) -> None:

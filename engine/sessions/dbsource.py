@@ -52,6 +52,7 @@ from engine.sessions.sources import (
     _listed_id,
     _looks_like_path,
     _typed_path,
+    _without_anchor,
     read_flush_state,
     store_entry_for,
 )
@@ -254,7 +255,7 @@ class AgentDbSource:
         Raises:
             SessionLookupError: nothing or more than one session matches, or the text is no citation or id.
         """
-        text = session.strip()
+        text = _without_anchor(session.strip())  # a search hit's citation, pasted back, names its session
         cited = _citation_name(text)  # strict: a malformed sessions/… path is refused here
         if cited is not None and text.count("/") == 2 and text.split("/")[1] != self.agent:
             raise SessionLookupError(f"no session {text!r}: these are agent {self.agent!r}'s sessions "
