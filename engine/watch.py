@@ -11,7 +11,14 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from engine.config import Config
-from engine.workspace import ROOT_MEMORY_FILES, SKIP_DIRS, FolderLink, linked_rel, memory_tree_roots
+from engine.workspace import (
+    ROOT_MEMORY_FILES,
+    SKIP_DIRS,
+    FolderLink,
+    linked_rel,
+    memory_folder_link,
+    memory_tree_roots,
+)
 
 WATCH_DEBOUNCE_MS = 400
 """Changes are grouped for this long: with a sync after it, the tree and the index follow within ~1 s."""
@@ -80,8 +87,11 @@ def is_relevant(path: str, config: Config) -> bool:
 
 
 def _inner_parts(p: Path, config: Config) -> tuple[str, ...]:
-    """The path's parts below the watched folder holding it (a workspace inside e.g. ``~/venv`` is not skipped)."""
-    for root in (config.workspace, *config.extra_paths, config.resolved_sessions_dir):
+    """The path's parts below the watched folder holding it (a workspace inside e.g. ``~/venv`` is not skipped, nor
+    a followed symlinked ``memory/`` that leads into one)."""
+    link = memory_folder_link(config)
+    linked = (Path(link.target),) if link is not None and link.followed else ()
+    for root in (*linked, config.workspace, *config.extra_paths, config.resolved_sessions_dir):
         try:
             return p.relative_to(root).parts
         except ValueError:
