@@ -95,7 +95,7 @@ ESCAPES = [
     f"sessions/other/{SESSION}.jsonl",  # another agent's name: this folder is agents/main/sessions
     f"sessions/main/{SESSION}.JSONL",
     "sessions/~/x.jsonl",
-    "sessions/" + "a" * 5000 + ".jsonl",  # ENAMETOOLONG on every look
+    pytest.param("sessions/" + "a" * 5000 + ".jsonl", id="ENAMETOOLONG"),
     f"sessions/main/{SESSION}.jsonl#L2-",
     f"sessions/{SESSION}.jsonl:2:3",
 ]
@@ -116,8 +116,9 @@ def test_session_citations_never_leave_the_session_source(layout: Layout, path: 
 
 
 @pytest.mark.parametrize("path", ["sessions/../../other/private.jsonl", "sessions/main/../../../other/private.jsonl",
-                                  "sessions/x.jsonl", "memory/" + "a" * 5000 + ".md", "memory/2026-10-23.md:3:5",
-                                  "sessions/main/7c1e.jsonl", "sessions/a" + "/a" * 3000 + ".jsonl"])
+                                  "sessions/x.jsonl", pytest.param("memory/" + "a" * 5000 + ".md", id="ENAMETOOLONG"),
+                                  "memory/2026-10-23.md:3:5", "sessions/main/7c1e.jsonl",
+                                  pytest.param("sessions/a" + "/a" * 3000 + ".jsonl", id="deep-session")])
 def test_cli_and_mcp_get_refuse_escapes(layout: Layout, path: str, monkeypatch: pytest.MonkeyPatch) -> None:
     (layout.root / "home").mkdir()
     (layout.root / "home" / "config.toml").write_text(
@@ -305,8 +306,10 @@ def test_cli_get_reads_a_citation_and_explicit_flags_win(layout: Layout, monkeyp
     ("memory/2026-10-23.md#L\u0663", "line anchor"),  # ARABIC-INDIC DIGIT THREE: line numbers are ASCII
     ("memory/2026-10-23.md#L99999999999999999999", "line numbers go up to 999,999,999"),
     ("memory/2026-10-23.md:1234567890", "line numbers go up to"),
-    ("memory/" + "a" * 5000 + ".md#L1", "path refused: 'memory/aaa.*: File name too long"),
-    ("memory/" + "/".join(["abcdefgh"] * 600) + ".md", "path refused: .*: File name too long"),
+    pytest.param("memory/" + "a" * 5000 + ".md#L1", "path refused: 'memory/aaa.*: File name too long",
+                 id="ENAMETOOLONG-name"),
+    pytest.param("memory/" + "/".join(["abcdefgh"] * 600) + ".md", "path refused: .*: File name too long",
+                 id="ENAMETOOLONG-path"),
     ("memory/2026-10-23.md\n#L3", "control characters"),
     ("WS/../ws/MEMORY.md", "'..'"),
     ("ROOT/agents/main/sessions/" + SESSION + ".jsonl", "a session is read by its citation"),
