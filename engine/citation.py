@@ -19,12 +19,19 @@ from dataclasses import dataclass
 
 from engine.errors import PathRefused
 
-_HASH_RANGE = re.compile(r"#L(?P<start>\d{1,9})(?:-L?(?P<end>\d{1,9}))?$")
-"""``#L14``, ``#L14-L16`` (and ``#L14-16``, as GitHub accepts it)."""
-_HASH_ANY = re.compile(r"#L[^#/]*$")
-"""Something that meant to be a line anchor, well-formed or not."""
-_COLON_RANGE = re.compile(r":(?P<start>\d{1,9})(?:-(?P<end>\d{1,9}))?$")
+MAX_LINE = 999_999_999
+"""The highest line number a citation may name (nine digits: no Markdown note or transcript comes near it)."""
+_HASH_RANGE = re.compile(r"#[Ll](?P<start>[0-9]+)(?:-[Ll]?(?P<end>[0-9]+))?$")
+"""``#L14``, ``#L14-L16`` (and ``#L14-16``, as GitHub accepts it; ``#l14``, as a hand types it)."""
+_COLON_RANGE = re.compile(r":(?P<start>[0-9]+)(?:-(?P<end>[0-9]+))?$")
 """``:14``, ``:14-16`` (``memdeck search`` prints ``path:start-end``)."""
+_NAMED = re.compile(r"^(?P<path>.*\.(?:md|jsonl)) *(?P<tail>[#:].*)$", re.DOTALL)
+"""A Markdown or transcript name followed by something anchor-like (``#…`` or ``:…``), well-formed or not: the
+last such name, so ``memory/odd#L3.md#L2`` keeps the file ``odd#L3.md``."""
+_SESSION_TAIL = re.compile(r"^(?P<path>sessions/[^#]*?) *(?P<tail>#.*|:[0-9]+(?:-[0-9]+)?)$", re.DOTALL)
+"""A session citation's anchor where its file name has no ``.jsonl`` end (``….jsonl.reset.<stamp>#L3``): any
+``#…`` (checked), or a well-formed ``:N``/``:N-M`` at the very end."""
+_ANCHOR_FORMS = "#L<first>, #L<first>-L<last>, :<first> or :<first>-<last>"
 
 
 @dataclass(frozen=True)
@@ -45,6 +52,8 @@ class Citation:
 
 
 def _range(text: str, start: str, end: str | None) -> tuple[int, int]:
+    if max(len(start), len(end or "")) > len(str(MAX_LINE)) or max(int(start), int(end or 0)) > MAX_LINE:
+        raise PathRefused(f"path refused: line numbers go up to {MAX_LINE:,} ({text!r})")
     first = int(start)
     last = int(end) if end else first
     if first < 1:
@@ -54,29 +63,42 @@ def _range(text: str, start: str, end: str | None) -> tuple[int, int]:
     return first, last - first + 1
 
 
+def _split(text: str) -> tuple[str, re.Match[str] | None]:
+    """``(path, range match)`` of a citation; the match is None for a bare path.
+
+    Raises:
+        PathRefused: a ``.md`` / ``.jsonl`` name (or a ``sessions/`` path) followed by ``#…`` or ``:…`` that is none
+            of the range forms (``#L0`` passes here: :func:`_range` says why it is wrong).
+    """
+    if text.endswith((".md", ".jsonl")):
+        return text, None  # a name that ends like a note is a name (``memory/odd#L3.md``), never an anchor
+    named = _NAMED.match(text) or (_SESSION_TAIL.match(text) if text.startswith("sessions/") else None)
+    if named is None:
+        return text, None
+    tail = named.group("tail")
+    match = (_HASH_RANGE if tail.startswith("#") else _COLON_RANGE).fullmatch(tail)
+    if match is None:
+        raise PathRefused(f"path refused: a line anchor is {_ANCHOR_FORMS} ({text!r})")
+    return named.group("path").strip(), match
+
+
 def parse_citation(raw: str, from_line: int | None = None, lines: int | None = None) -> Citation:
     """Split a citation into its path and line range.
 
-    Accepted: ``path#L14``, ``path#L14-L16``, ``path#L14-16``, ``path:14``, ``path:14-16`` (the colon forms only
-    after a ``.md`` / ``.jsonl`` name or on a ``sessions/`` path, where a colon cannot be part of a name memdeck
-    lists), and a bare path. Explicit ``from_line``/``lines`` win over the citation's range: ``from_line``
-    alone reads from there to the end, ``lines`` alone counts from the cited first line.
+    Accepted: ``path#L14``, ``path#L14-L16``, ``path#L14-16`` (``#l14`` too), ``path:14``, ``path:14-16``, with or
+    without spaces before the anchor, after a ``.md`` / ``.jsonl`` name or on a ``sessions/`` path (where a colon
+    or ``#`` cannot be part of a name memdeck lists), and a bare path. Explicit ``from_line``/``lines`` win over
+    the citation's range: ``from_line`` alone reads from there to the end, ``lines`` alone counts from the cited
+    first line.
 
     Raises:
-        PathRefused: a line anchor that is not a range (``#L0``, ``#L16-L14``, ``#Lx``).
+        PathRefused: a line anchor that is not a range (``#L0``, ``#L16-L14``, ``#Lx``, ``:3:5``, ``#L3-``, a line
+            number over :data:`MAX_LINE`); the message lists the forms.
     """
     text = (raw or "").strip()
-    match = _HASH_RANGE.search(text)
-    if match is None and _HASH_ANY.search(text) and not text.endswith(".md"):
-        raise PathRefused(f"path refused: a line anchor is #L<first> or #L<first>-L<last> ({text!r})")
+    path, match = _split(text)
     if match is None:
-        colon = _COLON_RANGE.search(text)
-        head = text[: colon.start()] if colon is not None else ""
-        if colon is not None and (head.endswith((".md", ".jsonl")) or head.startswith("sessions/")):
-            match = colon
-    if match is None:
-        return Citation(text, from_line, lines)
-    path = text[: match.start()]
+        return Citation(path, from_line, lines)
     first, count = _range(text, match.group("start"), match.group("end"))
     if from_line is not None:
         return Citation(path, from_line, lines, anchored=True)

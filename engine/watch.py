@@ -11,7 +11,14 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from engine.config import Config
-from engine.workspace import ROOT_MEMORY_FILES, SKIP_DIRS, memory_folder_link
+from engine.workspace import (
+    ROOT_MEMORY_FILES,
+    SKIP_DIRS,
+    FolderLink,
+    linked_rel,
+    memory_folder_link,
+    memory_tree_roots,
+)
 
 WATCH_DEBOUNCE_MS = 400
 """Changes are grouped for this long: with a sync after it, the tree and the index follow within ~1 s."""
@@ -22,25 +29,33 @@ WATCH_TICK_MS = 500
 
 @dataclass(frozen=True)
 class WatchPlan:
-    """Folders to watch recursively, and the workspace root (watched flat: only ``MEMORY.md`` matters there)."""
+    """Folders to watch recursively, and the workspace root (watched flat: only ``MEMORY.md`` matters there).
+
+    ``links`` holds the folder links the memory tree meets (``memory/`` itself first), followed or not, by the
+    scan's rule (:class:`engine.workspace.FolderLink`): :func:`affects_index` maps a change reported through a
+    link, or at the folder it leads to, back to the note the scan lists — or to nothing, past a skipped link.
+    """
 
     recursive: tuple[Path, ...]
     flat: tuple[Path, ...]
+    links: tuple[FolderLink, ...] = ()
 
 
 def watch_plan(config: Config) -> WatchPlan:
-    """The existing folders worth watching: ``memory/``, the extra paths, the sessions folder, the root.
+    """The existing folders worth watching: the memory tree's folders, the extra paths, the sessions folder, the
+    root.
 
-    The root is watched flat: a workspace may hold big trees (repositories, ``node_modules``) that are
-    not memory and would cost a watch per folder.
+    The memory tree's folders are the scan's (:func:`engine.workspace.memory_tree_roots`): ``memory/``, or where a
+    followed symlinked ``memory/`` leads (stow, Dropbox), and the target of every followed folder link inside it
+    (``memory/projects -> ../projects``) — watched where they are, whether or not the platform's watcher follows
+    links. The root is watched flat: a workspace may hold big trees (repositories, ``node_modules``) that are not
+    memory and would cost a watch per folder.
     """
+    links: list[FolderLink] = []
     recursive: list[Path] = []
-    memory = config.workspace / "memory"
-    link = memory_folder_link(config)  # a symlinked memory/ (stow, Dropbox) is watched where it leads, if followed
-    if link is not None and link.followed:
-        recursive.append(Path(link.target))
-    elif link is None and memory.is_dir():
-        recursive.append(memory)
+    for root in memory_tree_roots(config, links):
+        if root not in recursive:
+            recursive.append(root)
     for extra in config.extra_paths:
         folder = extra if extra.is_dir() else extra.parent
         if folder.is_dir() and folder not in recursive and not extra.is_symlink():
@@ -49,7 +64,7 @@ def watch_plan(config: Config) -> WatchPlan:
     if sessions.is_dir() and sessions not in recursive:
         recursive.append(sessions)
     flat = (config.workspace,) if config.workspace.is_dir() else ()
-    return WatchPlan(tuple(recursive), flat)
+    return WatchPlan(tuple(recursive), flat, tuple(links))
 
 
 def is_relevant(path: str, config: Config) -> bool:
@@ -72,8 +87,11 @@ def is_relevant(path: str, config: Config) -> bool:
 
 
 def _inner_parts(p: Path, config: Config) -> tuple[str, ...]:
-    """The path's parts below the watched folder holding it (a workspace inside e.g. ``~/venv`` is not skipped)."""
-    for root in (config.workspace, *config.extra_paths, config.resolved_sessions_dir):
+    """The path's parts below the watched folder holding it (a workspace inside e.g. ``~/venv`` is not skipped, nor
+    a followed symlinked ``memory/`` that leads into one)."""
+    link = memory_folder_link(config)
+    linked = (Path(link.target),) if link is not None and link.followed else ()
+    for root in (*linked, config.workspace, *config.extra_paths, config.resolved_sessions_dir):
         try:
             return p.relative_to(root).parts
         except ValueError:
@@ -81,28 +99,58 @@ def _inner_parts(p: Path, config: Config) -> tuple[str, ...]:
     return p.parts
 
 
-def affects_index(path: str, config: Config) -> bool:
-    """Whether a change can change the search index: a memory Markdown file (``MEMORY.md``, ``memory/**.md``,
-    the extra paths), or a transcript in the sessions folder when sessions are a search source."""
+def _under(path: Path, folder: Path) -> str | None:
+    """``path`` relative to ``folder`` (``/`` separators), or None outside it."""
+    try:
+        return PurePosixPath(path.relative_to(folder)).as_posix()
+    except ValueError:
+        return None
+
+
+def _workspace_rel(path: Path, config: Config, links: tuple[FolderLink, ...]) -> str | None:
+    """The rel the scan would list ``path`` under: a change reported at a followed link's target is the note under
+    the link (:func:`engine.workspace.linked_rel`); else its place in the workspace, as named or resolved. None
+    outside both."""
+    linked = linked_rel(path, links)
+    if linked is not None:
+        return linked
+    for ws in dict.fromkeys((Path(os.path.normpath(config.workspace.absolute())), config.workspace.resolve())):
+        inner = _under(path, ws)
+        if inner is not None:
+            return inner
+    return None
+
+
+def _listed_through(rel: str, links: tuple[FolderLink, ...]) -> bool:
+    """Whether the scan lists ``memory/…`` ``rel``: the nearest folder link on its way decides (none: a plain
+    folder, listed)."""
+    on_way = [link for link in links if rel.startswith(link.rel + "/")]
+    return max(on_way, key=lambda link: len(link.rel)).followed if on_way else True
+
+
+def affects_index(path: str, config: Config, plan: WatchPlan | None = None) -> bool:
+    """Whether a change can change the search index: a memory Markdown file (``MEMORY.md``, ``memory/**.md`` by
+    the scan's symlink rule, the extra paths), or a transcript in the sessions folder when sessions are a search
+    source.
+
+    Watchers report a change through a followed link (``memory/projects/p.md``) or where it leads (the target
+    folder, watched in its own right): both are the note the scan lists; past a link the scan skips, nothing is.
+    Pass the watcher's ``plan`` (else it is made here: a listing of the memory tree's folders).
+    """
     if not is_relevant(path, config):
         return False
-    # Watchers report resolved absolute paths; the config may hold relative or symlinked ones.
-    p = Path(path).resolve()
+    p = Path(os.path.normpath(Path(path).absolute()))
     if p.suffix == ".jsonl":
-        return "sessions" in config.sources and p.parent == config.resolved_sessions_dir.resolve()
+        return "sessions" in config.sources and p.resolve().parent == config.resolved_sessions_dir.resolve()
     if p.suffix != ".md" or p.name.startswith("."):
         return False
-    try:
-        rel: str | None = PurePosixPath(p.relative_to(config.workspace.resolve())).as_posix()
-    except ValueError:
-        rel = None
+    links = (plan if plan is not None else watch_plan(config)).links
+    rel = _workspace_rel(p, config, links)
     if rel is not None and (rel in ROOT_MEMORY_FILES or rel.startswith("memory/")):
-        return True
-    link = memory_folder_link(config)
-    if link is not None and link.followed and Path(link.target) in p.parents:
-        return True  # under a symlinked memory/ that the scan follows
+        return rel in ROOT_MEMORY_FILES or _listed_through(rel, links)
+    resolved = p.resolve()
     extras = [e.resolve() for e in config.extra_paths]
-    return any(p == extra or extra in p.parents for extra in extras)
+    return any(resolved == extra or extra in resolved.parents for extra in extras)
 
 
 class _Either:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import unicodedata
@@ -25,6 +26,8 @@ ROOT_MEMORY_FILES = (*CURATED_ROOT_FILES, LEGACY_ROOT_FILE)
 """Every root file that can be indexed (``memory.md`` only when configured); all of them are curated memory."""
 READABLE_ROOT_FILES = (*ROOT_MEMORY_FILES, DREAMS_FILE)
 """Root files ``memdeck get`` / memory_get may read."""
+MAX_PATH_BYTES = 4096
+"""The longest path ``get`` looks at (Linux's PATH_MAX): no file system opens a longer one."""
 SKIP_DIRS = {".git", "node_modules", ".venv", "venv", "__pycache__", ".dreams"}
 
 
@@ -122,12 +125,15 @@ class FolderLink:
 class ScanReport:
     """The result of listing the workspace: files found and problems met.
 
-    ``links`` holds every symlinked folder met under ``memory/`` (and ``memory/`` itself), followed or not.
+    ``links`` holds every symlinked folder met under ``memory/`` (and ``memory/`` itself), followed or not;
+    ``file_links`` the rels of the note symlinks skipped (``MEMORY.md``, ``memory/x.md``: file symlinks are never
+    read), each also in ``issues`` as ``<rel>: symlink skipped``.
     """
 
     files: tuple[MemoryFile, ...]
     issues: tuple[str, ...]
     links: tuple[FolderLink, ...] = ()
+    file_links: tuple[str, ...] = ()
 
 
 def _regular(path: Path) -> os.stat_result | None:
@@ -165,12 +171,9 @@ def memory_folder_link(config: Config) -> FolderLink | None:
         return None
     try:
         target = os.path.realpath(mem, strict=True)
-    except OSError:
-        try:
-            said = os.readlink(mem)
-        except OSError:
-            said = "?"
-        return FolderLink("memory", said, False, "its target does not exist")
+    except OSError as exc:
+        reason = "a loop of symlinks" if exc.errno == errno.ELOOP else "its target does not exist"
+        return FolderLink("memory", _link_text(str(mem)), False, reason)
     ws_real = os.path.realpath(config.workspace)
     try:
         st = os.stat(target)
@@ -192,9 +195,9 @@ def _inner_link(link_path: str, rel: str, ws_real: str, mem_real: str, walked: l
     target), unless it loops back over ``memory/`` or leads to a folder already listed (``walked``)."""
     try:
         target = os.path.realpath(link_path, strict=True)
-    except OSError:
-        return FolderLink(rel, os.readlink(link_path) if os.path.islink(link_path) else "?", False,
-                          "its target does not exist")
+    except OSError as exc:
+        reason = "a loop of symlinks" if exc.errno == errno.ELOOP else "its target does not exist"
+        return FolderLink(rel, _link_text(link_path), False, reason)
     if not os.path.isdir(target):
         return FolderLink(rel, target, False, "not a folder")
     if _within(mem_real, target) or _within(ws_real, target):
@@ -253,7 +256,26 @@ def _walk_markdown(root: Path, issues: list[str], links: list[FolderLink] | None
             dirnames[:] = kept
             prefix = dirpath + os.sep
             found.extend(prefix + name for name in sorted(filenames) if name.endswith(".md"))
+            for name in sorted(filenames):
+                # A link os.walk could not enter (dangling, a loop of links: a Dropbox folder not synced yet) may
+                # be a folder of notes: reported like any skipped folder link. A note's own link (``x.md``) is a
+                # file symlink, reported where files are checked.
+                full = prefix + name
+                if not name.endswith(".md") and os.path.islink(full) and not os.path.exists(full):
+                    dead = _inner_link(full, rel_of(full), ws_real, mem_real, walked) if workspace is not None \
+                        else FolderLink(rel_of(full), _link_text(full), False, "its target does not exist")
+                    if links is not None:
+                        links.append(dead)
+                    issues.append(dead.describe())
     return found
+
+
+def _link_text(path: str) -> str:
+    """What a symlink says (its target as written), ``?`` when it cannot be read."""
+    try:
+        return os.readlink(path)
+    except OSError:
+        return "?"
 
 
 def memory_tree_paths(config: Config, issues: list[str] | None = None) -> list[str]:
@@ -265,6 +287,43 @@ def memory_tree_paths(config: Config, issues: list[str] | None = None) -> list[s
     if (link is not None and not link.followed) or not mem.is_dir():
         return []
     return _walk_markdown(mem, found, workspace=config.workspace)
+
+
+def memory_tree_roots(config: Config, links: list[FolderLink] | None = None) -> list[Path]:
+    """The real folders the memory tree's files are read from, by the scan's symlink rule: ``memory/`` (or where a
+    followed symlinked ``memory/`` leads), then the target of every followed folder link inside it; none when
+    ``memory/`` is missing or a link the rule skips.
+
+    Walked one by one without following links, they hold exactly the folders the scan lists: the watcher watches
+    them and the doctor looks in them for unfinished saves. ``links``, when given, receives every folder link met
+    (``memory/`` itself first), followed or not.
+    """
+    mem = config.workspace / "memory"
+    link = memory_folder_link(config)
+    if link is not None and links is not None:
+        links.append(link)
+    if (link is not None and not link.followed) or not mem.is_dir():
+        return []
+    met: list[FolderLink] = []
+    _walk_markdown(mem, [], met, workspace=config.workspace)
+    if links is not None:
+        links.extend(met)
+    first = Path(link.target) if link is not None else mem
+    return [first, *(Path(item.target) for item in met if item.followed)]
+
+
+def linked_rel(path: Path, links: list[FolderLink] | tuple[FolderLink, ...]) -> str | None:
+    """The rel the scan lists a file under when ``path`` names it where a followed folder link leads (the folder a
+    symlinked ``memory/`` or ``memory/projects`` points to): ``<dotfiles>/memory/a.md`` → ``memory/a.md``; None
+    when it is under no followed link's target. ``path`` is absolute and normalised."""
+    followed = sorted((link for link in links if link.followed), key=lambda link: len(link.target), reverse=True)
+    for link in followed:
+        try:
+            inner = PurePosixPath(path.relative_to(link.target)).as_posix()
+        except ValueError:
+            continue
+        return f"{link.rel}/{inner}" if inner != "." else link.rel
+    return None
 
 
 def indexed_root_files(config: Config) -> tuple[str, ...]:
@@ -305,13 +364,20 @@ def rel_posix(path: Path, workspace: Path) -> str:
         return path.as_posix()
 
 
+def file_link_issue(rel: str) -> str:
+    """The scan's report of a note that is a symlink: ``MEMORY.md: symlink skipped``."""
+    return f"{rel}: symlink skipped"
+
+
 def _memory_stats(config: Config, issues: list[str], paths: list[str] | None = None,
-                  links: list[FolderLink] | None = None) -> dict[str, tuple[int, int]]:
+                  links: list[FolderLink] | None = None,
+                  file_links: list[str] | None = None) -> dict[str, tuple[int, int]]:
     """``rel → (mtime_ns, size)`` of every readable memory file, in listing order.
 
     Plain strings and ints, one ``lstat`` per file: at 25k files a ``Path`` or a kept ``stat_result`` per file
     cost more than the system calls themselves. ``paths``, when given, receives each file's absolute path in
-    the same order; ``links``, every symlinked folder met in the memory tree (followed or not).
+    the same order; ``links``, every symlinked folder met in the memory tree (followed or not); ``file_links``, the
+    rel of every note symlink skipped.
     """
     ws = config.workspace
     candidates: list[Path | str] = []
@@ -357,7 +423,9 @@ def _memory_stats(config: Config, issues: list[str], paths: list[str] | None = N
         mode = st.st_mode
         if not stat.S_ISREG(mode):
             if stat.S_ISLNK(mode):
-                issues.append(f"{rel}: symlink skipped")
+                issues.append(file_link_issue(rel))
+                if file_links is not None:
+                    file_links.append(rel)
             continue
         key = (st.st_dev, st.st_ino)
         if key in seen_inodes:
@@ -393,10 +461,11 @@ def scan_memory_files(config: Config) -> ScanReport:
     issues: list[str] = []
     paths: list[str] = []
     links: list[FolderLink] = []
-    stats = _memory_stats(config, issues, paths, links)
+    file_links: list[str] = []
+    stats = _memory_stats(config, issues, paths, links, file_links)
     files = [MemoryFile(rel=rel, path=Path(p), source="memory", mtime_ns=mtime_ns, size=size)
              for (rel, (mtime_ns, size)), p in zip(stats.items(), paths, strict=True)]
-    return ScanReport(tuple(files), tuple(issues), tuple(links))
+    return ScanReport(tuple(files), tuple(issues), tuple(links), tuple(file_links))
 
 
 def memory_file_stats(config: Config, issues: list[str] | None = None,
@@ -472,6 +541,17 @@ def resolve_memory_path(config: Config, raw: str) -> tuple[str, Path]:
         raise PathRefused(f"path refused: URL-encoded paths are not accepted ({text!r})")
     if "\\" in text:
         raise PathRefused(f"path refused: backslashes are not accepted ({text!r})")
+    if len(text.encode("utf-8", "surrogatepass")) > MAX_PATH_BYTES:
+        # Refused before any work: checking each folder on the way costs time in the number of parts squared.
+        raise PathRefused(f"path refused: {text[:100]!r}…: File name too long (over {MAX_PATH_BYTES:,} bytes)")
+    try:
+        return _resolve_memory_path(config, text)
+    except OSError as exc:  # a name the file system cannot hold (ENAMETOOLONG), a link loop (ELOOP), ...
+        shown = text if len(text) <= 120 else text[:100] + "…"
+        raise PathRefused(f"path refused: {shown!r}: {exc.strerror or exc}") from None
+
+
+def _resolve_memory_path(config: Config, text: str) -> tuple[str, Path]:
     ws = config.workspace.resolve()
     try:
         candidate = Path(text).expanduser()
@@ -483,7 +563,17 @@ def resolve_memory_path(config: Config, raw: str) -> tuple[str, Path]:
         raise PathRefused(f"path refused: '..' is not allowed ({text!r})")
     absolute = Path(os.path.normpath(absolute))
     if not absolute.name.endswith(".md"):
+        if absolute.name.endswith(".jsonl"):
+            raise PathRefused(f"path refused: only Markdown memory files can be read ({text!r}); a session is read "
+                              "by its citation (sessions/<file> or sessions/<agent>/<id>.jsonl), with sessions as "
+                              "a source")
         raise PathRefused(f"path refused: only Markdown memory files can be read ({text!r})")
+    if candidate.is_absolute():
+        # A workspace named through a symlink (``--workspace ~/ws`` with ``~/ws -> /srv/ws``): an absolute path
+        # pasted as the user knows the workspace names the same files as the resolved one.
+        named = Path(os.path.normpath(config.workspace.absolute()))
+        if named != ws and (absolute == named or named in absolute.parents):
+            absolute = ws / absolute.relative_to(named)
     allowed_root: Path | None = None
     try:
         rel = PurePosixPath(absolute.relative_to(ws)).as_posix()
@@ -499,6 +589,14 @@ def resolve_memory_path(config: Config, raw: str) -> tuple[str, Path]:
             if absolute == extra_abs or extra_abs in absolute.parents:
                 allowed_root = extra_abs if extra_abs.is_dir() else extra_abs.parent
                 break
+    if allowed_root is None and candidate.is_absolute():
+        # The real path of a note behind a followed folder link (where an editor opened it, what a watcher
+        # reports) is that note: read by its rel, through every check the rel meets.
+        links: list[FolderLink] = []
+        memory_tree_roots(config, links)
+        mapped = linked_rel(absolute, links)
+        if mapped is not None and mapped.startswith("memory/"):
+            return _resolve_memory_path(config, mapped)
     if allowed_root is None:
         raise PathRefused(
             f"path refused: {text!r} is not a memory file (MEMORY.md, USER.md, DREAMS.md, memory/**/*.md or an "
@@ -521,9 +619,17 @@ def _check_links(config: Config, text: str, absolute: Path, allowed_root: Path, 
     Raises:
         PathRefused: naming the link and the rule.
     """
-    if absolute.is_symlink():
-        raise PathRefused(f"path refused: {text!r} is a symlink")
-    folders = [p for p in reversed(absolute.parents) if allowed_root in p.parents]  # root first, file excluded
+    # The folders below the root, nearest the root first, the file excluded: built part by part (``parents``
+    # tested against ``parents`` cost time in the number of parts squared: seconds for a deep made-up path).
+    folders: list[Path] = []
+    try:
+        inner = absolute.relative_to(allowed_root).parts[:-1]
+    except ValueError:
+        inner = ()
+    folder = allowed_root
+    for part in inner:
+        folder = folder / part
+        folders.append(folder)
     listed: dict[str, FolderLink] | None = None
     for folder in folders:
         if not folder.is_symlink():
@@ -544,6 +650,8 @@ def _check_links(config: Config, text: str, absolute: Path, allowed_root: Path, 
         if link is None or not link.followed:
             shown = link.describe() if link is not None else f"{rel}/: a folder symlink the scan does not reach"
             raise PathRefused(f"path refused: {text!r} goes through a symlink memdeck does not follow ({shown})")
+    if absolute.is_symlink():  # after the folders: past a link loop the file cannot even be looked at
+        raise PathRefused(f"path refused: {text!r} is a symlink")
 
 
 def check_memory_folder(config: Config) -> None:

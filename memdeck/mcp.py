@@ -34,7 +34,7 @@ from pydantic import (
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode, JsonSchemaValue, NoDefault
 from pydantic_core import CoreSchema, ErrorDetails, PydanticCustomError, core_schema
 
-from engine.api import DATED_NOTE, plural
+from engine.api import DATED_NOTE, WatchPlan, plural
 from engine.config import Config
 from engine.errors import IndexBusy, LineRangeRefused, MemdeckError, PathRefused
 from engine.textio import fsync_dir, make_private_dir, read_text_file, scrub_json
@@ -431,11 +431,11 @@ class MemoryService:
             self.ready.set()
 
     # -- watching ----------------------------------------------------------------------------
-    def is_watched(self, path: str) -> bool:
-        """Whether a change to ``path`` can change the index (the engine's watch rule)."""
+    def is_watched(self, path: str, plan: WatchPlan | None = None) -> bool:
+        """Whether a change to ``path`` can change the index (the engine's watch rule; ``plan``: the watcher's)."""
         from engine.api import affects_index
 
-        return affects_index(path, self.config)
+        return affects_index(path, self.config, plan)
 
     def _watch(self) -> None:
         from engine.api import watch_changes, watch_plan
@@ -447,7 +447,9 @@ class MemoryService:
         try:
             for changes in watch_changes(self.config, self._stop):
                 self.watching.set()
-                if any(self.is_watched(str(path)) for path in changes):
+                # The plan of the moment (folder links may have come or gone): one listing per batch of changes.
+                current = watch_plan(self.config) if changes else plan
+                if any(self.is_watched(str(path), current) for path in changes):
                     self._sync_after_change()
         except Exception as exc:  # the watcher is a convenience: searches still sync stale files
             self._log(f"file watcher stopped: {type(exc).__name__}: {exc}")

@@ -4,6 +4,7 @@ memdeck prints reads back through ``get`` (CLI and MCP)."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -58,9 +59,9 @@ class Layout:
             where.write_text(private, encoding="utf-8")
         (self.sessions / "link.jsonl").symlink_to(root / "other" / "private.jsonl")
 
-    def config(self, **overrides: Any) -> Any:
-        return hash_config(self.workspace, sources=["memory", "sessions"], sessions_dir=str(self.sessions),
-                           **overrides)
+    def config(self, workspace: Path | None = None, **overrides: Any) -> Any:
+        return hash_config(workspace or self.workspace, sources=["memory", "sessions"],
+                           sessions_dir=str(self.sessions), **overrides)
 
 
 @pytest.fixture
@@ -86,6 +87,17 @@ ESCAPES = [
     "sessions/x.jsonl\\..\\..\\other\\private.jsonl",
     "sessions/x.jsonl\x00",
     "sessions/../../other/private.jsonl:1",
+    "sessions/%2e%2e/%2e%2e/other/private.jsonl",
+    "sessions/..%2f..%2fother/private.jsonl",
+    f"sessions/{SESSION}.jsonl/",
+    f"sessions/main/{SESSION}.jsonl/",
+    "sessions/main/7c1e.jsonl",  # a citation names its session exactly, never as an id prefix
+    f"sessions/other/{SESSION}.jsonl",  # another agent's name: this folder is agents/main/sessions
+    f"sessions/main/{SESSION}.JSONL",
+    "sessions/~/x.jsonl",
+    pytest.param("sessions/" + "a" * 5000 + ".jsonl", id="ENAMETOOLONG"),
+    f"sessions/main/{SESSION}.jsonl#L2-",
+    f"sessions/{SESSION}.jsonl:2:3",
 ]
 
 
@@ -104,14 +116,18 @@ def test_session_citations_never_leave_the_session_source(layout: Layout, path: 
 
 
 @pytest.mark.parametrize("path", ["sessions/../../other/private.jsonl", "sessions/main/../../../other/private.jsonl",
-                                  "sessions/x.jsonl"])
+                                  "sessions/x.jsonl", pytest.param("memory/" + "a" * 5000 + ".md", id="ENAMETOOLONG"),
+                                  "memory/2026-10-23.md:3:5", "sessions/main/7c1e.jsonl",
+                                  pytest.param("sessions/a" + "/a" * 3000 + ".jsonl", id="deep-session")])
 def test_cli_and_mcp_get_refuse_escapes(layout: Layout, path: str, monkeypatch: pytest.MonkeyPatch) -> None:
     (layout.root / "home").mkdir()
     (layout.root / "home" / "config.toml").write_text(
         f'sources = ["memory", "sessions"]\nsessions_dir = "{layout.sessions}"\n[embedding]\nprovider = "hash"\n')
     monkeypatch.setenv("MEMDECK_HOME", str(layout.root / "home"))
-    out = CliRunner().invoke(cli, ["--workspace", str(layout.workspace), "get", path])
-    assert out.exit_code == 1 and PRIVATE not in out.output and "refused" in out.output
+    for json_flag in ([], ["--json"]):
+        out = CliRunner().invoke(cli, ["--workspace", str(layout.workspace), "get", *json_flag, path])
+        assert out.exit_code == 1 and PRIVATE not in out.output and "refused" in out.output, out.output
+        assert out.exception is None or isinstance(out.exception, SystemExit)  # a message, never a traceback
     service = MemoryService(layout.config())
     try:
         answer = service.get({"path": path})
@@ -131,8 +147,12 @@ def test_session_lookups_by_id_or_citation_never_read_the_working_folder(layout:
 def test_an_id_and_a_citation_find_the_session_and_a_typed_file_path_only_with_files(layout: Layout) -> None:
     expected = layout.sessions / f"{SESSION}.jsonl"
     for typed in (SESSION, SESSION[:4], f"sessions/{SESSION}.jsonl", f"sessions/main/{SESSION}.jsonl",
-                  f"{SESSION}.jsonl"):
+                  f"{SESSION}.jsonl", f"sessions/{SESSION}.jsonl#L2-L25", f"sessions/main/{SESSION}.jsonl:2-25",
+                  f"sessions/{SESSION}.jsonl #L2"):  # a search hit's citation, pasted back (flush, open)
         assert find_transcript(layout.sessions, typed) == expected
+    for bad in (f"sessions/{SESSION}.jsonl#L2-", f"sessions/{SESSION}.jsonl:2:3", f"sessions/{SESSION}.jsonl#x"):
+        with pytest.raises(SessionReadError, match="line anchor"):
+            find_transcript(layout.sessions, bad)
     # `memdeck flush ./x.jsonl`: a path the user typed at the shell is theirs to name (files=True) ...
     assert find_transcript(layout.sessions, "./x.jsonl", files=True) == layout.cwd / "x.jsonl"
     # ... but never a citation or an id that happens to be a file here.
@@ -150,8 +170,12 @@ def test_database_session_citations_are_strict(tmp_path: Path, monkeypatch: pyte
     decoy.write_text(f"{HEADER}\n{TURN}\n")
     monkeypatch.chdir(tmp_path)
     source = AgentDbSource(agent / DB_FILE_NAME, agent="main")
-    assert source.find(f"sessions/main/{DB_SESSION}.jsonl") == Path(f"sessions/main/{DB_SESSION}.jsonl")
+    for cited in (f"sessions/main/{DB_SESSION}.jsonl", f"sessions/main/{DB_SESSION}.jsonl#L1-L2",
+                  f"sessions/main/{DB_SESSION}.jsonl:3"):
+        assert source.find(cited) == Path(f"sessions/main/{DB_SESSION}.jsonl")
     for typed in (f"sessions/other/{DB_SESSION}.jsonl", f"sessions/main/../other/{DB_SESSION}.jsonl",
+                  f"sessions/main/{DB_SESSION}.jsonl#L1-", f"sessions/main/./{DB_SESSION}.jsonl",
+                  f"sessions/main/{DB_SESSION[:8]}.jsonl",
                   f"sessions/main/x/{DB_SESSION}.jsonl", f"sessions/other/{DB_SESSION}.jsonl".replace("/", "\\"),
                   f"sessions/{tmp_path}/sessions/other/{DB_SESSION}.jsonl", f"{tmp_path}/sessions/other/x.jsonl"):
         with pytest.raises(SessionReadError):
@@ -162,7 +186,8 @@ def test_database_session_citations_are_strict(tmp_path: Path, monkeypatch: pyte
 _PIECES = st.sampled_from(["sessions", "sessions/", "..", ".", "", "/", "\\", "\x00", "main", "other",
                            "private.jsonl", "private.txt", "x.jsonl", f"{SESSION}.jsonl", "link.jsonl", "memory",
                            "2026-10-23.md", "MEMORY.md", "#L1", "#L2-L3", "#L0", ":1", ":2-3", "~", "é", "\u2028",
-                           "%2e%2e", "leak.jsonl", "agents", "cwd", "ws"])
+                           "%2e%2e", "leak.jsonl", "agents", "cwd", "ws", "#l2", " #L2", ":2:3", "#L2-", "%2f",
+                           "a" * 300, "\n", "7c1e.jsonl", "ws-link"])
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -205,24 +230,49 @@ def test_get_with_sessions_on_never_returns_anything_outside(layout: Layout, pie
         ("memory/2026-10-23.md:3-6", 3, 4),
         ("  memory/2026-10-23.md#L3-L3  ", 3, 1),
         ("MEMORY.md#L3", 3, 1),
+        ("memory/2026-10-23.md#l4", 4, 1),  # typed by hand
+        ("memory/2026-10-23.md#l3-l4", 3, 2),
+        ("memory/2026-10-23.md #L4", 4, 1),  # pasted with a space
+        ("memory/2026-10-23.md :3-4", 3, 2),
+        ("./memory/2026-10-23.md#L4", 4, 1),
+        ("memory//2026-10-23.md:4", 4, 1),
+        ("WS/memory/2026-10-23.md#L3-L4", 3, 2),  # the absolute path of a note in the workspace
+        ("WS/MEMORY.md:3", 3, 1),
+        ("LINK/memory/2026-10-23.md#L4", 4, 1),  # ... as the workspace was named, through a symlink
     ],
 )
 def test_every_printed_citation_reads_its_lines(layout: Layout, citation: str, start: int, count: int) -> None:
-    lines = (layout.workspace / citation.strip().split("#")[0].split(":")[0]).read_text().split("\n")
+    link = layout.root / "ws-link"
+    link.symlink_to(layout.workspace)
+    config = layout.config(link) if citation.startswith("LINK/") else layout.config()
+    citation = citation.replace("WS/", f"{layout.workspace}/").replace("LINK/", f"{link}/")
+    rel = citation.strip().split("#")[0].split(":")[0].strip().removeprefix("./").replace("//", "/")
+    rel = rel.removeprefix(f"{layout.workspace}/").removeprefix(f"{link}/")
+    lines = (layout.workspace / rel).read_text().split("\n")
     expected = "\n".join(lines[start - 1 : start - 1 + count])
-    engine = MemoryEngine(layout.config())
+    engine = MemoryEngine(config)
     try:
         got = engine.get(citation)
     finally:
         engine.close()
-    assert (got.path, got.text, got.from_line, got.lines) == (citation.strip().split("#")[0].split(":")[0], expected,
-                                                              start, count)
-    service = MemoryService(layout.config())
+    assert (got.path, got.text, got.from_line, got.lines) == (rel, expected, start, count)
+    service = MemoryService(config)
     try:
         answer = service.get({"path": citation})
     finally:
         service.stop()
     assert not answer.is_error and answer.payload["text"] == expected
+
+
+def test_flush_takes_a_session_citation_as_search_prints_it(layout: Layout, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMDECK_HOME", str(layout.root / "home"))
+    for cited in (f"sessions/{SESSION}.jsonl#L2-L25", f"sessions/main/{SESSION}.jsonl:2-25"):
+        out = CliRunner().invoke(cli, ["--workspace", str(layout.workspace), "--sessions", str(layout.sessions),
+                                       "flush", "--dry-run", "--extractive", cited])
+        assert out.exit_code == 0, out.output
+    refused = CliRunner().invoke(cli, ["--workspace", str(layout.workspace), "--sessions", str(layout.sessions),
+                                       "flush", "--dry-run", "--extractive", f"sessions/{SESSION}.jsonl#L2-"])
+    assert refused.exit_code == 1 and "line anchor" in refused.output
 
 
 def test_cli_get_reads_a_citation_and_explicit_flags_win(layout: Layout, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -246,14 +296,38 @@ def test_cli_get_reads_a_citation_and_explicit_flags_win(layout: Layout, monkeyp
     ("memory/2026-10-23.md#L3-L", "line anchor"),
     ("memory/../MEMORY.md#L1", "'..'"),
     ("NOTES.md#L1", "not a memory file"),
+    ("memory/2026-10-23.md#L3-", "line anchor is #L<first>, #L<first>-L<last>, :<first> or :<first>-<last>"),
+    ("memory/2026-10-23.md#L-3", "line anchor"),
+    ("memory/2026-10-23.md:3:5", "line anchor"),  # an editor's path:line:column
+    ("memory/2026-10-23.md:3-", "line anchor"),
+    ("memory/2026-10-23.md#L2#L3", "line anchor"),
+    ("memory/2026-10-23.md#", "line anchor"),
+    ("memory/2026-10-23.md#heading", "line anchor"),
+    ("memory/2026-10-23.md#L\u0663", "line anchor"),  # ARABIC-INDIC DIGIT THREE: line numbers are ASCII
+    ("memory/2026-10-23.md#L99999999999999999999", "line numbers go up to 999,999,999"),
+    ("memory/2026-10-23.md:1234567890", "line numbers go up to"),
+    pytest.param("memory/" + "a" * 5000 + ".md#L1", "path refused: 'memory/aaa.*: File name too long",
+                 id="ENAMETOOLONG-name"),
+    pytest.param("memory/" + "/".join(["abcdefgh"] * 600) + ".md", "path refused: .*: File name too long",
+                 id="ENAMETOOLONG-path"),
+    ("memory/2026-10-23.md\n#L3", "control characters"),
+    ("WS/../ws/MEMORY.md", "'..'"),
+    ("ROOT/agents/main/sessions/" + SESSION + ".jsonl", "a session is read by its citation"),
 ])
 def test_bad_citations_are_refused_clearly(layout: Layout, citation: str, reason: str) -> None:
+    citation = citation.replace("WS/", f"{layout.workspace}/").replace("ROOT/", f"{layout.root}/")
     engine = MemoryEngine(layout.config())
     try:
         with pytest.raises(PathRefused, match=reason):
             engine.get(citation)
     finally:
         engine.close()
+    service = MemoryService(layout.config())
+    try:
+        answer = service.get({"path": citation})
+    finally:
+        service.stop()
+    assert answer.is_error and re.search(reason, answer.payload["error"])
 
 
 def test_a_session_citation_keeps_its_range(layout: Layout) -> None:
@@ -263,3 +337,5 @@ def test_a_session_citation_keeps_its_range(layout: Layout) -> None:
     by_anchor = memory.get_session(f"sessions/{SESSION}.jsonl#L2-L3")
     by_colon = memory.get_session(f"sessions/{SESSION}.jsonl:2-3")
     assert by_anchor == by_colon and by_anchor.from_line == 2 and by_anchor.lines == 2 and by_anchor.text
+    for pasted in (f"sessions/{SESSION}.jsonl #L2-L3", f"sessions/{SESSION}.jsonl#l2-l3", f" sessions/{SESSION}.jsonl :2-3"):
+        assert memory.get_session(pasted) == by_anchor, pasted  # the path without the space before its anchor

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import time
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -15,10 +16,11 @@ from click.testing import CliRunner
 
 from engine.api import MemoryEngine, MemoryFiles
 from engine.errors import MemdeckError, PathRefused
-from engine.health.checks import diagnose
-from engine.memory.notes import FlushError
+from engine.health.checks import diagnose, workspace_temp_files
+from engine.memory.notes import FlushError, read_note, save_note
 from engine.watch import affects_index, watch_plan
 from memdeck.cli import cli
+from memdeck.mcp import MemoryService
 from tests.helpers import hash_config
 
 DATA = Path(__file__).parent / "data" / "transcripts"
@@ -105,6 +107,9 @@ def _layout(tree: Tree, case: str) -> tuple[set[str], dict[str, bool], str | Non
     if case == "memory->holds-the-workspace":
         tree.memory.symlink_to(tree.root)
         return {"MEMORY.md"}, {"memory": False}, None
+    if case == "memory->itself":  # a loop of links: memory -> memory
+        tree.memory.symlink_to("memory")
+        return {"MEMORY.md"}, {"memory": False}, None
     _note(tree.memory, "m.md", "memory itself")
     _note(tree.memory / "sub", "s.md", "a real subfolder")
     if case == "inner->workspace-folder":
@@ -128,11 +133,18 @@ def _layout(tree: Tree, case: str) -> tuple[set[str], dict[str, bool], str | Non
         (tree.memory / "b").symlink_to(tree.workspace / "shared")
         return {"MEMORY.md", "memory/m.md", "memory/sub/s.md", "memory/a/x.md"}, {"memory/a": True, "memory/b": False}, \
             None
+    if case == "inner->dangling":  # a Dropbox folder not synced yet: no folder to see, reported all the same
+        (tree.memory / "dropbox").symlink_to(tree.root / "not-synced-yet")
+        return {"MEMORY.md", "memory/m.md", "memory/sub/s.md"}, {"memory/dropbox": False}, None
+    if case == "inner->itself":  # memory/a -> a: ELOOP on every look
+        (tree.memory / "a").symlink_to("a")
+        return {"MEMORY.md", "memory/m.md", "memory/sub/s.md"}, {"memory/a": False}, None
     raise AssertionError(case)
 
 
 CASES = ["memory->inside-workspace", "memory->dangling", "memory->a-file", "memory->holds-the-workspace",
-         "inner->workspace-folder", "inner->outside", "inner->loop", "inner->duplicate", "inner->same-folder-twice"]
+         "memory->itself", "inner->workspace-folder", "inner->outside", "inner->loop", "inner->duplicate",
+         "inner->same-folder-twice", "inner->dangling", "inner->itself"]
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -153,6 +165,9 @@ def test_one_rule_for_listing_reading_writing_and_reporting(tree: Tree, case: st
         # Reads agree with the listing: every listed file reads, nothing under a skipped link does.
         for rel in listed:
             assert engine.get(rel).text
+            # The note's real path (where an editor opened it, behind a followed link) reads as the note.
+            real = (tree.workspace / rel).resolve()
+            assert (engine.get(f"{real}#L3").path, engine.get(f"{real}#L3").text) == (rel, engine.get(f"{rel}#L3").text)
         for rel, followed in links.items():
             if not followed:
                 with pytest.raises(PathRefused, match="symlink"):
@@ -200,9 +215,136 @@ def test_a_memory_link_to_another_users_folder_is_not_followed(tree: Tree) -> No
 
 
 def test_the_watcher_follows_a_followed_memory_link(tree: Tree) -> None:
-    dotfiles = tree.root / "dotfiles" / "memory"
+    dotfiles = tree.root / "venv" / "dotfiles" / "memory"  # a skipped folder's name above the target is no skip
     _note(dotfiles, "a.md", "x")
     tree.memory.symlink_to(dotfiles)
     config = hash_config(tree.workspace)
     assert dotfiles.resolve() in watch_plan(config).recursive
     assert affects_index(str(dotfiles.resolve() / "a.md"), config)  # watchers report resolved paths
+
+
+def test_note_symlinks_are_skipped_and_said_like_folder_links(tree: Tree) -> None:
+    """A symlinked ``MEMORY.md`` (stow links files too) or ``memory/x.md``: never read or written (memory_get reads
+    no symlinks), said in ``status`` and in ``doctor``'s ``symlinks`` check — a warning, like a skipped folder."""
+    outside = tree.root / "dotfiles"
+    _note(outside, "MEMORY.md", "curated, stowed")
+    _note(outside, "x.md", "a linked note")
+    (tree.workspace / "MEMORY.md").unlink()
+    (tree.workspace / "MEMORY.md").symlink_to(outside / "MEMORY.md")
+    _note(tree.memory, "m.md", "memory itself")
+    (tree.memory / "x.md").symlink_to(outside / "x.md")
+    config = hash_config(tree.workspace)
+    engine = MemoryEngine(config)
+    try:
+        scan = engine.scan()
+        assert {f.rel for f in scan.files} == {"memory/m.md"}
+        assert scan.file_links == ("MEMORY.md", "memory/x.md")
+        assert {"MEMORY.md: symlink skipped", "memory/x.md: symlink skipped"} <= set(engine.status().issues)
+        for rel in ("MEMORY.md", "memory/x.md"):
+            with pytest.raises(PathRefused, match="is a symlink"):
+                engine.get(rel)
+            with pytest.raises(MemdeckError):
+                engine.append_note(rel, "- through the link")
+    finally:
+        engine.close()
+    assert (outside / "MEMORY.md").read_text() == "# MEMORY.md\n\n- curated, stowed\n"
+    assert (outside / "x.md").read_text() == "# x.md\n\n- a linked note\n"
+    findings = {f.check: f for f in diagnose(config).findings}
+    links = findings["symlinks"]
+    assert links.severity == "warn" and links.message.startswith("2 file symlinks in the memory tree skipped")
+    assert {"MEMORY.md: symlink skipped", "memory/x.md: symlink skipped"} <= set(links.details)
+    assert "unreadable" not in findings or not any("symlink" in d for d in findings["unreadable"].details)
+
+
+def _linked_tree(tree: Tree) -> tuple[Path, Path]:
+    """``memory/`` stowed into dotfiles, holding ``projects -> <ws>/projects`` (followed) and ``out -> <outside>``
+    (skipped); returns (the dotfiles memory folder, the projects folder)."""
+    dotfiles = tree.root / "dotfiles" / "memory"
+    _note(dotfiles, "a.md", "stowed")
+    tree.memory.symlink_to(dotfiles)
+    projects = tree.workspace / "projects"
+    _note(projects, "p.md", "a project")
+    (dotfiles / "projects").symlink_to(projects)
+    _note(tree.root / "outside", "o.md", "outside")
+    (dotfiles / "out").symlink_to(tree.root / "outside")
+    return dotfiles, projects
+
+
+def test_the_watcher_follows_folder_links_inside_memory_by_the_scan_rule(tree: Tree) -> None:
+    dotfiles, projects = _linked_tree(tree)
+    config = hash_config(tree.workspace)
+    plan = watch_plan(config)
+    assert plan.recursive[:2] == (dotfiles.resolve(), projects.resolve())
+    assert (tree.root / "outside").resolve() not in plan.recursive
+    ws = tree.workspace
+    for path, watched in [
+        (ws / "memory" / "projects" / "p.md", True),  # reported through the links
+        (dotfiles / "projects" / "p.md", True),  # through the inner link, at memory/'s target
+        (projects / "p.md", True),  # at the inner link's target (its own watch)
+        (dotfiles.resolve() / "a.md", True),
+        (ws / "memory" / "out" / "o.md", False),  # past a link the scan skips
+        (tree.root / "outside" / "o.md", False),
+        (ws / "projects-unlinked.md", False),
+        (ws / "MEMORY.md", True),
+    ]:
+        assert affects_index(str(path), config, plan) is watched, path
+        assert affects_index(str(path), config) is watched, path  # the plan made on the spot agrees
+
+
+def test_a_live_edit_behind_an_inner_folder_link_is_reindexed(tree: Tree) -> None:
+    _, projects = _linked_tree(tree)
+    service = MemoryService(hash_config(tree.workspace))
+    service.engine().sync()
+    service.start(warm=False, watch=True)
+    try:
+        assert service.watching.wait(30)
+        before = service.timings.syncs
+        (projects / "p.md").write_text("# p\n\n- the okapi census\n", encoding="utf-8")
+        assert service.wait_for_sync(before, 30)
+        hits = service.engine().search("okapi census", mode="keyword", ensure_fresh=False).results
+        assert [h.path for h in hits] == ["memory/projects/p.md"]
+    finally:
+        service.stop()
+
+
+def test_unfinished_saves_are_found_where_the_scan_reads(tree: Tree) -> None:
+    dotfiles, projects = _linked_tree(tree)
+    temps = [dotfiles / ".a.md.x1y2.tmp", projects / ".p.md.x1y2.tmp", tree.root / "outside" / ".o.md.x1y2.tmp"]
+    for temp in temps:
+        temp.write_text("half a save")
+    assert workspace_temp_files(hash_config(tree.workspace), time.time() + 3600) == sorted(temps[:2])
+
+
+def test_doctor_checks_that_a_followed_memory_link_can_be_written(tree: Tree, monkeypatch: pytest.MonkeyPatch
+                                                                   ) -> None:
+    dotfiles, _ = _linked_tree(tree)
+    real_access = os.access
+    target = str(dotfiles.resolve())
+    # A read-only target (a synced folder shared read-only); faked: root writes whatever the modes say.
+    monkeypatch.setattr(os, "access", lambda path, mode, **kw: False if (str(path) == target and mode & os.W_OK)
+                        else real_access(path, mode, **kw))
+    finding = next(f for f in diagnose(hash_config(tree.workspace)).findings if f.check == "workspace")
+    assert finding.severity == "warn" and f"not writable: {target}" in finding.details
+
+
+def test_a_link_swapped_in_during_a_save_is_replaced_never_written_through(tree: Tree,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """TOCTOU: the note is swapped for a symlink to a file outside between memdeck's checks and its rename. The
+    rename replaces the link itself (rename never follows the last part): the file outside keeps its bytes."""
+    _note(tree.memory, "n.md", "before")
+    config = hash_config(tree.workspace)
+    note = read_note(config, "memory/n.md")
+    victim = tree.root / "victim.md"
+    victim.write_text("not memdeck's to write\n")
+    real_replace = os.replace
+
+    def swap_then_replace(src: str, dst: str | Path) -> None:
+        if Path(dst) == tree.memory / "n.md":
+            os.unlink(dst)
+            os.symlink(victim, dst)
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", swap_then_replace)
+    save_note(config, "memory/n.md", note.text.replace("before", "after"), note.stamp)
+    assert victim.read_text() == "not memdeck's to write\n"
+    assert not (tree.memory / "n.md").is_symlink() and "after" in (tree.memory / "n.md").read_text()

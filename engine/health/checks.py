@@ -20,7 +20,14 @@ from engine.index import queries, schema
 from engine.index.indexer import pid_alive
 from engine.index.scan import scan_sources
 from engine.textio import read_text_file
-from engine.workspace import ScanReport, scan_memory_files, workspace_problem
+from engine.workspace import (
+    ScanReport,
+    file_link_issue,
+    memory_folder_link,
+    memory_tree_roots,
+    scan_memory_files,
+    workspace_problem,
+)
 
 SEVERITIES = ("ok", "info", "warn", "error")
 WORKSPACE_TEMP_AGE = 600.0
@@ -178,12 +185,18 @@ def _lock_holder(index_path: Path) -> int | None:
 
 
 def workspace_temp_files(config: Config, now: float) -> list[Path]:
-    """Temp files a crashed save left in the workspace (``.<name>.<random>.tmp``, older than 10 minutes)."""
-    roots = [config.workspace, config.workspace / "memory", *(p for p in config.extra_paths if p.is_dir())]
+    """Temp files a crashed save left in the workspace (``.<name>.<random>.tmp``, older than 10 minutes).
+
+    Looked for where saves write: the workspace root, the memory tree's folders by the scan's symlink rule (a
+    followed symlinked ``memory/`` where it leads, followed folder links inside it: see
+    :func:`engine.workspace.memory_tree_roots`) and the extra paths.
+    """
+    roots = [config.workspace, *memory_tree_roots(config),
+             *(p for p in config.extra_paths if p.is_dir() and not p.is_symlink())]
     found: list[Path] = []
     seen: set[Path] = set()
     for root in roots:
-        if not root.is_dir() or root.is_symlink():
+        if not root.is_dir():
             continue
         walker: Iterable[tuple[str, list[str], list[str]]]
         if root == config.workspace:
@@ -523,23 +536,32 @@ def _check_identity_and_freshness(config: Config, conn: Any, vec_loaded: bool) -
 
 
 def _file_issues(scan: ScanReport) -> list[str]:
-    """The scan's issues but the skipped folder symlinks (:func:`_check_folder_links` reports those)."""
+    """The scan's issues but the skipped symlinks, folders and notes (:func:`_check_folder_links` reports those)."""
     links = {link.describe() for link in scan.links if not link.followed}
+    links.update(file_link_issue(rel) for rel in scan.file_links)
     return [issue for issue in scan.issues if issue not in links]
 
 
 def _check_folder_links(scan: ScanReport) -> Finding | None:
     """The symlink rule where it applies: a symlinked ``memory/`` (stow, Dropbox) and folder links inside it,
-    followed or skipped (see :class:`engine.workspace.FolderLink`); None when there are none."""
-    if not scan.links:
+    followed or skipped (see :class:`engine.workspace.FolderLink`), and notes that are symlinks (never read: a
+    symlinked ``MEMORY.md`` is as unseen as a skipped folder, so it is said here, with the same weight); None when
+    there are none."""
+    if not scan.links and not scan.file_links:
         return None
     skipped = [link for link in scan.links if not link.followed]
-    details = tuple(link.describe() for link in scan.links)
-    if skipped:
-        return Finding("symlinks", "warn", f"{_n(len(skipped), 'folder symlink')} in the memory tree skipped: the "
-                       "notes behind them are not indexed, and memdeck does not write through them", len(skipped),
-                       (*details, "memory/ may link to a folder you own; a folder link inside it must lead into the "
-                        "workspace (or into memory/'s own target)"))
+    details = tuple(link.describe() for link in scan.links) + tuple(file_link_issue(rel) for rel in scan.file_links)
+    if skipped or scan.file_links:
+        parts = [_n(len(skipped), "folder symlink")] if skipped else []
+        parts += [_n(len(scan.file_links), "file symlink")] if scan.file_links else []
+        rules = ("memory/ may link to a folder you own; a folder link inside it must lead into the workspace (or "
+                 "into memory/'s own target)") if skipped else ""
+        if scan.file_links:
+            rules += ("; " if rules else "") + ("a note that is a symlink is never read or written: put the file "
+                                                "itself there (or link its folder)")
+        return Finding("symlinks", "warn", f"{' and '.join(parts)} in the memory tree skipped: the notes behind them "
+                       "are not indexed, and memdeck does not write through them", len(skipped) + len(scan.file_links),
+                       (*details, rules))
     head = next((link for link in scan.links if link.rel == "memory"), scan.links[0])
     more = len(scan.links) - 1
     return Finding("symlinks", "ok", head.describe() + (f" (and {_n(more, 'more folder link')})" if more else ""),
@@ -563,7 +585,9 @@ def _check_workspace(config: Config) -> Finding:
     # writable (memory/ once it exists, the workspace itself for MEMORY.md and for making memory/). os.access
     # also sees a read-only mount, which stops root too.
     memory = config.workspace / "memory"
-    folders = [config.workspace] + ([memory] if memory.is_dir() and not memory.is_symlink() else [])
+    link = memory_folder_link(config)  # a followed symlinked memory/ is written where it leads
+    mem_folder = memory if link is None else Path(link.target) if link.followed else None
+    folders = [config.workspace] + ([mem_folder] if mem_folder is not None and mem_folder.is_dir() else [])
     read_only = [folder for folder in folders if not os.access(folder, os.W_OK)]
     if read_only:
         return Finding("workspace", "warn", "the workspace is read-only: saves, flushes, appends and new notes "

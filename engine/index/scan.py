@@ -56,7 +56,7 @@ def scan_sources(config: Config, indexed: Indexed | None = None) -> ScanReport:
     if "sessions" not in config.sources:
         return report
     sessions, problems = _session_files(config, indexed)
-    return ScanReport((*report.files, *sessions), (*report.issues, *problems), report.links)
+    return ScanReport((*report.files, *sessions), (*report.issues, *problems), report.links, report.file_links)
 
 
 def source_stats(config: Config, issues: list[str] | None = None,

@@ -7,7 +7,7 @@ import os
 import sqlite3
 from collections.abc import Iterator
 from datetime import datetime
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from engine.sessions.agentdb import (
@@ -52,6 +52,7 @@ from engine.sessions.sources import (
     _listed_id,
     _looks_like_path,
     _typed_path,
+    _without_anchor,
     read_flush_state,
     store_entry_for,
 )
@@ -141,7 +142,7 @@ class AgentDbSource:
     def _db_id(self, session: str | Path) -> str | None:
         """The session id a stand-in path or citation names, if it names one of this agent's."""
         text = session.as_posix() if isinstance(session, Path) else session.strip()
-        parts = PurePosixPath(text).parts
+        parts = text.split("/")  # split as written: PurePosixPath would fold ``sessions/main/./x`` and ``//``
         if len(parts) == 3 and parts[0] == "sessions" and parts[1] == self.agent and parts[2].endswith(".jsonl"):
             return parts[2][: -len(".jsonl")] or None
         return None
@@ -254,7 +255,7 @@ class AgentDbSource:
         Raises:
             SessionLookupError: nothing or more than one session matches, or the text is no citation or id.
         """
-        text = session.strip()
+        text = _without_anchor(session.strip())  # a search hit's citation, pasted back, names its session
         cited = _citation_name(text)  # strict: a malformed sessions/… path is refused here
         if cited is not None and text.count("/") == 2 and text.split("/")[1] != self.agent:
             raise SessionLookupError(f"no session {text!r}: these are agent {self.agent!r}'s sessions "

@@ -440,6 +440,24 @@ def _citation_name(session: str) -> str | None:
                              "sessions/<agent>/<id>.jsonl)")
 
 
+def _without_anchor(text: str) -> str:
+    """A session citation as search prints it, without its line range (``sessions/<file>#L2-L25``, ``…:2-25`` →
+    ``sessions/<file>``): to name a session, its lines do not matter. Other text comes back as it was.
+
+    Raises:
+        CitationRefused: a ``sessions/`` path with a malformed line anchor (``#L3-``, ``:2:3``).
+    """
+    if not text.startswith("sessions/"):
+        return text
+    from engine.citation import parse_citation
+    from engine.errors import PathRefused
+
+    try:
+        return parse_citation(text).path
+    except PathRefused as exc:
+        raise CitationRefused(str(exc).removeprefix("path refused: ")) from None
+
+
 def _looks_like_path(text: str) -> bool:
     """Whether what a user typed is a file path rather than an id (a separator, ``~`` or a ``.jsonl`` name)."""
     return "/" in text or os.sep in text or text.startswith("~") or text.endswith(".jsonl")
@@ -469,9 +487,17 @@ def _session_file(folder: Path, name: str) -> Path | None:
     return candidate if S_ISREG(st.st_mode) else None
 
 
+def _folder_agent(folder: Path) -> str | None:
+    """The agent whose sessions a folder holds: ``<agent>`` in OpenClaw's ``agents/<agent>/sessions``, else None
+    (a folder elsewhere names no agent)."""
+    if folder.name == "sessions" and folder.parent.parent.name == "agents" and folder.parent.name:
+        return folder.parent.name
+    return None
+
+
 def find_transcript(sessions_dir: Path, session: str, *, files: bool = False) -> Path:
-    """Find a transcript from what the user typed: a citation path, a session id, or a unique id prefix (and,
-    with ``files``, a path to a JSONL file).
+    """Find a transcript from what the user typed: a citation path (with or without its line range), a session
+    id, or a unique id prefix (and, with ``files``, a path to a JSONL file).
 
     Active transcripts win over ``.reset.`` / ``.deleted.`` archives with the same id. Trajectory
     exports and checkpoint copies never match. A citation (``sessions/<file>``, ``sessions/<agent>/<id>.jsonl``)
@@ -491,16 +517,25 @@ def find_transcript(sessions_dir: Path, session: str, *, files: bool = False) ->
     text = session.strip()
     if any(ord(ch) < 32 or ord(ch) == 127 for ch in text):
         raise SessionLookupError(f"no session {text!r}: control characters are refused")
+    text = _without_anchor(text)  # a search hit's citation, pasted back, names its session
     cited = _citation_name(text)
     if cited is not None:
+        agent = _folder_agent(folder)
+        if agent is not None and text.count("/") == 2 and text.split("/")[1] != agent:
+            raise SessionLookupError(f"no session {text!r}: these are agent {agent!r}'s sessions "
+                                     f"(sessions/{agent}/<id>.jsonl)")
         item = classify_legacy_name(cited)
         found = _session_file(folder, cited)
         if found is not None:
             return found
         if item.kind.value == "session" and item.file_id:
-            text = item.file_id  # sessions/<agent>/<id>.jsonl names the id
-        else:
-            raise SessionLookupError(f"transcript not found: {session}")
+            # sessions/<agent>/<id>.jsonl names the id, exactly (never as a prefix): its active transcript, else
+            # its newest archive.
+            same = [entry for entry in _folder_sessions(folder) if _listed_id(entry) == item.file_id]
+            if same:
+                active = [entry.name for entry in same if not entry.archived]
+                return folder / (active or [entry.name for entry in same])[-1]
+        raise SessionLookupError(f"transcript not found: {session}")
     elif _looks_like_path(text):
         found = _session_file(folder, text)  # a bare file name of the folder
         if found is not None:
