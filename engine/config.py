@@ -328,7 +328,8 @@ def load_config(
         config_path=cfg_path,
         extra_paths=extras,
         sources=tuple(dict.fromkeys(sources_raw)),
-        sessions_dir=Path(sess_value).expanduser() if sess_value else None,
+        # Absolute: a session found in it is handed on as a path, and a relative one would be read as a name.
+        sessions_dir=Path(sess_value).expanduser().absolute() if sess_value else None,
         agent=data.get("agent", "main"),
         embedding=embedding,
         chunking=_section(data.get("chunking", {}), ChunkingConfig()),

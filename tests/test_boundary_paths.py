@@ -275,6 +275,18 @@ def test_flush_takes_a_session_citation_as_search_prints_it(layout: Layout, monk
     assert refused.exit_code == 1 and "line anchor" in refused.output
 
 
+def test_a_relative_sessions_folder_finds_its_sessions(layout: Layout, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--sessions ws/sessions`` (relative, as typed at the shell): a session found by its id or citation is read,
+    not taken back for a name to look up (it was "no session 'ws/sessions/<id>.jsonl'")."""
+    monkeypatch.setenv("MEMDECK_HOME", str(layout.root / "home"))
+    monkeypatch.chdir(layout.root)
+    relative = str(layout.sessions.relative_to(layout.root))  # agents/main/sessions
+    for named in (SESSION[:6], f"sessions/{SESSION}.jsonl#L2-L25"):
+        out = CliRunner().invoke(cli, ["--workspace", str(layout.workspace), "--sessions", relative,
+                                       "flush", "--dry-run", "--extractive", named])
+        assert out.exit_code == 0, out.output
+
+
 def test_cli_get_reads_a_citation_and_explicit_flags_win(layout: Layout, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MEMDECK_HOME", str(layout.root / "home"))
     run = CliRunner().invoke
