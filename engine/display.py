@@ -87,6 +87,15 @@ def has_control_chars(name: str) -> bool:
     return not name.isprintable() and _unsafe(True).search(name) is not None
 
 
+def odd_name_issue(rel: str) -> str:
+    """Why a file name :func:`has_control_chars` is reported and not indexed, in the words a user can act on: a
+    name that is not valid UTF-8 (``os.fsdecode`` keeps its bytes as lone surrogates) is not a name with control
+    characters."""
+    if any("\ud800" <= ch <= "\udfff" for ch in rel):
+        return f"{rel}: file name is not valid UTF-8 (its odd bytes shown escaped); rename it to index it"
+    return f"{rel}: file name has control or line-break characters; not indexed"
+
+
 def plural(count: int, noun: str, plural_form: str | None = None, *, grouped: bool = False) -> str:
     """``count`` and ``noun`` in the right number: ``1 file``, ``2 files``, ``0 files``; ``plural_form`` for
     irregular nouns (``plural(2, "entry", "entries")``, ``plural(1, "candidate memory", "candidate memories")``);

@@ -12,7 +12,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from engine.config import Config
-from engine.display import has_control_chars
+from engine.display import has_control_chars, odd_name_issue
 from engine.errors import LineRangeRefused, MemdeckError, PathRefused
 from engine.textio import read_text_file
 
@@ -441,7 +441,7 @@ def _memory_stats(config: Config, issues: list[str], paths: list[str] | None = N
         if has_control_chars(rel):
             # One name, one line: a name that a terminal, a citation or the TUI tree would split or garble is
             # reported (escaped where shown), never indexed.
-            issues.append(f"{rel}: file name has control or line-break characters; not indexed")
+            issues.append(odd_name_issue(rel))
             continue
         if st.st_size > limit:
             issues.append(oversize_issue(rel, st.st_size, limit))

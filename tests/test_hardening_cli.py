@@ -358,6 +358,25 @@ def test_a_session_file_name_with_control_characters_is_not_indexed(home: Home) 
     assert "sessions/odd\nname.jsonl: file name has control or line-break characters; not indexed" in scan.issues
 
 
+def test_a_name_that_is_not_utf8_is_reported_as_such(home: Home) -> None:
+    """Undecodable bytes in a name are not control characters: the message says what is wrong with it."""
+    odd = os.fsencode(home.ws / "memory") + b"/caf\xe9.md"
+    with open(odd, "wb") as f:
+        f.write(b"- zebracorn\n")
+    (home.sessions / os.fsdecode(b"s\xff.jsonl")).write_text(
+        "".join(json.dumps(line) + "\n" for line in SESSION_LINES))
+    cfg = load_config(workspace=home.ws, home=home.home, sessions_dir=home.sessions,
+                      overrides={"sources": ["memory", "sessions"]})
+    from engine.index.scan import scan_sources
+
+    issues = scan_sources(cfg).issues
+    assert "memory/caf\udce9.md: file name is not valid UTF-8 (its odd bytes shown escaped); rename it to index it" \
+        in issues
+    assert any(issue.startswith("sessions/s\udcff.jsonl: file name is not valid UTF-8") for issue in issues)
+    status = home.run("status")
+    assert status.returncode == 0 and "file name is not valid UTF-8" in status.stdout
+
+
 # -- 3. big inputs ---------------------------------------------------------------------------------------------------
 
 

@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from engine.config import Config
-from engine.display import has_control_chars
+from engine.display import has_control_chars, odd_name_issue
 from engine.workspace import FolderLink, MemoryFile, ScanReport, memory_file_stats, scan_memory_files
 
 Indexed = Callable[[], Mapping[str, tuple[int, int]]]
@@ -42,7 +42,7 @@ def _session_files(config: Config, indexed: Indexed | None = None) -> tuple[list
     if not odd:
         return files, []
     return ([f for f in files if not has_control_chars(f.rel)],
-            [f"{rel}: file name has control or line-break characters; not indexed" for rel in odd])
+            [odd_name_issue(rel) for rel in odd])
 
 
 def scan_sources(config: Config, indexed: Indexed | None = None) -> ScanReport:
