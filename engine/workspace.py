@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from dataclasses import dataclass
@@ -474,9 +475,15 @@ def resolve_memory_path(config: Config, raw: str) -> tuple[str, Path]:
             f"path refused: {text!r} is not a memory file (MEMORY.md, USER.md, DREAMS.md, memory/**/*.md or an "
             "extra path)"
         )
-    _check_links(config, text, absolute, allowed_root, ws)
-    if absolute.exists() and not absolute.is_file():
-        raise PathRefused(f"path refused: {text!r} is not a regular file")
+    try:
+        _check_links(config, text, absolute, allowed_root, ws)
+        if absolute.exists() and not absolute.is_file():
+            raise PathRefused(f"path refused: {text!r} is not a regular file")
+    except OSError as exc:
+        if exc.errno != errno.ENAMETOOLONG:
+            raise
+        # No such file can exist; said as a refusal, like every other path that cannot be a memory file.
+        raise PathRefused(f"path refused: a name in {text!r} is too long for the file system") from None
     return rel, absolute
 
 
