@@ -1142,10 +1142,11 @@ def _read_token(path: Path) -> str | None:
             raise TokenFileError(f"the HTTP token file {path} is a symlink: memdeck keeps its token in a file of "
                                  f"its own; {_NEW_TOKEN_HINT}") from None
         raise TokenFileError(f"cannot read the HTTP token file {path}: {exc.strerror or exc}") from None
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise TokenFileError(f"the HTTP token file {path} is not a file: remove it, and memdeck makes a new token")
     with os.fdopen(fd, "rb") as fh:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise TokenFileError(f"the HTTP token file {path} is not a file; {_NEW_TOKEN_HINT}")
         try:
             data = fh.read(MAX_TOKEN_CHARS + 2)
         except OSError as exc:
@@ -1331,7 +1332,7 @@ async def run_stdio(service: MemoryService, readline: Callable[[int], Awaitable[
     server = build_server(service)
     # memdeck reads stdin itself, a bounded line at a time, so nothing malformed or oversized reaches the SDK
     # unanswered. Nothing in the server reads fd 0, so it is left as it is.
-    stdin = _ScreenedStdin(_bounded_lines(readline or _stdin_readline), in_flight)
+    stdin = _ScreenedStdin(_bounded_lines(readline or _FdLines(0).readline), in_flight)
     async with stdio_server(stdin=stdin, stdout=stdout) as (read_stream, write_stream):  # type: ignore[arg-type]
         stdin.attach(write_stream)
         if on_claimed is not None:
@@ -1340,11 +1341,55 @@ async def run_stdio(service: MemoryService, readline: Callable[[int], Awaitable[
         await server.run(read_stream, answers, server.create_initialization_options())
 
 
-async def _stdin_readline(limit: int) -> bytes:
-    import anyio.to_thread
+class _FdLines:
+    """Lines of a file descriptor (stdin), each read in a daemon thread with ``os.read``.
 
-    # abandon_on_cancel: at shutdown a read blocked on a silent client must not hold the process.
-    return await anyio.to_thread.run_sync(sys.stdin.buffer.readline, limit, abandon_on_cancel=True)
+    At Ctrl-C or SIGTERM a read blocked on a client that keeps the pipe open and says nothing must not hold the
+    process: anyio's worker threads are joined at exit (the process said "interrupted" and then hung until the
+    client wrote a line or closed stdin), and a daemon thread inside ``sys.stdin``'s buffered reader aborts the
+    interpreter at shutdown (it holds the reader's lock). ``os.read`` on the bare descriptor holds neither.
+    """
+
+    def __init__(self, fd: int = 0) -> None:
+        self._fd = fd
+        self._buffer = bytearray()
+        self._eof = False
+
+    def _readline(self, limit: int) -> bytes:
+        while True:
+            end = self._buffer.find(b"\n", 0, limit)
+            if end >= 0 or len(self._buffer) >= limit or self._eof:
+                size = end + 1 if end >= 0 else min(limit, len(self._buffer))
+                line = bytes(self._buffer[:size])
+                del self._buffer[:size]
+                return line
+            chunk = os.read(self._fd, 64 * 1024)
+            self._eof = not chunk
+            self._buffer += chunk
+
+    async def readline(self, limit: int) -> bytes:
+        """The next line, at most ``limit`` bytes (b"" at the end of input), as the SDK's reader takes it."""
+        import anyio
+        import anyio.from_thread
+        import anyio.lowlevel
+
+        token = anyio.lowlevel.current_token()
+        done = anyio.Event()
+        got: list[bytes | BaseException] = []
+
+        def read() -> None:
+            try:
+                got.append(self._readline(limit))
+            except BaseException as exc:  # handed to the reader, which raises it
+                got.append(exc)
+            with contextlib.suppress(Exception):  # the loop may be gone: the server stopped meanwhile
+                anyio.from_thread.run_sync(done.set, token=token)
+
+        threading.Thread(target=read, name="memdeck-stdin", daemon=True).start()
+        await done.wait()
+        if isinstance(got[0], BaseException):
+            raise got[0]
+        return got[0]
 
 
 async def _serve_stdio(service: MemoryService) -> None:
