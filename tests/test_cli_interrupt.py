@@ -53,23 +53,20 @@ def _interrupt(ws: Path, home: Path, where: tuple[str, str], *args: str) -> tupl
     ``("-", cue)``, unchanged, and SIGINT it once it says ``cue`` on stderr (a server, waiting for its client)."""
     cue = "waiting for ctrl+c" if where[0] != "-" else where[1]
     env = {**os.environ, "MEMDECK_HOME": str(home), "MEMDECK_EMBEDDING_PROVIDER": "hash"}
-    proc = subprocess.Popen([sys.executable, "-c", CHILD, *where, "--workspace", str(ws), *args], cwd=REPO, env=env,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     said: list[str] = []
-    try:
-        for line in _stderr_lines(proc):
-            said.append(line)
-            if line.startswith(cue):
-                proc.send_signal(signal.SIGINT)
-        stdout = proc.stdout.read().decode() if proc.stdout else ""
-        proc.wait(timeout=WAIT_CAP)
-    finally:
-        if proc.poll() is None:
+    # The Popen's with closes its pipes and reaps it; a failed assertion inside kills it first.
+    with subprocess.Popen([sys.executable, "-c", CHILD, *where, "--workspace", str(ws), *args], cwd=REPO, env=env,
+                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+        try:
+            for line in _stderr_lines(proc):
+                said.append(line)
+                if line.startswith(cue):
+                    proc.send_signal(signal.SIGINT)
+            stdout = proc.stdout.read().decode() if proc.stdout else ""
+            proc.wait(timeout=WAIT_CAP)
+        except BaseException:
             proc.kill()
-            proc.wait()
-        for stream in (proc.stdin, proc.stdout, proc.stderr):
-            if stream is not None and not stream.closed:
-                stream.close()
+            raise
     return proc.returncode, "\n".join(said), stdout
 
 
