@@ -1363,9 +1363,13 @@ class _FdLines:
                 line = bytes(self._buffer[:size])
                 del self._buffer[:size]
                 return line
-            chunk = os.read(self._fd, 64 * 1024)
+            chunk = self._chunk()
             self._eof = not chunk
             self._buffer += chunk
+
+    def _chunk(self) -> bytes:
+        """What the descriptor has (at most 64 KiB; b"" at its end)."""
+        return os.read(self._fd, 64 * 1024)
 
     async def readline(self, limit: int) -> bytes:
         """The next line, at most ``limit`` bytes (b"" at the end of input), as the SDK's reader takes it."""

@@ -38,6 +38,7 @@ from memdeck.mcp import (
     HttpGuard,
     MemoryService,
     TokenFileError,
+    _FdLines,
     _InFlight,
     run_stdio,
     screen_message,
@@ -285,6 +286,37 @@ def test_stdio_lone_surrogates_get_answers(demo_workspace: Path) -> None:
         written = server.tool("memory_append", {"text": "- the \udfff heron note", "file": "memory/fuzz.md"})
         assert written["path"] == "memory/fuzz.md", written
     assert (demo_workspace / "memory/fuzz.md").read_text(encoding="utf-8") == "- the \ufffd heron note\n"
+
+
+class _Chunks(_FdLines):
+    """The stdin reader over scripted reads: each ``os.read`` returns the next chunk."""
+
+    def __init__(self, *chunks: bytes) -> None:
+        super().__init__(-1)
+        self._chunks = list(chunks)
+
+    def _chunk(self) -> bytes:
+        return self._chunks.pop(0) if self._chunks else b""
+
+
+async def test_stdin_lines_come_whole_across_reads_and_bounded() -> None:
+    """The process's stdin reader (fd 0, in a daemon thread): a line split across two reads comes whole, one over
+    the limit comes in pieces of the limit (for the caller to skip), a last line without a newline comes at the
+    end of input, then b""."""
+    lines = _Chunks(b'{"jsonrpc":"2.0",', b'"id":1}\n' + b"x" * 150 + b"\nla", b"st")
+    got = [await lines.readline(100) for _ in range(5)]
+    assert got == [b'{"jsonrpc":"2.0","id":1}\n', b"x" * 100, b"x" * 50 + b"\n", b"last", b""]
+
+
+def test_stdin_is_read_as_a_bare_descriptor() -> None:
+    read_fd, write_fd = os.pipe()
+    try:
+        os.write(write_fd, b"one\ntwo")
+        os.close(write_fd)
+        lines = _FdLines(read_fd)
+        assert [anyio.run(lines.readline, 10) for _ in range(3)] == [b"one\n", b"two", b""]
+    finally:
+        os.close(read_fd)
 
 
 def test_stdio_stops_reading_while_its_answers_are_not_read(demo_workspace: Path) -> None:
