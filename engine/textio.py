@@ -530,7 +530,7 @@ def atomic_append(path: Path, text: str, *, blank_line: bool = True, attempts: i
         The number of bytes added.
 
     Raises:
-        WriteRefused: the target is a symlink or not a regular file, or kept changing.
+        WriteRefused: the target is a symlink, not a regular file or read-only, or kept changing.
         OSError: the folder cannot be written.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -543,6 +543,10 @@ def atomic_append(path: Path, text: str, *, blank_line: bool = True, attempts: i
             raise WriteRefused(f"refusing to write through a symlink: {path}")
         if before is not None and not stat.S_ISREG(before.st_mode):
             raise WriteRefused(f"not a regular file: {path}")
+        if before is not None and (not before.st_mode & 0o222 or not os.access(path, os.W_OK)):
+            # The rename below would replace it regardless (it needs only the folder): a file its owner made
+            # read-only is left alone. The mode bits too, as root passes os.access.
+            raise WriteRefused(f"{path} is read-only (chmod u+w to let memdeck append to it)")
         existing = path.read_bytes() if before is not None else b""
         fmt = text_format(existing)  # the file's encoding and line ending: the addition is written like the file
         nl = fmt.newline.encode(fmt.encoding)

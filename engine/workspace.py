@@ -602,13 +602,20 @@ def _resolve_memory_path(config: Config, text: str) -> tuple[str, Path]:
             f"path refused: {text!r} is not a memory file (MEMORY.md, USER.md, DREAMS.md, memory/**/*.md or an "
             "extra path)"
         )
-    spelled = _spelled_as_on_disk(absolute, allowed_root)
-    if spelled != absolute:
-        absolute = spelled
-        rel = PurePosixPath(absolute.relative_to(ws)).as_posix() if absolute.is_relative_to(ws) else absolute.as_posix()
-    _check_links(config, text, absolute, allowed_root, ws)
-    if absolute.exists() and not absolute.is_file():
-        raise PathRefused(f"path refused: {text!r} is not a regular file")
+    try:
+        spelled = _spelled_as_on_disk(absolute, allowed_root)
+        if spelled != absolute:
+            absolute = spelled
+            rel = (PurePosixPath(absolute.relative_to(ws)).as_posix() if absolute.is_relative_to(ws)
+                   else absolute.as_posix())
+        _check_links(config, text, absolute, allowed_root, ws)
+        if absolute.exists() and not absolute.is_file():
+            raise PathRefused(f"path refused: {text!r} is not a regular file")
+    except OSError as exc:
+        if exc.errno != errno.ENAMETOOLONG:
+            raise
+        # No such file can exist; said as a refusal, like every other path that cannot be a memory file.
+        raise PathRefused(f"path refused: a name in {text!r} is too long for the file system") from None
     return rel, absolute
 
 

@@ -12,7 +12,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
@@ -95,21 +95,31 @@ class _MemdeckGroup(click.Group):
 
     def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
              complete_var: str | None = None, standalone_mode: bool = True, **extra: Any) -> Any:
-        """click's entry point; with ``--json`` a usage error (a bad option value, a missing argument) is also
-        answered as ``{"ok": false, "error": ...}`` on stdout, like every other failure of a JSON command."""
+        """click's entry point, with memdeck's answers to what click would print itself: with ``--json`` a usage
+        error (a bad option value, a missing argument) is also ``{"ok": false, "error": ...}`` on stdout, like
+        every other failure of a JSON command; and Ctrl-C in any command exits 130 saying so (:func:`interrupted`),
+        not click's "Aborted!" with 1."""
         argv = list(sys.argv[1:] if args is None else args)
-        if not standalone_mode or "--json" not in argv:
+        if not standalone_mode:
             return super().main(argv, prog_name, complete_var, standalone_mode, **extra)
+        as_json = "--json" in argv
         try:
             code = super().main(argv, prog_name, complete_var, False, **extra)
         except click.ClickException as exc:
             exc.show()  # usage and the problem on stderr, as without --json
-            echo_json_error(exc.format_message())
+            if as_json:
+                echo_json_error(exc.format_message())
             sys.exit(exc.exit_code)
-        except click.Abort:
-            echo_json_error("aborted")
+        except click.Abort as exc:
+            # click turns Ctrl-C into Abort (from the KeyboardInterrupt); an end of input at a prompt stays Abort.
+            if isinstance(exc.__cause__ or exc.__context__, KeyboardInterrupt):
+                interrupted(as_json)
+            if as_json:
+                echo_json_error("aborted")
             click.echo("Aborted!", err=True)
             sys.exit(EXIT_ERROR)
+        except KeyboardInterrupt:
+            interrupted(as_json)
         sys.exit(code if isinstance(code, int) else EXIT_OK)  # not standalone, click returns --help's code
 
     def _add_extensions(self) -> None:
@@ -531,14 +541,32 @@ def doctor(obj: _Ctx, fix: bool, as_json: bool) -> None:
 
 @cli.command("mcp")
 @click.option("--http", "http_port", type=click.IntRange(0, 65535), default=None, metavar="PORT",
-              help="Serve streamable HTTP on 127.0.0.1:PORT at /mcp instead of stdio (0 picks a free port).")
+              help="Serve streamable HTTP on 127.0.0.1:PORT at /mcp instead of stdio (0 picks a free port). "
+                   "Clients must send the bearer token it prints (kept in <data dir>/mcp-http-token) as the header "
+                   "`Authorization: Bearer <token>`.")
 @click.option("--allow-write", is_flag=True, help="Enable memory_append (atomic appends to today's daily note).")
+@click.option("--new-token", is_flag=True,
+              help="Replace the HTTP bearer token with a new one (the old one stops working, in a running server "
+                   "too); prints it. With --http, then serves.")
 @click.pass_obj
-def mcp_command(obj: _Ctx, http_port: int | None, allow_write: bool) -> None:
-    """Serve memory to agents over MCP: memory_search, memory_get (and memory_append with --allow-write)."""
-    from memdeck.mcp import serve
+def mcp_command(obj: _Ctx, http_port: int | None, allow_write: bool, new_token: bool) -> None:
+    """Serve memory to agents over MCP: memory_search, memory_get (and memory_append with --allow-write).
 
-    sys.exit(serve(obj.config(), http_port=http_port, allow_write=allow_write))
+    Over stdio by default (the client starts `memdeck mcp`); over HTTP with --http PORT, on this machine only,
+    for clients that hold the bearer token.
+    """
+    from memdeck.mcp import TokenFileError, http_token, serve
+
+    cfg = obj.config()
+    if new_token and http_port is None:
+        try:
+            token, path = http_token(cfg.home, renew=True)
+        except TokenFileError as exc:
+            _fail(str(exc))
+        say_lines([f"New bearer token: {token}", f"Kept in {path}; `memdeck mcp --http` servers take it from their "
+                   "next request, and the old token stops working."])
+        return
+    sys.exit(serve(cfg, http_port=http_port, allow_write=allow_write, new_token=new_token))
 
 
 def _sessions_context(sessions_dir: str | None = None) -> Any:
@@ -601,8 +629,17 @@ def main() -> None:
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     try:
         cli.main(standalone_mode=True)
-    except KeyboardInterrupt:
-        sys.exit(130)
+    except KeyboardInterrupt:  # outside click's main (a second Ctrl-C while the first one is reported)
+        interrupted("--json" in sys.argv[1:])
+
+
+def interrupted(as_json: bool) -> NoReturn:
+    """How every command ends on Ctrl-C (``index`` says more, itself): one line on stderr, with ``--json`` the
+    error on stdout, exit code 130 (128 + SIGINT), no traceback."""
+    # A second Ctrl-C while this is printed must not end in a traceback either (signals: main thread only).
+    with contextlib.suppress(ValueError):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _fail("interrupted (Ctrl-C)", as_json, EXIT_INTERRUPTED, interrupted=True)
 
 
 if __name__ == "__main__":

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import hmac
 import json
+import math
 import os
 import re
 import secrets
@@ -38,7 +40,7 @@ from engine.api import DATED_NOTE, WatchPlan, plural
 from engine.config import Config
 from engine.errors import IndexBusy, LineRangeRefused, MemdeckError, PathRefused
 from engine.textio import fsync_dir, make_private_dir, read_text_file, scrub_json
-from engine.workspace import ROOT_MEMORY_FILES, resolve_memory_path, scan_memory_files
+from engine.workspace import ROOT_MEMORY_FILES, read_memory_slice, resolve_memory_path, scan_memory_files
 
 SERVER_NAME = "memdeck"
 RESOURCE_SCHEME = "memdeck://"
@@ -208,6 +210,9 @@ class _Clamped:
         return {**handler(schema), "minimum": self.low, "maximum": self.high}
 
     def _clamp(self, value: Any) -> Any:
+        if isinstance(value, float) and not math.isfinite(value):
+            # NaN compares false with everything, so clamping would quietly make it the low end.
+            raise PydanticCustomError("finite", "must be a finite number")
         return value if value is None else type(value)(min(self.high, max(self.low, value)))
 
 
@@ -280,6 +285,10 @@ class ToolArguments(BaseModel):
             return f"{name} must be an integer, not {value!r}"
         if kind.startswith("float_"):
             return f"{name} must be a number, not {value!r}"
+        if kind == "finite":
+            return f"{name} must be a finite number, not {value!r}"
+        if kind == "literal_error":
+            return f"{name} must be {error.get('ctx', {}).get('expected')}, not {value!r}"
         return f"{name}: {error['msg']}"
 
 
@@ -529,6 +538,8 @@ class MemoryService:
                 raise PathRefused(f"path refused: memory_append writes only memory/*.md files, not {target!r}")
         except (ToolArgumentError, PathRefused) as exc:
             return ToolOutcome({"error": str(exc)}, is_error=True)
+        except OSError as exc:  # the tool never throws: a folder on the way that cannot be looked at
+            return ToolOutcome({"error": f"cannot write {arguments.get('file')!r}: {_describe(exc)}"}, is_error=True)
         try:
             with self._append_lock:
                 # A new daily note gets the same first line the TUI and `memdeck flush` give it.
@@ -578,9 +589,15 @@ class MemoryService:
         """
         if not uri.startswith(RESOURCE_SCHEME):
             raise PathRefused(f"unknown resource {uri!r}: memdeck resources look like memdeck://MEMORY.md")
-        rel, absolute = resolve_memory_path(self.config, uri[len(RESOURCE_SCHEME):])
+        from engine.citation import parse_citation
+
+        # A citation as memdeck prints it (memdeck://memory/x.md#L4-L9, :4) reads its lines, as memory_get does.
+        cited = parse_citation(uri[len(RESOURCE_SCHEME):])
+        rel, absolute = resolve_memory_path(self.config, cited.path)
         if not absolute.is_file():
             raise FileNotFoundError(f"no such memory file: {rel}")
+        if cited.from_line or cited.lines:
+            return rel, read_memory_slice(self.config, rel, cited.from_line, cited.lines).text
         return rel, read_text_file(absolute).text
 
     def recall_guide(self) -> str:
@@ -693,8 +710,10 @@ def build_server(service: MemoryService) -> Any:
             _rel, text = await anyio.to_thread.run_sync(service.read_resource, uri)
         except PathRefused as exc:
             raise MCPError(code=types.INVALID_PARAMS, message=str(exc)) from exc
+        except FileNotFoundError as exc:  # MCP's own code for it, so a client can tell "gone" from "refused"
+            raise MCPError(code=RESOURCE_NOT_FOUND, message=str(exc), data={"uri": uri}) from exc
         except OSError as exc:
-            raise MCPError(code=types.INVALID_PARAMS, message=str(exc)) from exc
+            raise MCPError(code=types.INTERNAL_ERROR, message=f"cannot read {uri}: {_describe(exc)}") from exc
         return types.ReadResourceResult(contents=[
             types.TextResourceContents(uri=uri, mime_type="text/markdown", text=text)])
 
@@ -718,7 +737,7 @@ def build_server(service: MemoryService) -> Any:
         return types.GetPromptResult(description=recall.description, messages=[
             types.PromptMessage(role="user", content=types.TextContent(type="text", text=text))])
 
-    return Server(
+    server = Server(
         SERVER_NAME,
         version=_version(),
         title="memdeck memory",
@@ -731,15 +750,44 @@ def build_server(service: MemoryService) -> Any:
         on_list_prompts=list_prompts,
         on_get_prompt=get_prompt,
     )
+    server.middleware.append(_explain_refusals)
+    return server
+
+
+_SDK_REFUSAL = "Invalid request parameters"
+"""What the SDK answers, with no detail, to params it cannot validate and to a request before ``initialize``."""
+
+
+async def _explain_refusals(ctx: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:
+    """Server middleware: the SDK's bare "Invalid request parameters" said in full — which params are wrong and
+    how (without echoing their values), or that ``initialize`` must come first."""
+    from mcp.shared.exceptions import MCPError
+
+    try:
+        return await call_next(ctx)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(part) for part in e['loc']) or 'params'}: {e['msg']}"
+                             for e in exc.errors(include_url=False, include_input=False)[:3])
+        raise MCPError(code=INVALID_PARAMS, message=f"invalid params for {ctx.method}: {problems}") from None
+    except MCPError as exc:
+        if exc.error.message == _SDK_REFUSAL and not exc.error.data:  # the SDK's gate before the handshake
+            raise MCPError(code=INVALID_PARAMS, message=f"not initialized: send initialize (then "
+                                                        f"notifications/initialized) before {ctx.method}") from None
+        raise
 
 
 # -- the wire: every message gets an answer, nothing malformed reaches the SDK -------------------
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
+INVALID_PARAMS = -32602
 UNAUTHORIZED = -32001
+RESOURCE_NOT_FOUND = -32002
+"""MCP's code for a resource that does not exist (resources/read)."""
+MAX_IN_FLIGHT = 32
+"""Requests read from stdio and not yet answered, at most: a client that stops reading its stdout stops the server
+reading its stdin (the pipe pushes back), instead of answers piling up in memory."""
 # The id of a message too large to parse, read from its first bytes: clients write "jsonrpc" and "id" first.
 _HEAD_ID = re.compile(rb'\A\s*\{\s*(?:"jsonrpc"\s*:\s*"[^"\\]*"\s*,\s*)?"id"\s*:\s*(-?\d{1,18}|"[^"\\]{0,256}")')
-_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
 @dataclass(frozen=True)
@@ -748,6 +796,10 @@ class Screened:
 
     text: str | None
     errors: tuple[dict[str, Any], ...] = ()
+    request_id: str | int | None = None
+    """The id of a request handed on (it will be answered), None for anything else."""
+    cancels: str | int | None = None
+    """The request a ``notifications/cancelled`` handed on cancels (the SDK never answers a cancelled request)."""
 
 
 def _error_reply(request_id: Any, code: int, message: str) -> dict[str, Any]:
@@ -762,6 +814,19 @@ def _reply_id(message: Mapping[str, Any]) -> str | int | None:
     if isinstance(value, float) and value.is_integer():
         return int(value)  # 7.0 is the number 7 to most clients
     return None
+
+
+def _is_notification(message: Mapping[str, Any]) -> bool:
+    """A notification (no id, a method name): never answered, even when its params are wrong (JSON-RPC: "The
+    Server MUST NOT reply to a Notification"); the client waits for nothing, and a stray error with id null
+    would only confuse it."""
+    return "id" not in message and isinstance(message.get("method"), str)
+
+
+def _refuse_constant(name: str) -> Any:
+    # Python's json reads NaN, Infinity and -Infinity; JSON has no such values, and a NaN minScore would be
+    # compared as if it were a number.
+    raise ValueError(f"{name} is not a JSON value")
 
 
 def _is_response(message: Mapping[str, Any]) -> bool:
@@ -798,7 +863,7 @@ def _problem(message: Mapping[str, Any]) -> str:
 
 
 def _head_id(data: bytes) -> str | int | None:
-    match = _HEAD_ID.match(data[:512])
+    match = _HEAD_ID.match(data[:512].removeprefix(b"\xef\xbb\xbf"))
     if not match:
         return None
     found = json.loads(match.group(1))
@@ -821,13 +886,16 @@ def screen_message(data: bytes, size: int | None = None) -> Screened:
     if size > MAX_MESSAGE_BYTES:
         return Screened(None, (_error_reply(_head_id(data), INVALID_REQUEST,
                                             f"message too large ({plural(size, 'byte', grouped=True)}; at most {MAX_MESSAGE_BYTES:,})"),))
-    text = data.decode("utf-8", "replace")
+    # Invalid UTF-8 becomes U+FFFD; a byte order mark before the message is ignored (RFC 8259 allows it), so a
+    # client that writes one still gets its initialize answered.
+    text = data.decode("utf-8", "replace").removeprefix("\ufeff")
     if not text.strip():
         return Screened(None)  # a blank line is no message
     try:
-        value = scrub_json(json.loads(text))
+        value = scrub_json(json.loads(text, parse_constant=_refuse_constant))
     except (ValueError, RecursionError) as exc:
-        return Screened(None, (_error_reply(None, PARSE_ERROR, f"parse error: {exc}"),))
+        # Answered with the id its first bytes show, if any (as for a message too large): a client waits for it.
+        return Screened(None, (_error_reply(_head_id(data), PARSE_ERROR, f"parse error: {exc}"),))
     if isinstance(value, list):
         # MCP has had no batches since 2025-06-18 (neither has the SDK): each request is refused, by its id.
         refusal = "batches are not supported: send each JSON-RPC message on its own line"
@@ -845,7 +913,7 @@ def screen_message(data: bytes, size: int | None = None) -> Screened:
     try:
         message = types.jsonrpc_message_adapter.validate_json(encoded, by_name=False)
     except (ValidationError, RecursionError):
-        if _is_response(value):
+        if _is_response(value) or _is_notification(value):
             return Screened(None)
         return Screened(None, (_error_reply(_reply_id(value), INVALID_REQUEST, f"invalid request: {_problem(value)}"),))
     if "id" in value and isinstance(message, types.JSONRPCNotification):
@@ -853,6 +921,12 @@ def screen_message(data: bytes, size: int | None = None) -> Screened:
         return Screened(None, (_error_reply(_reply_id(value), INVALID_REQUEST,
                                             f"invalid request: id must be a string or an integer, not "
                                             f"{_json_kind(value['id'])}"),))
+    if isinstance(message, types.JSONRPCRequest):
+        return Screened(encoded, request_id=message.id)
+    if isinstance(message, types.JSONRPCNotification) and message.method == "notifications/cancelled":
+        cancelled = (message.params or {}).get("requestId")
+        if isinstance(cancelled, str | int) and not isinstance(cancelled, bool):
+            return Screened(encoded, cancels=cancelled)
     return Screened(encoded)
 
 
@@ -876,16 +950,94 @@ async def _bounded_lines(readline: Callable[[int], Awaitable[bytes]]) -> AsyncIt
         yield head, size
 
 
+class _InFlight:
+    """The requests handed to the SDK and not yet answered, by id; :meth:`room` waits while there are
+    :data:`MAX_IN_FLIGHT` of them (the server's answers wait on a client that does not read them)."""
+
+    def __init__(self, limit: int = MAX_IN_FLIGHT) -> None:
+        self.limit = limit
+        self.count = 0
+        self.full = threading.Event()
+        """Set while :meth:`room` waits (tests watch it from another thread)."""
+        self._open: dict[tuple[bool, str | int], int] = {}
+        self._freed: Any = None
+
+    @staticmethod
+    def _key(request_id: str | int) -> tuple[bool, str | int]:
+        return isinstance(request_id, str), request_id  # "1" and 1 are two ids
+
+    def opened(self, request_id: str | int) -> None:
+        """A request with this id was handed on."""
+        key = self._key(request_id)
+        self._open[key] = self._open.get(key, 0) + 1
+        self.count += 1
+
+    def closed(self, request_id: Any) -> None:
+        """This id was answered (or cancelled: never answered); an id not open (answered already) is ignored."""
+        if not isinstance(request_id, str | int):
+            return
+        key = self._key(request_id)
+        left = self._open.get(key, 0)
+        if not left:
+            return
+        if left == 1:
+            del self._open[key]
+        else:
+            self._open[key] = left - 1
+        self.count -= 1
+        if self._freed is not None:
+            self._freed.set()
+
+    async def room(self) -> None:
+        """Wait until fewer than :attr:`limit` requests are open."""
+        import anyio
+
+        while self.count >= self.limit:
+            self._freed = anyio.Event()
+            self.full.set()
+            await self._freed.wait()
+        self.full.clear()
+
+
+class _AnswerCounter:
+    """The SDK's write stream, counting the answers it sends into :class:`_InFlight` (a ``WriteStream``)."""
+
+    def __init__(self, stream: Any, in_flight: _InFlight) -> None:
+        self._stream = stream
+        self._in_flight = in_flight
+
+    async def send(self, item: Any) -> None:
+        import mcp_types as types
+
+        await self._stream.send(item)  # returns once the stdout writer took it: the stream holds none
+        message = getattr(item, "message", None)
+        if isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
+            self._in_flight.closed(message.id)
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+    async def __aenter__(self) -> Self:
+        await self._stream.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> bool | None:
+        result: bool | None = await self._stream.__aexit__(*exc)
+        return result
+
+
 class _ScreenedStdin:
     """The lines the SDK's stdio transport reads, each screened first (:func:`screen_message`); the errors for
-    refused ones are written straight to the transport's write stream, in order with the rest."""
+    refused ones are written straight to the transport's write stream, in order with the rest. At most
+    :data:`MAX_IN_FLIGHT` requests are handed on unanswered: then reading waits for answers to be written."""
 
-    def __init__(self, lines: AsyncIterator[tuple[bytes, int]]) -> None:
+    def __init__(self, lines: AsyncIterator[tuple[bytes, int]], in_flight: _InFlight | None = None) -> None:
         import anyio
 
         self._lines = lines
         self._write: Any = None
         self._attached = anyio.Event()
+        self.in_flight = in_flight or _InFlight()
 
     def attach(self, write_stream: Any) -> None:
         """Where errors go (the transport's write stream exists only once the transport runs)."""
@@ -909,85 +1061,170 @@ class _ScreenedStdin:
                     await self._write.send(SessionMessage(error))
                 except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                     return  # the server is shutting down
-            if screened.text is not None:
-                yield screened.text
+            if screened.text is None:
+                continue
+            if screened.request_id is not None:
+                await self.in_flight.room()
+                self.in_flight.opened(screened.request_id)
+            elif screened.cancels is not None:
+                self.in_flight.closed(screened.cancels)
+            yield screened.text
 
 
 # -- HTTP: a bearer token, a size limit, the same scrubbing ------------------------------------
-def http_token(home: Path) -> tuple[str, Path]:
+class TokenFileError(Exception):
+    """The bearer token's file is unusable; the message names it and says what to do."""
+
+
+def http_token(home: Path, renew: bool = False) -> tuple[str, Path]:
     """The bearer token HTTP clients must send, and the file that keeps it.
 
     Made once (``secrets.token_urlsafe``) and kept in ``home`` (memdeck's data dir) with mode 0600, so every
     start of ``memdeck mcp --http`` asks for the same one; two first starts at once agree on one token.
 
+    Args:
+        home: memdeck's data dir.
+        renew: replace the token with a new one (``memdeck mcp --new-token``): the old one stops working, in a
+            running server too (:class:`HttpGuard` reads the file again when it changes).
+
     Raises:
-        OSError: the data dir or the token file cannot be written.
+        TokenFileError: the token file is a symlink, not a file, unreadable or holds no token memdeck made, or
+            it cannot be written.
     """
     path = home / TOKEN_FILE
-    existing = _read_token(path)
+    existing = "" if renew else _read_token(path)
     if existing:
         return existing, path
-    make_private_dir(home)
-    fd, tmp = tempfile.mkstemp(prefix=f".{TOKEN_FILE}.", suffix=".tmp", dir=home)  # created 0600
     token = secrets.token_urlsafe(32)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(token + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        if existing is None:
-            try:
-                os.link(tmp, path)  # never replaces: another server's token wins
-            except FileExistsError:
-                theirs = _read_token(path)
-                if theirs:
-                    return theirs, path
-                os.replace(tmp, path)
-        else:
-            os.replace(tmp, path)  # an empty token file
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-    fsync_dir(home)
+        make_private_dir(home)
+        fd, tmp = tempfile.mkstemp(prefix=f".{TOKEN_FILE}.", suffix=".tmp", dir=home)  # created 0600
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(token + "\n")
+                fh.flush()
+                os.fsync(fh.fileno())
+            if existing is None:
+                try:
+                    os.link(tmp, path)  # never replaces: another server's token wins
+                except FileExistsError:
+                    theirs = _read_token(path)
+                    if theirs:
+                        return theirs, path
+                    os.replace(tmp, path)
+            else:
+                os.replace(tmp, path)  # an empty token file, or a new token asked for (a symlink is replaced)
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        fsync_dir(home)
+    except OSError as exc:
+        raise TokenFileError(f"cannot write the HTTP token file {path}: {exc.strerror or exc}") from None
     return token, path
 
 
+MAX_TOKEN_CHARS = 512
+_TOKEN_TEXT = re.compile(r"[A-Za-z0-9._~+/=-]{16,512}")  # RFC 6750's token68 characters; ours are 43 of them
+_NEW_TOKEN_HINT = "remove it, or run `memdeck mcp --new-token` to replace it"
+
+
 def _read_token(path: Path) -> str | None:
-    """The token in ``path`` (its mode made 0600 if it was looser); None when there is no file."""
+    """The token in ``path`` (its mode made 0600 if it was looser); None when there is no file, "" when it is
+    empty. Never through a symlink: the file is memdeck's own, and its mode is changed.
+
+    Raises:
+        TokenFileError: a symlink, not a regular file, unreadable, or not a token.
+    """
     try:
-        token = path.read_text(encoding="utf-8").strip()
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
         return None
-    if token and os.name == "posix" and stat.S_IMODE(path.stat().st_mode) & 0o077:
-        os.chmod(path, 0o600)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise TokenFileError(f"the HTTP token file {path} is a symlink: memdeck keeps its token in a file of "
+                                 f"its own; {_NEW_TOKEN_HINT}") from None
+        raise TokenFileError(f"cannot read the HTTP token file {path}: {exc.strerror or exc}") from None
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise TokenFileError(f"the HTTP token file {path} is not a file: remove it, and memdeck makes a new token")
+    with os.fdopen(fd, "rb") as fh:
+        try:
+            data = fh.read(MAX_TOKEN_CHARS + 2)
+        except OSError as exc:
+            raise TokenFileError(f"cannot read the HTTP token file {path}: {exc.strerror or exc}") from None
+        token = data.decode("utf-8", "replace").strip()
+        if token and not _TOKEN_TEXT.fullmatch(token):
+            raise TokenFileError(f"the HTTP token file {path} does not hold a token memdeck made; {_NEW_TOKEN_HINT}")
+        if token and os.name == "posix" and stat.S_IMODE(st.st_mode) & 0o077:
+            try:
+                os.fchmod(fd, 0o600)  # the file opened, never what a name points at
+            except OSError as exc:
+                raise TokenFileError(f"the HTTP token file {path} can be read by others and cannot be made "
+                                     f"private: {exc.strerror or exc}") from None
     return token
 
 
-def _json_response(status: int, body: dict[str, Any], headers: Mapping[str, str] | None = None) -> Any:
+def _json_response(status: int, body: Any, headers: Mapping[str, str] | None = None) -> Any:
     from starlette.responses import Response
 
     return Response(json.dumps(body, ensure_ascii=False), status_code=status, media_type="application/json",
                     headers=dict(headers or {}))
 
 
+BODY_SECONDS = 30.0
+"""How long a request body may take to arrive (a 1 MiB body on loopback takes milliseconds): a client that
+sends its body a byte at a time is answered 408 rather than held open."""
+
+
 class HttpGuard:
-    """ASGI middleware in front of the SDK's streamable HTTP app: every request must carry the bearer token
-    (401 otherwise), a body over :data:`MAX_MESSAGE_BYTES` is refused (413) before it is read to the end, and
-    lone surrogates in the body's JSON strings are replaced by U+FFFD."""
+    """ASGI middleware in front of the SDK's streamable HTTP app.
+
+    Every request must carry the bearer token in one ``Authorization`` header (401 otherwise; never in the URL,
+    which ends up in logs). A POST body over :data:`MAX_MESSAGE_BYTES` is refused (413) before it is read to the
+    end, one slower than :data:`BODY_SECONDS` gets 408, and the body is screened as a stdio line is
+    (:func:`screen_message`): the same JSON-RPC errors on both transports, lone surrogates replaced. A GET is
+    405: memdeck sends nothing unasked, so there is no event stream to hold open. The token file is read again
+    when it changes, so ``memdeck mcp --new-token`` takes effect at once.
+    """
 
     def __init__(self, app: Any, token: str, token_path: Path | None = None) -> None:
         self.app = app
         self._token = token.encode()
+        self._token_path = token_path
+        self._token_stamp = self._stamp()
         where = f" (kept in {token_path})" if token_path else ""
         self._unauthorized = _error_reply(None, UNAUTHORIZED, "unauthorized: send the token `memdeck mcp --http` "
                                                               f"prints{where} as the header "
                                                               "`Authorization: Bearer <token>`")
 
+    def _stamp(self) -> tuple[int, int, int] | None:
+        if self._token_path is None:
+            return None
+        try:
+            st = os.stat(self._token_path, follow_symlinks=False)
+        except OSError:
+            return None
+        return st.st_ino, st.st_mtime_ns, st.st_size
+
+    def _current_token(self) -> bytes:
+        """The token, read again if its file changed (a new token replaces the old at once)."""
+        stamp = self._stamp()
+        if self._token_path is not None and stamp is not None and stamp != self._token_stamp:
+            self._token_stamp = stamp
+            with contextlib.suppress(TokenFileError):  # a broken file: the token the server started with holds
+                fresh = _read_token(self._token_path)
+                if fresh:
+                    self._token = fresh.encode()
+        return self._token
+
     def _authorized(self, scope: Mapping[str, Any]) -> bool:
-        given = next((value for key, value in scope.get("headers", ()) if key == b"authorization"), b"")
-        scheme, _, credentials = bytes(given).strip().partition(b" ")
+        given = [value for key, value in scope.get("headers", ()) if key == b"authorization"]
+        if len(given) != 1:  # two headers: which one counts is up to whoever reads them; refused
+            return False
+        scheme, _, credentials = bytes(given[0]).strip().partition(b" ")
         # compare_digest: how long the comparison takes tells nothing about the token.
-        return scheme.lower() == b"bearer" and hmac.compare_digest(credentials.strip(), self._token)
+        return scheme.lower() == b"bearer" and hmac.compare_digest(credentials.strip(), self._current_token())
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -997,47 +1234,69 @@ class HttpGuard:
             response = _json_response(401, self._unauthorized, {"WWW-Authenticate": 'Bearer realm="memdeck"'})
             await response(scope, receive, send)
             return
-        too_large = _error_reply(None, INVALID_REQUEST, f"request too large (at most {plural(MAX_MESSAGE_BYTES, 'byte', grouped=True)})")
-        declared = next((value for key, value in scope.get("headers", ()) if key == b"content-length"), None)
-        if declared is not None and declared.strip().isdigit() and int(declared) > MAX_MESSAGE_BYTES:
-            await _json_response(413, too_large)(scope, receive, send)
+        if scope.get("method") == "GET":
+            refusal = _error_reply(None, INVALID_REQUEST, "memdeck sends nothing unasked: there is no event stream "
+                                                          "to GET; POST each request")
+            await _json_response(405, refusal, {"Allow": "POST"})(scope, receive, send)
             return
-        chunks: list[bytes] = []
-        size = 0
+        if scope.get("method") != "POST":
+            await self.app(scope, receive, send)  # the SDK's own answers (DELETE: no sessions to end)
+            return
+        status, answer = await _screened_body(scope, receive)
+        if status == 200:
+            body, replayed = answer, False
+
+            async def replay() -> Any:
+                nonlocal replayed
+                if not replayed:
+                    replayed = True
+                    return {"type": "http.request", "body": body, "more_body": False}
+                return await receive()  # after the body: the disconnect the app listens for
+
+            await self.app(scope, replay, send)
+        elif answer is None:
+            from starlette.responses import Response
+
+            await Response(status_code=status)(scope, receive, send)
+        else:
+            await _json_response(status, answer)(scope, receive, send)
+
+
+async def _screened_body(scope: Any, receive: Any) -> tuple[int, Any]:
+    """Read and screen a POST body: ``(200, the bytes to hand on)``, or the status to answer with and its JSON
+    (None: an empty answer)."""
+    import anyio
+
+    too_large = _error_reply(None, INVALID_REQUEST,
+                             f"request too large (at most {plural(MAX_MESSAGE_BYTES, 'byte', grouped=True)})")
+    declared = next((value for key, value in scope.get("headers", ()) if key == b"content-length"), None)
+    if declared is not None and declared.strip().isdigit() and int(declared) > MAX_MESSAGE_BYTES:
+        return 413, too_large
+    chunks: list[bytes] = []
+    size = 0
+    with anyio.move_on_after(BODY_SECONDS) as deadline:
         while True:
             message = await receive()
             if message["type"] != "http.request":
-                return  # the client went away
+                return 400, None  # the client went away; nobody reads the answer
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > MAX_MESSAGE_BYTES:
-                await _json_response(413, too_large)(scope, receive, send)
-                return
+                return 413, too_large
             chunks.append(chunk)
             if not message.get("more_body", False):
                 break
-        body = _scrub_body(b"".join(chunks))
-        replayed = False
-
-        async def replay() -> Any:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()  # after the body: the disconnect the app listens for
-
-        await self.app(scope, replay, send)
-
-
-def _scrub_body(body: bytes) -> bytes:
-    """The body with lone surrogates in its JSON replaced by U+FFFD (unchanged unless it escapes one)."""
-    if not _SURROGATE_ESCAPE.search(body):
-        return body
-    try:
-        value = json.loads(body)
-    except (ValueError, RecursionError):
-        return body  # the SDK answers with its parse error
-    return json.dumps(scrub_json(value), ensure_ascii=False).encode("utf-8")
+    if deadline.cancelled_caught:
+        return 408, _error_reply(None, INVALID_REQUEST, f"request body too slow (over {BODY_SECONDS:.0f} s)")
+    body = b"".join(chunks)
+    if not body.strip():
+        return 400, _error_reply(None, PARSE_ERROR, "parse error: the request body is empty")
+    screened = screen_message(body)
+    if screened.errors:
+        return 400, screened.errors[0] if len(screened.errors) == 1 else list(screened.errors)
+    if screened.text is None:
+        return 202, None  # a notification or a response: accepted, never answered
+    return 200, screened.text.encode("utf-8")
 
 
 def _version() -> str:
@@ -1058,7 +1317,8 @@ def _stderr_log(message: str) -> None:
 
 
 async def run_stdio(service: MemoryService, readline: Callable[[int], Awaitable[bytes]] | None = None,
-                    stdout: Any = None, on_claimed: Callable[[], None] | None = None) -> None:
+                    stdout: Any = None, on_claimed: Callable[[], None] | None = None,
+                    in_flight: _InFlight | None = None) -> None:
     """Serve one MCP connection over stdio until the input ends.
 
     Args:
@@ -1067,25 +1327,75 @@ async def run_stdio(service: MemoryService, readline: Callable[[int], Awaitable[
         stdout: where replies go (an async file of text, as the SDK's ``stdio_server`` takes it; default: fd 1,
             which the SDK claims, pointing fd 1 at stderr meanwhile).
         on_claimed: called once the streams are claimed, before the first message is read.
+        in_flight: the bound on unanswered requests (default :data:`MAX_IN_FLIGHT`; tests pass a small one).
     """
     from mcp.server.stdio import stdio_server
 
     server = build_server(service)
     # memdeck reads stdin itself, a bounded line at a time, so nothing malformed or oversized reaches the SDK
     # unanswered. Nothing in the server reads fd 0, so it is left as it is.
-    stdin = _ScreenedStdin(_bounded_lines(readline or _stdin_readline))
+    stdin = _ScreenedStdin(_bounded_lines(readline or _FdLines(0).readline), in_flight)
     async with stdio_server(stdin=stdin, stdout=stdout) as (read_stream, write_stream):  # type: ignore[arg-type]
         stdin.attach(write_stream)
         if on_claimed is not None:
             on_claimed()
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+        answers = _AnswerCounter(write_stream, stdin.in_flight)
+        await server.run(read_stream, answers, server.create_initialization_options())
 
 
-async def _stdin_readline(limit: int) -> bytes:
-    import anyio.to_thread
+class _FdLines:
+    """Lines of a file descriptor (stdin), each read in a daemon thread with ``os.read``.
 
-    # abandon_on_cancel: at shutdown a read blocked on a silent client must not hold the process.
-    return await anyio.to_thread.run_sync(sys.stdin.buffer.readline, limit, abandon_on_cancel=True)
+    At Ctrl-C or SIGTERM a read blocked on a client that keeps the pipe open and says nothing must not hold the
+    process: anyio's worker threads are joined at exit (the process said "interrupted" and then hung until the
+    client wrote a line or closed stdin), and a daemon thread inside ``sys.stdin``'s buffered reader aborts the
+    interpreter at shutdown (it holds the reader's lock). ``os.read`` on the bare descriptor holds neither.
+    """
+
+    def __init__(self, fd: int = 0) -> None:
+        self._fd = fd
+        self._buffer = bytearray()
+        self._eof = False
+
+    def _readline(self, limit: int) -> bytes:
+        while True:
+            end = self._buffer.find(b"\n", 0, limit)
+            if end >= 0 or len(self._buffer) >= limit or self._eof:
+                size = end + 1 if end >= 0 else min(limit, len(self._buffer))
+                line = bytes(self._buffer[:size])
+                del self._buffer[:size]
+                return line
+            chunk = self._chunk()
+            self._eof = not chunk
+            self._buffer += chunk
+
+    def _chunk(self) -> bytes:
+        """What the descriptor has (at most 64 KiB; b"" at its end)."""
+        return os.read(self._fd, 64 * 1024)
+
+    async def readline(self, limit: int) -> bytes:
+        """The next line, at most ``limit`` bytes (b"" at the end of input), as the SDK's reader takes it."""
+        import anyio
+        import anyio.from_thread
+        import anyio.lowlevel
+
+        token = anyio.lowlevel.current_token()
+        done = anyio.Event()
+        got: list[bytes | BaseException] = []
+
+        def read() -> None:
+            try:
+                got.append(self._readline(limit))
+            except BaseException as exc:  # handed to the reader, which raises it
+                got.append(exc)
+            with contextlib.suppress(Exception):  # the loop may be gone: the server stopped meanwhile
+                anyio.from_thread.run_sync(done.set, token=token)
+
+        threading.Thread(target=read, name="memdeck-stdin", daemon=True).start()
+        await done.wait()
+        if isinstance(got[0], BaseException):
+            raise got[0]
+        return got[0]
 
 
 async def _serve_stdio(service: MemoryService) -> None:
@@ -1112,37 +1422,54 @@ def http_app(service: MemoryService, token: str, host: str = "127.0.0.1", token_
     return HttpGuard(app, token, token_path)
 
 
-async def _serve_http(service: MemoryService, port: int, host: str) -> None:
+async def _serve_http(service: MemoryService, port: int, host: str, new_token: bool = False) -> None:
     import uvicorn
 
-    token, token_path = http_token(service.config.home)
+    token, token_path = http_token(service.config.home, renew=new_token)
     app = http_app(service, token, host, token_path)
     # Bind first so the address can be announced (and --http 0 reports the port it got) before serving.
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     sock.listen(128)
     service.start()
+    if not _is_loopback(host):
+        _stderr_log(f"WARNING: listening on {host}, not only this machine: anyone who can reach it and has the "
+                    "token can read memory" + (" and write it" if service.allow_write else ""))
     _stderr_log(f"serving {service.config.workspace} at http://{host}:{sock.getsockname()[1]}/mcp "
                 f"({'writes allowed' if service.allow_write else 'read-only'})")
     _stderr_log(f"bearer token: {token} (clients send the header `Authorization: Bearer <token>`; "
-                f"kept in {token_path})")
-    userver = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+                f"kept in {token_path}; `memdeck mcp --new-token` replaces it)")
+    # limit_concurrency: past that many open connections a client gets 503 at once instead of costing memory.
+    userver = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on", limit_concurrency=64))
     await userver.serve(sockets=[sock])
 
 
+def _is_loopback(host: str) -> bool:
+    import ipaddress
+
+    try:
+        return host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def serve(config: Config, http_port: int | None = None, allow_write: bool = False,
-          host: str = "127.0.0.1") -> int:
+          host: str = "127.0.0.1", new_token: bool = False) -> int:
     """Run the MCP server until the client disconnects (stdio) or it is interrupted (HTTP).
 
     Args:
         config: the workspace to serve.
         http_port: serve streamable HTTP on ``host:http_port`` (path ``/mcp``); stdio when None.
         allow_write: enable ``memory_append``.
-        host: the HTTP bind address (loopback by default).
+        host: the HTTP bind address (loopback by default; another is served with a warning).
+        new_token: over HTTP, replace the bearer token with a new one first.
 
     Returns:
         The process exit code.
+
+    Raises:
+        KeyboardInterrupt: Ctrl-C, once the server has shut down (the CLI's entry point says so and exits 130).
     """
     try:
         import anyio
@@ -1158,12 +1485,14 @@ def serve(config: Config, http_port: int | None = None, allow_write: bool = Fals
         if http_port is None:
             anyio.run(_serve_stdio, service)
         else:
-            anyio.run(_serve_http, service, http_port, host)
-    except OSError as exc:
-        _stderr_log(f"cannot serve: {exc.strerror or exc}")
+            anyio.run(_serve_http, service, http_port, host, new_token)
+    except TokenFileError as exc:
+        _stderr_log(f"cannot serve: {exc}")
         return 1
-    except KeyboardInterrupt:
-        return 130
+    except OSError as exc:
+        where = f" ({exc.filename})" if exc.filename else ""
+        _stderr_log(f"cannot serve: {exc.strerror or exc}{where}")
+        return 1
     finally:
         with contextlib.suppress(Exception):
             service.stop(timeout=2.0)

@@ -67,6 +67,15 @@ def test_search_returns_openclaw_shape_with_score_parts(demo_workspace: Path) ->
         ({"query": "x", "maxResults": True}, "maxResults must be an integer"),
         ({"query": "x", "maxResults": "many"}, "maxResults must be an integer"),
         ({"query": "x", "minScore": "high"}, "minScore must be a number"),
+        # round 2: NaN compares false with everything, so it was clamped to 0 (every result); Infinity to 1
+        ({"query": "x", "minScore": float("nan")}, "minScore must be a finite number, not nan"),
+        ({"query": "x", "minScore": "NaN"}, "minScore must be a finite number, not 'NaN'"),
+        ({"query": "x", "minScore": float("inf")}, "minScore must be a finite number, not inf"),
+        ({"query": "x", "minScore": "-inf"}, "minScore must be a finite number, not '-inf'"),
+        ({"query": "x", "maxResults": 5.5}, "maxResults must be an integer, not 5.5"),
+        ({"query": "x", "maxResults": "1e3"}, "maxResults must be an integer"),
+        ({"query": "x", "corpus": "notes"}, "corpus must be 'memory', 'sessions', 'all' or 'wiki', not 'notes'"),
+        ({"query": "x", "limit": 3}, "unknown argument 'limit'"),
     ],
 )
 def test_search_rejects_bad_arguments(demo_workspace: Path, arguments: dict[str, Any], message: str) -> None:

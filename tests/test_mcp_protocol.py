@@ -28,13 +28,18 @@ from engine.memory.files import MemoryFiles
 from engine.textio import scrub_json
 from engine.workspace import read_memory_slice
 from memdeck.mcp import (
+    INVALID_PARAMS,
     INVALID_REQUEST,
     MAX_MESSAGE_BYTES,
     MAX_QUERY_CHARS,
     PARSE_ERROR,
+    RESOURCE_NOT_FOUND,
     TOKEN_FILE,
     HttpGuard,
     MemoryService,
+    TokenFileError,
+    _FdLines,
+    _InFlight,
     run_stdio,
     screen_message,
 )
@@ -87,7 +92,27 @@ def _encode(message: Any) -> bytes:
       [(1, INVALID_REQUEST, "batches"), ("b", INVALID_REQUEST, "batches")]),
      (b'{"jsonrpc":"2.0","id":9,"result":5}', []),  # a malformed response: never answered
      (b"   \n", []),
-     (b'[' * 100_000, [(None, PARSE_ERROR, "parse error")])],
+     (b'[' * 100_000, [(None, PARSE_ERROR, "parse error")]),
+     # round 2: a notification is never answered, whatever its params (the client waits for nothing) ...
+     (b'{"jsonrpc":"2.0","method":"tools/call","params":5}', []),
+     (b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":[1,2]}', []),
+     (b'{"jsonrpc":"1.0","method":"notifications/initialized"}', []),
+     (b'{"jsonrpc":"2.0","method":7,"params":"bar"}', [(None, INVALID_REQUEST, "method must be a string")]),
+     (b'{"jsonrpc":"2.0","foo":1}', [(None, INVALID_REQUEST, "method required")]),
+     # ... JSON has no NaN or Infinity (Python's json reads them), and a parse error carries the id it can see
+     (b'{"jsonrpc":"2.0","id":16,"method":"tools/call","params":{"name":"memory_search",'
+      b'"arguments":{"query":"db","minScore":NaN}}}', [(16, PARSE_ERROR, "NaN is not a JSON value")]),
+     (b'{"jsonrpc":"2.0","id":"i","method":"ping","params":{"x":-Infinity}}',
+      [("i", PARSE_ERROR, "-Infinity is not a JSON value")]),
+     (b'{"jsonrpc":"2.0","id":5,"method":"ping"} {"jsonrpc":"2.0","id":6,"method":"ping"}',
+      [(5, PARSE_ERROR, "Extra data")]),
+     (b'{"jsonrpc":"1.0","id":1,"method":"ping"}', [(1, INVALID_REQUEST, 'jsonrpc must be "2.0"')]),
+     (b'{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}', [(None, INVALID_REQUEST, "not an object")]),
+     (b'{"jsonrpc":"2.0","id":[3],"method":"ping"}', [(None, INVALID_REQUEST, "not an array")]),
+     (b"[[]]", [(None, INVALID_REQUEST, "batches are not supported")]),
+     (b'[[{"jsonrpc":"2.0","id":6,"method":"ping"}]]', [(None, INVALID_REQUEST, "batches are not supported")]),
+     (b'[{"jsonrpc":"2.0","id":5,"method":"ping"},7,{"foo":1},{"jsonrpc":"2.0","method":"ping"}]',
+      [(5, INVALID_REQUEST, "batches are not supported")])],
 )
 def test_malformed_messages_get_a_jsonrpc_error(line: bytes, replies: list[tuple[Any, int, str]]) -> None:
     screened = screen_message(line)
@@ -109,6 +134,23 @@ def test_a_message_too_large_is_refused_with_its_id(head: bytes, request_id: Any
     [error] = screened.errors
     assert error["id"] == request_id and error["error"]["code"] == INVALID_REQUEST
     assert "message too large" in error["error"]["message"]
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [(b'\xef\xbb\xbf{"jsonrpc":"2.0","id":1,"method":"ping"}', {"jsonrpc": "2.0", "id": 1, "method": "ping"}),
+     (b'{"jsonrpc":"2.0","id":2,"method":"ping"}\r\n', {"jsonrpc": "2.0", "id": 2, "method": "ping"}),
+     (b'{"jsonrpc":"2.0","id":3,"method":"ping","params":{"x":"a\xff\xc3\x28b"}}',
+      {"jsonrpc": "2.0", "id": 3, "method": "ping", "params": {"x": "a\ufffd\ufffd(b"}}),
+     (b'{"jsonrpc":"2.0","id":"","method":"ping"}', {"jsonrpc": "2.0", "id": "", "method": "ping"}),
+     (b'{"jsonrpc":"2.0","id":-1,"method":"ping","params":null}', {"jsonrpc": "2.0", "id": -1, "method": "ping",
+                                                                  "params": None})],
+)
+def test_odd_but_valid_messages_pass(line: bytes, expected: dict[str, Any]) -> None:
+    """A byte order mark before the message (RFC 8259 lets a reader ignore it), CRLF, invalid UTF-8 inside a
+    string (U+FFFD, as every text from outside), an empty-string id: handed on, and answered."""
+    screened = screen_message(line)
+    assert screened.errors == () and json.loads(screened.text or "") == expected
 
 
 def test_a_valid_message_passes_with_lone_surrogates_replaced() -> None:
@@ -136,8 +178,12 @@ class _Replies:
     def __init__(self) -> None:
         self.messages: list[dict[str, Any]] = []
         self._changed = threading.Condition()
+        self.reading = threading.Event()  # cleared: the "client" stops reading, and every write waits
+        self.reading.set()
 
     async def write(self, text: str) -> None:
+        if not self.reading.is_set():
+            await anyio.to_thread.run_sync(self.reading.wait)
         text.encode("utf-8")  # a lone surrogate in a reply would break the real stdout here
         with self._changed:
             self.messages.extend(json.loads(line) for line in text.splitlines() if line.strip())
@@ -180,7 +226,8 @@ class _StdioServer:
 
 
 @contextmanager
-def _stdio_server(ws: Path, allow_write: bool = True) -> Iterator[_StdioServer]:
+def _stdio_server(ws: Path, allow_write: bool = True, initialize: bool = True,
+                  in_flight: _InFlight | None = None) -> Iterator[_StdioServer]:
     service = MemoryService(hash_config(ws), allow_write=allow_write)
     read_fd, write_fd = os.pipe()
     reader = os.fdopen(read_fd, "rb")
@@ -195,11 +242,12 @@ def _stdio_server(ws: Path, allow_write: bool = True) -> Iterator[_StdioServer]:
             view = view[os.write(write_fd, view):]
 
     with anyio.from_thread.start_blocking_portal() as portal:
-        done = portal.start_task_soon(run_stdio, service, readline, replies)
+        done = portal.start_task_soon(run_stdio, service, readline, replies, None, in_flight)
         try:
             server = _StdioServer(send, replies)
-            assert "result" in server.ask(INITIALIZE)
-            send(_encode({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            if initialize:
+                assert "result" in server.ask(INITIALIZE)
+                send(_encode({"jsonrpc": "2.0", "method": "notifications/initialized"}))
             yield server
         finally:
             os.close(write_fd)  # end of input: the server returns
@@ -240,6 +288,112 @@ def test_stdio_lone_surrogates_get_answers(demo_workspace: Path) -> None:
     assert (demo_workspace / "memory/fuzz.md").read_text(encoding="utf-8") == "- the \ufffd heron note\n"
 
 
+class _Chunks(_FdLines):
+    """The stdin reader over scripted reads: each ``os.read`` returns the next chunk."""
+
+    def __init__(self, *chunks: bytes) -> None:
+        super().__init__(-1)
+        self._chunks = list(chunks)
+
+    def _chunk(self) -> bytes:
+        return self._chunks.pop(0) if self._chunks else b""
+
+
+async def test_stdin_lines_come_whole_across_reads_and_bounded() -> None:
+    """The process's stdin reader (fd 0, in a daemon thread): a line split across two reads comes whole, one over
+    the limit comes in pieces of the limit (for the caller to skip), a last line without a newline comes at the
+    end of input, then b""."""
+    lines = _Chunks(b'{"jsonrpc":"2.0",', b'"id":1}\n' + b"x" * 150 + b"\nla", b"st")
+    got = [await lines.readline(100) for _ in range(5)]
+    assert got == [b'{"jsonrpc":"2.0","id":1}\n', b"x" * 100, b"x" * 50 + b"\n", b"last", b""]
+
+
+def test_stdin_is_read_as_a_bare_descriptor() -> None:
+    read_fd, write_fd = os.pipe()
+    try:
+        os.write(write_fd, b"one\ntwo")
+        os.close(write_fd)
+        lines = _FdLines(read_fd)
+        assert [anyio.run(lines.readline, 10) for _ in range(3)] == [b"one\n", b"two", b""]
+    finally:
+        os.close(read_fd)
+
+
+def test_stdio_stops_reading_while_its_answers_are_not_read(demo_workspace: Path) -> None:
+    """A client that never reads its stdout: the server reads at most a few requests ahead, then waits (the pipe
+    pushes back on the client), instead of holding an answer in memory for every line it is sent."""
+    in_flight = _InFlight(limit=4)
+    with _stdio_server(demo_workspace, in_flight=in_flight) as server:
+        server.replies.reading.clear()
+        ids = [f"held-{i}" for i in range(40)]
+        for request_id in ids:
+            server.send(_encode(_request(request_id, "resources/read", {"uri": "memdeck://MEMORY.md"})))
+        assert in_flight.full.wait(WAIT), "the server kept reading"
+        assert in_flight.count == 4 and not server.replies.messages[1:]
+        server.replies.reading.set()  # the client reads again: every request is answered
+        assert server.replies.wait_for(ids)
+        assert all("result" in server.replies.for_id(i)[0] for i in ids)
+    assert in_flight.count == 0
+
+
+def test_a_cancelled_request_frees_its_place(demo_workspace: Path) -> None:
+    """The SDK never answers a cancelled request: its place in the bound is given back, or a client that cancels
+    often would stall the server."""
+    in_flight = _InFlight(limit=2)
+    with _stdio_server(demo_workspace, in_flight=in_flight) as server:
+        for n in range(6):
+            server.send(_encode({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                                 "params": {"requestId": f"gone-{n}"}}))
+            server.send(_encode(_request(f"kept-{n}", "ping")))
+        assert server.replies.wait_for([f"kept-{n}" for n in range(6)])
+    assert in_flight.count == 0
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [({"name": "memory_search", "arguments": ["x"]}, "params.arguments: Input should be a valid dictionary"),
+     ({"name": "memory_search", "arguments": "x"}, "params.arguments: Input should be a valid dictionary"),
+     ({"arguments": {}}, "params.name: Field required"),
+     ({"name": 5, "arguments": {}}, "params.name: Input should be a valid string")],
+)
+def test_what_the_sdk_refuses_is_explained(demo_workspace: Path, params: dict[str, Any], message: str) -> None:
+    with _stdio_server(demo_workspace) as server:
+        answer = server.ask(_request(0, "tools/call", params))
+    assert answer["error"]["code"] == INVALID_PARAMS
+    assert answer["error"]["message"] == f"invalid params for tools/call: {message}"
+
+
+def test_a_request_before_initialize_is_told_so(demo_workspace: Path) -> None:
+    with _stdio_server(demo_workspace, initialize=False) as server:
+        early = server.ask(_request(0, "tools/list"))
+        assert "result" in server.ask(_request(0, "ping"))  # ping is allowed before the handshake
+    assert early["error"]["message"] == ("not initialized: send initialize (then notifications/initialized) "
+                                         "before tools/list")
+
+
+@pytest.mark.parametrize(
+    ("uri", "code", "text"),
+    [("memdeck://memory/2026-10-02.md#L1-L1", None, "# 2026-10-02"), ("memdeck://memory/2026-10-02.md:1", None,
+                                                                      "# 2026-10-02"),
+     ("memdeck://memory/2099-01-01.md", RESOURCE_NOT_FOUND, "no such memory file"),
+     ("memdeck://../../etc/passwd", INVALID_PARAMS, "'..' is not allowed"),
+     ("memdeck://memory/%2e%2e/x.md", INVALID_PARAMS, "URL-encoded"),
+     ("memdeck:///etc/passwd", INVALID_PARAMS, "path refused"),
+     ("memdeck://sessions/main/x.jsonl", INVALID_PARAMS, "path refused"),
+     ("memdeck://memory/2026-10-02.md#L0", INVALID_PARAMS, "line numbers start at 1"),
+     ("file:///etc/passwd", INVALID_PARAMS, "unknown resource")],
+)
+def test_resources_read_takes_citations_and_refuses_the_rest(demo_workspace: Path, uri: str, code: int | None,
+                                                             text: str) -> None:
+    with _stdio_server(demo_workspace) as server:
+        answer = server.ask(_request(0, "resources/read", {"uri": uri}))
+    if code is None:
+        [content] = answer["result"]["contents"]
+        assert content["text"].startswith(text) and "\n" not in content["text"]  # the cited line only
+    else:
+        assert answer["error"]["code"] == code and text in answer["error"]["message"]
+
+
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [({"from": -1}, "from must be 1 or more"), ({"from": 0, "lines": 2}, "from must be 1 or more"),
@@ -260,6 +414,23 @@ def test_the_engine_refuses_a_range_below_line_one(demo_workspace: Path, from_li
         read_memory_slice(config, "MEMORY.md", from_line, lines)
     with pytest.raises(LineRangeRefused, match="must be 1 or more"):  # the same rule for session citations
         MemoryFiles(config).get_session("sessions/main/x.jsonl", from_line, lines)
+
+
+@pytest.mark.parametrize(
+    ("file", "message"),
+    [("memory/../MEMORY.md", "'..' is not allowed"), ("memory/x.md/../../etc", "'..' is not allowed"),
+     ("MEMORY.md", "writes only memory/*.md"), ("memory/%2e%2e/x.md", "URL-encoded"),
+     ("memory/" + "a" * 300 + ".md", "too long for the file system"),  # was an OSError out of the tool
+     ("memory/ro.md", "memory/ro.md is read-only (chmod u+w"),  # was replaced by the atomic append regardless
+     ("memory/2026-13-45.md", "not a calendar date")],
+)
+def test_memory_append_refuses_with_a_tool_error(demo_workspace: Path, file: str, message: str) -> None:
+    read_only = demo_workspace / "memory/ro.md"
+    read_only.write_text("- kept\n", encoding="utf-8")
+    read_only.chmod(0o444)
+    out = MemoryService(hash_config(demo_workspace), allow_write=True).append({"text": "- new", "file": file})
+    assert out.is_error and message in out.payload["error"], out.payload
+    assert read_only.read_text(encoding="utf-8") == "- kept\n" and stat.S_IMODE(read_only.stat().st_mode) == 0o444
 
 
 def test_memory_search_refuses_a_query_too_long(demo_workspace: Path) -> None:
@@ -324,8 +495,27 @@ def _lines(draw: st.DrawFn) -> tuple[bytes, list[Any]]:
     return draw(st.binary(max_size=120)).replace(b"\n", b" "), []
 
 
+@settings(max_examples=60, deadline=None)
+@given(method=METHODS, params=st.one_of(JSON, TOOL_PARAMS), jsonrpc=st.sampled_from(["2.0", "1.0", 2, None]),
+       prefix=st.sampled_from([b"", b"\xef\xbb\xbf", b"  "]))
+def test_fuzz_a_notification_is_never_answered(method: str, params: Any, jsonrpc: Any, prefix: bytes) -> None:
+    message = {"jsonrpc": jsonrpc, "method": method, "params": params}
+    assert screen_message(prefix + _encode(message)).errors == ()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(st.binary(max_size=200), JSON.map(_encode), _requests().map(lambda pair: _encode(pair[0]))))
+def test_fuzz_screening_never_raises_and_answers_in_strict_json(line: bytes) -> None:
+    screened = screen_message(line)
+    for error in screened.errors:  # what goes on the wire: strict JSON, UTF-8 encodable, a JSON-RPC error
+        json.loads(json.dumps(error, allow_nan=False).encode("utf-8"))
+        assert set(error) == {"jsonrpc", "id", "error"} and isinstance(error["id"], str | int | None)
+    assert screened.text is None or not screened.errors
+
+
 def test_fuzz_every_message_with_an_id_gets_exactly_one_answer(demo_workspace: Path) -> None:
-    with _stdio_server(demo_workspace) as server:
+    in_flight = _InFlight()
+    with _stdio_server(demo_workspace, in_flight=in_flight) as server:
 
         @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
         @given(st.lists(_lines(), min_size=1, max_size=6))
@@ -342,6 +532,7 @@ def test_fuzz_every_message_with_an_id_gets_exactly_one_answer(demo_workspace: P
                 assert ("result" in answers[0]) != ("error" in answers[0]), answers[0]
 
         run()
+        assert in_flight.count == 0  # every request handed on was answered: the bound never leaks a place
         for answer in server.replies.messages:  # every reply is a JSON-RPC response, nothing else
             assert answer["jsonrpc"] == "2.0" and ("result" in answer) != ("error" in answer), answer
 
@@ -390,19 +581,20 @@ def test_http_token_is_made_once_and_kept_private(tmp_path: Path) -> None:
     assert [p.name for p in home.iterdir()] == [TOKEN_FILE]  # no temp file left
 
 
-async def _asgi(app: Any, headers: list[tuple[bytes, bytes]], chunks: list[bytes]) -> tuple[int, bytes]:
-    """One HTTP POST through an ASGI app: ``(status, response body)``."""
-    scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": headers}
+async def _asgi(app: Any, headers: list[tuple[bytes, bytes]], chunks: list[bytes],
+                method: str = "POST", receive: Any = None) -> tuple[int, bytes]:
+    """One HTTP request through an ASGI app: ``(status, response body)``."""
+    scope = {"type": "http", "method": method, "path": "/mcp", "headers": headers}
     incoming = [{"type": "http.request", "body": c, "more_body": i < len(chunks) - 1} for i, c in enumerate(chunks)]
     sent: list[dict[str, Any]] = []
 
-    async def receive() -> dict[str, Any]:
+    async def next_chunk() -> dict[str, Any]:
         return incoming.pop(0) if incoming else {"type": "http.disconnect"}
 
     async def send(message: dict[str, Any]) -> None:
         sent.append(message)
 
-    await app(scope, receive, send)
+    await app(scope, receive or next_chunk, send)
     status = next(m["status"] for m in sent if m["type"] == "http.response.start")
     return status, b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
 
@@ -421,36 +613,128 @@ class _Echo:
         await send({"type": "http.response.body", "body": body})
 
 
+PING = _encode(_request(1, "ping"))
+AUTH = [(b"authorization", b"Bearer t")]
+
+
 @pytest.mark.parametrize(
     ("authorization", "status"),
-    [(None, 401), (b"Bearer wrong", 401), (b"Bearer", 401), (b"Basic c2VjcmV0", 401), (b"secret-token", 401),
-     (b"Bearer secret-token", 200), (b"bearer  secret-token ", 200)],
+    [([], 401), ([b"Bearer wrong"], 401), ([b"Bearer"], 401), ([b"Basic c2VjcmV0"], 401), ([b"secret-token"], 401),
+     ([b"Bearer secret-token"], 200), ([b"bearer  secret-token "], 200), ([b"BEARER secret-token"], 200),
+     # round 2: two headers (which one counts is up to whoever reads them) were read as the first one
+     ([b"Bearer secret-token", b"Bearer wrong"], 401), ([b"Bearer wrong", b"Bearer secret-token"], 401),
+     ([b"Bearer secret-token", b"Bearer secret-token"], 401)],
 )
-async def test_http_requires_the_bearer_token(authorization: bytes | None, status: int) -> None:
-    headers = [(b"authorization", authorization)] if authorization is not None else []
-    got, body = await _asgi(HttpGuard(_Echo(), "secret-token"), headers, [b'{"x":1}'])
+async def test_http_requires_the_bearer_token(authorization: list[bytes], status: int) -> None:
+    headers = [(b"authorization", value) for value in authorization]
+    got, body = await _asgi(HttpGuard(_Echo(), "secret-token"), headers, [PING])
     assert got == status
     if status == 401:
         assert json.loads(body)["error"]["message"].startswith("unauthorized: send the token")
     else:
-        assert body == b'{"x":1}'
+        assert json.loads(body) == json.loads(PING)
+
+
+def _padded_ping(size: int) -> bytes:
+    head, tail = b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{"pad":"', b'"}}}'
+    return head + b"x" * (size - len(head) - len(tail)) + tail
 
 
 @pytest.mark.parametrize(
     ("headers", "chunks", "status"),
     [([(b"content-length", str(MAX_MESSAGE_BYTES + 1).encode())], [b"{}"], 413),
      ([], [b"x" * MAX_MESSAGE_BYTES, b"x"], 413),
-     ([], [b"x" * (MAX_MESSAGE_BYTES // 2), b"x" * (MAX_MESSAGE_BYTES // 2)], 200)],
+     ([], [_padded_ping(MAX_MESSAGE_BYTES)[:1000], _padded_ping(MAX_MESSAGE_BYTES)[1000:]], 200)],
 )
 async def test_http_bounds_the_body(headers: list[tuple[bytes, bytes]], chunks: list[bytes], status: int) -> None:
-    auth = [(b"authorization", b"Bearer t")]
-    got, body = await _asgi(HttpGuard(_Echo(), "t"), auth + headers, chunks)
+    got, body = await _asgi(HttpGuard(_Echo(), "t"), AUTH + headers, chunks)
     assert got == status
     if status == 413:
         assert "request too large" in json.loads(body)["error"]["message"]
+    else:
+        assert json.loads(body) == json.loads(b"".join(chunks))
 
 
-async def test_http_scrubs_lone_surrogates() -> None:
-    body = _encode(_tool_call(1, "memory_search", {"query": "a\ud800"}))
-    got, echoed = await _asgi(HttpGuard(_Echo(), "t"), [(b"authorization", b"Bearer t")], [body])
-    assert got == 200 and json.loads(echoed)["params"]["arguments"]["query"] == "a\ufffd"
+@pytest.mark.parametrize(
+    ("body", "status", "answer"),
+    [(b"{not json", 400, (None, PARSE_ERROR)), (b"", 400, (None, PARSE_ERROR)), (b"[]", 400, (None, INVALID_REQUEST)),
+     (b"5", 400, (None, INVALID_REQUEST)), (b'{"jsonrpc":"2.0","id":3,"method":"tools/list","params":5}', 400,
+                                          (3, INVALID_REQUEST)),
+     (b'{"jsonrpc":"2.0","id":null,"method":"ping"}', 400, (None, INVALID_REQUEST)),
+     (b'{"jsonrpc":"2.0","id":4,"method":"ping","params":{"x":NaN}}', 400, (4, PARSE_ERROR)),
+     (b'{"jsonrpc":"2.0","method":"tools/call","params":5}', 202, None),  # a notification: accepted, unanswered
+     (b'{"jsonrpc":"2.0","id":9,"result":{}}', 200, {"jsonrpc": "2.0", "id": 9, "result": {}}),  # for the SDK
+     (b'\xef\xbb\xbf{"jsonrpc":"2.0","id":1,"method":"ping"}', 200, {"jsonrpc": "2.0", "id": 1, "method": "ping"}),
+     (b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"\xff"}}', 200,
+      {"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"x": "\ufffd"}})],
+)
+async def test_http_screens_the_body_as_stdio_does(body: bytes, status: int, answer: Any) -> None:
+    """The same answers on both transports (the SDK's HTTP side answered these with pydantic's text, echoing the
+    input, or took NaN and a BOM'd body differently from stdio)."""
+    got, reply = await _asgi(HttpGuard(_Echo(), "t"), AUTH, [body])
+    assert got == status
+    if answer is None:
+        assert reply == b""
+    elif status == 200:
+        assert json.loads(reply) == answer
+    else:
+        error = json.loads(reply)
+        assert (error["id"], error["error"]["code"]) == answer
+
+
+async def test_http_refuses_get() -> None:
+    """memdeck sends nothing unasked: a GET held open as an event stream would cost a connection for nothing."""
+    got, body = await _asgi(HttpGuard(_Echo(), "t"), AUTH, [b""], method="GET")
+    assert got == 405 and "POST each request" in json.loads(body)["error"]["message"]
+
+
+async def test_http_answers_a_body_too_slow(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("memdeck.mcp.BODY_SECONDS", 0.05)
+    never = anyio.Event()
+    sent = [{"type": "http.request", "body": b'{"jsonrpc":', "more_body": True}]
+
+    async def receive() -> dict[str, Any]:
+        if sent:
+            return sent.pop()
+        await never.wait()  # the rest of the body never comes
+        raise AssertionError("unreachable")
+
+    got, body = await _asgi(HttpGuard(_Echo(), "t"), AUTH, [], receive=receive)
+    assert got == 408 and "too slow" in json.loads(body)["error"]["message"]
+
+
+async def test_http_takes_a_new_token_at_once(tmp_path: Path) -> None:
+    token, path = make_http_token(tmp_path)
+    guard = HttpGuard(_Echo(), token, path)
+    assert (await _asgi(guard, [(b"authorization", b"Bearer " + token.encode())], [PING]))[0] == 200
+    fresh, _ = make_http_token(tmp_path, renew=True)
+    assert fresh != token
+    assert (await _asgi(guard, [(b"authorization", b"Bearer " + token.encode())], [PING]))[0] == 401
+    assert (await _asgi(guard, [(b"authorization", b"Bearer " + fresh.encode())], [PING]))[0] == 200
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [(lambda p: p.symlink_to(p.parent / "elsewhere"), "is a symlink"),
+     (lambda p: p.mkdir(), "is not a file"),
+     (lambda p: p.write_bytes(b"\xff\xfe\x00"), "does not hold a token memdeck made"),
+     (lambda p: p.write_text("two words\n", encoding="utf-8"), "does not hold a token memdeck made"),
+     (lambda p: p.write_text("x" * 10_000, encoding="utf-8"), "does not hold a token memdeck made")],
+)
+def test_a_token_file_memdeck_did_not_make_is_refused(tmp_path: Path, make: Callable[[Path], Any],
+                                                      message: str) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.write_text("Rc0Wr9yS1s3rp3QK-p1CgDmW_wLVNbXYgFdcG8cXk5Y\n", encoding="utf-8")
+    elsewhere.chmod(0o644)
+    make(tmp_path / TOKEN_FILE)
+    with pytest.raises(TokenFileError, match=message) as caught:
+        make_http_token(tmp_path)
+    assert str(tmp_path / TOKEN_FILE) in str(caught.value) and "remove it" in str(caught.value)
+    # A symlink was followed: its target became the token and was chmodded 0600 (as root, /etc/passwd too).
+    assert stat.S_IMODE(elsewhere.stat().st_mode) == 0o644
+    if (tmp_path / TOKEN_FILE).is_dir():  # never removed for the user
+        with pytest.raises(TokenFileError, match=r"cannot write the HTTP token file .*: Is a directory"):
+            make_http_token(tmp_path, renew=True)
+        return
+    fresh, path = make_http_token(tmp_path, renew=True)  # what the message says to run
+    assert make_http_token(tmp_path) == (fresh, path) and not path.is_symlink()
