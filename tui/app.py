@@ -387,6 +387,7 @@ def run_app(config: Config) -> int:
     except OSError:
         logging.basicConfig(handlers=[logging.NullHandler()], force=True)
     logging.captureWarnings(True)
+    _log_crashes(log_path)
     app = MemdeckApp(config, handle_signals=True)
     app.run()
     if app.stopped_by == signal.SIGHUP:
@@ -397,6 +398,24 @@ def run_app(config: Config) -> int:
         with contextlib.suppress(OSError):
             print(line, flush=True)
     return app.return_code or 0
+
+
+_crash_log: list[Any] = []  # the open file faulthandler writes to: it must outlive run_app (and the interpreter)
+
+
+def _log_crashes(log_path: Path) -> None:
+    """A fatal crash (a segfault in C code, a deadlock's abort) writes every thread's Python stack to the log.
+
+    Its default target is stderr, which is the terminal: in the alternate screen, or gone after a hang-up.
+    """
+    import faulthandler
+
+    try:
+        stream = log_path.open("a", encoding="utf-8")  # kept open for the process's lifetime
+    except OSError:
+        return
+    _crash_log.append(stream)
+    faulthandler.enable(stream, all_threads=True)
 
 
 def _bindings(items: Iterable[BindingType]) -> list[Binding]:

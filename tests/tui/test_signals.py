@@ -187,3 +187,37 @@ def test_a_closed_terminal_keeps_unsaved_text(demo_workspace: Path, tmp_path: Pa
         term.kill()
     copies = list((home / "recovery").glob("*.json"))
     assert len(copies) == 1 and "QZXJ" in json.loads(copies[0].read_text(encoding="ascii"))["text"]
+
+
+def test_closing_the_index_leaves_a_running_threads_connection_to_it(tmp_path: Path) -> None:
+    """The TUI closes the index on exit while a sync may still run in its thread: closing that thread's
+    connection under it freed it mid-query (the child died of SIGSEGV, 1 run in ~25 under load)."""
+    import threading
+
+    from engine.index.store import IndexAccessError, Store
+
+    store = Store(tmp_path / "index.sqlite")
+    store.conn.execute("select 1")  # the closing thread's own connection
+    in_query, closed, outcome = threading.Event(), threading.Event(), {}
+
+    def sync_thread() -> None:
+        conn = store.conn  # as a sync holds it through a transaction
+        conn.execute("select count(*) from sqlite_master").fetchone()
+        in_query.set()
+        closed.wait(WAIT_CAP)
+        outcome["same connection"] = conn.execute("select 1").fetchone()[0]  # still usable: never freed under it
+        try:
+            _ = store.conn
+        except IndexAccessError as exc:
+            outcome["next use"] = str(exc)
+
+    worker = threading.Thread(target=sync_thread)
+    worker.start()
+    assert in_query.wait(WAIT_CAP)
+    store.close()
+    closed.set()
+    worker.join(WAIT_CAP)
+    assert outcome["same connection"] == 1
+    assert "the index was closed" in outcome["next use"], "a closed index is never reopened behind the caller"
+    with pytest.raises(IndexAccessError):
+        _ = store.conn
