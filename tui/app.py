@@ -31,6 +31,7 @@ from tui.widgets.memory_tree import MemoryTree
 from tui.widgets.search_pane import ResultList
 
 if TYPE_CHECKING:
+    from engine.api import DiskStamp
     from engine.config import Config
 
 log = logging.getLogger(__name__)
@@ -199,13 +200,15 @@ class MemdeckApp(App[int]):
         """A second signal: put the terminal back as well as can be done without the driver, and exit."""
         import termios
 
-        from tui.shutdown import exit_code, restore_terminal_now
+        from tui.shutdown import exit_code, report_now, restore_terminal_now
 
         restore_terminal_now()
         attrs = getattr(self._driver, "attrs_before", None)
         if attrs is not None:
             with contextlib.suppress(termios.error, OSError, ValueError):
                 termios.tcsetattr(getattr(self._driver, "fileno", 0), termios.TCSANOW, attrs)
+        if signal.SIGHUP not in (sig, self.stopped_by):  # where the first signal kept the text: say it, still
+            report_now(self.rescued)
         os._exit(exit_code(sig))
 
     async def on_unmount(self) -> None:
@@ -235,23 +238,37 @@ class MemdeckApp(App[int]):
         super()._handle_exception(error)
 
     def _keep_for_recovery(self, why: str) -> None:
-        """Keep the editor's unsaved text as a recovery copy (the next start offers it back) before stopping.
+        """Keep what is unsaved as recovery copies (the next start offers them back) before stopping: the editor's
+        text, and an edited flush draft (as its daily note with the draft appended, the way Append writes it).
 
         Synchronous on purpose: it runs in a signal's handler or an error's, just before the app stops.
         """
-        from engine.api import save_recovery
+        from tui.screens.flush import FlushScreen
 
         editor = self._main.loaded_editor if self._main is not None else None
-        if editor is None or editor.rel is None or not editor.modified:
-            return
+        if editor is not None and editor.rel is not None and editor.modified:
+            self._keep_copy(editor.rel, editor.area.text, editor.stamp, why)
+        for screen in self.screen_stack:
+            if isinstance(screen, FlushScreen) and screen.target and screen.unsaved_draft() is not None:
+                try:
+                    note = self.bridge.read_note(screen.target)  # a missing note reads as empty
+                except (MemdeckError, OSError):
+                    text, stamp = screen.appended_to(""), None
+                else:
+                    text, stamp = screen.appended_to(note.text), note.stamp
+                self._keep_copy(screen.target, text, stamp, f"{why}, with an edited flush draft open")
+
+    def _keep_copy(self, rel: str, text: str, stamp: DiskStamp | None, why: str) -> None:
+        from engine.api import save_recovery
+
         try:
-            path = save_recovery(self.config, editor.rel, editor.area.text, editor.stamp, why)
+            path = save_recovery(self.config, rel, text, stamp, why)
         except Exception as exc:  # stopping already: say so, never raise a second one
-            log.error("could not keep the unsaved text of %s: %s", editor.rel, exc)
-            self.rescued.append(f"memdeck stopped on {why}; the unsaved text of {editor.rel} could not be kept: {exc}")
+            log.error("could not keep the unsaved text of %s: %s", rel, exc)
+            self.rescued.append(f"memdeck stopped on {why}; the unsaved text of {rel} could not be kept: {exc}")
             return
-        log.warning("stopping on %s: the unsaved text of %s is kept in %s", why, editor.rel, path)
-        self.rescued.append(f"memdeck stopped on {why}; your unsaved text of {editor.rel} is kept in {path} "
+        log.warning("stopping on %s: the unsaved text of %s is kept in %s", why, rel, path)
+        self.rescued.append(f"memdeck stopped on {why}; your unsaved text of {rel} is kept in {path} "
                             "(the next start offers it back)")
 
     def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",

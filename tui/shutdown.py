@@ -97,6 +97,12 @@ def restore_terminal_now() -> None:
         os.write(sys.__stderr__.fileno(), RESTORE_TERMINAL.encode())  # type: ignore[union-attr]
 
 
+def report_now(lines: list[str]) -> None:
+    """Write ``lines`` straight to the terminal (a second signal: no time for Python's buffered output)."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        os.write(sys.__stderr__.fileno(), "".join(f"{line}\n" for line in lines).encode(errors="replace"))  # type: ignore[union-attr]
+
+
 def silence_terminal() -> None:
     """Point stdout and stderr at /dev/null: after a hang-up, Python's own flush at exit would fail (exit 120)."""
     with contextlib.suppress(OSError):
