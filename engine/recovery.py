@@ -106,7 +106,7 @@ def save_recovery(config: Config, rel: str, text: str, original: DiskStamp | Non
     # ensure_ascii: a lone surrogate in the buffer is kept as its escape, never an encoding error here
     data = json.dumps(record, ensure_ascii=True, indent=1).encode("ascii")
     for n in range(1, 100_000):  # a new name per copy, however many a second
-        target = folder / f"{when:%Y%m%d-%H%M%S}-{digest}-{os.getpid()}{'' if n == 1 else f'-{n}'}.json"
+        target = folder / f"{when:%Y%m%d-%H%M%S}-{digest}-{os.getpid()}-{n:05d}.json"  # names sort oldest first
         if not target.exists():
             atomic_write_bytes(target, data, mode=0o600)
             return target

@@ -44,7 +44,7 @@ class MemdeckApp(App[int]):
         config: the resolved config.
         watch: watch the files for changes by others (tests post the changes themselves).
         load_model: load the embedding model once the first sync is done.
-        handle_signals: stop on SIGINT, SIGTERM and SIGHUP through the normal shutdown, unsaved text kept as a
+        handle_signals: stop on SIGINT, SIGTERM, SIGHUP and SIGQUIT through the normal shutdown, unsaved text kept as a
             recovery copy (the real app; tests drive :meth:`stop_on_signal` themselves).
     """
 
@@ -122,7 +122,7 @@ class MemdeckApp(App[int]):
             self._install_signal_handlers()
 
     def _install_signal_handlers(self) -> None:
-        """SIGINT, SIGTERM and SIGHUP run :meth:`stop_on_signal` on the event loop (never in the middle of a frame).
+        """SIGINT, SIGTERM, SIGHUP and SIGQUIT run :meth:`stop_on_signal` on the event loop (never in the middle of a frame).
 
         Without this, SIGINT ended the app at once and SIGTERM/SIGHUP killed it with the terminal left in the
         alternate screen with mouse tracking on, and the editor's unsaved text was lost either way.
@@ -191,6 +191,11 @@ class MemdeckApp(App[int]):
             return
         self.stopped_by = sig
         log.warning("stopping on %s", sig.name)
+        if sig == signal.SIGQUIT and _crash_log:  # what SIGQUIT is sent for: where every thread is, in the log
+            import faulthandler
+
+            with contextlib.suppress(OSError, ValueError):
+                faulthandler.dump_traceback(_crash_log[0], all_threads=True)
         self._keep_for_recovery(sig.name)
         if self._main is not None:
             self._main.stop_background()
