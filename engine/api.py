@@ -106,9 +106,12 @@ if TYPE_CHECKING:  # loaded on first use (see __getattr__): status and search ne
     from engine.memory.notes import topic_rel as topic_rel
     from engine.recovery import RecoveryCopy as RecoveryCopy
     from engine.recovery import RecoveryError as RecoveryError
+    from engine.recovery import RecoveryListing as RecoveryListing
     from engine.recovery import discard_recovery as discard_recovery
     from engine.recovery import list_recovery as list_recovery
+    from engine.recovery import recovery_dir as recovery_dir
     from engine.recovery import recovery_disk_state as recovery_disk_state
+    from engine.recovery import recovery_listing as recovery_listing
     from engine.recovery import save_recovery as save_recovery
     from engine.review.actions import NothingToUndo as NothingToUndo
     from engine.review.actions import ReviewAction as ReviewAction
@@ -150,8 +153,8 @@ _LAZY = {
     "engine.memory.notes": ("DATED_NOTE", "Appended", "DatedNote", "Deleted", "FlushError", "Note", "RenamePlan",
                             "SaveConflict", "SaveResult", "daily_heading", "daily_rel", "dated_note", "topic_rel"),
     "engine.display": ("SEPARATOR_GLYPHS", "has_control_chars", "safe_name", "safe_text", "show_separators"),
-    "engine.recovery": ("RecoveryCopy", "RecoveryError", "discard_recovery", "list_recovery", "recovery_disk_state",
-                        "save_recovery"),
+    "engine.recovery": ("RecoveryCopy", "RecoveryError", "RecoveryListing", "discard_recovery", "list_recovery",
+                        "recovery_dir", "recovery_disk_state", "recovery_listing", "save_recovery"),
     "engine.state": ("StateError", "UiState", "load_state", "save_state", "state_path"),
     "engine.review.actions": ("NothingToUndo", "ReviewAction", "ReviewActionError", "ReviewWriteConflict",
                               "StatementChanged", "merge_text", "promote_target", "statement_text"),
@@ -198,6 +201,7 @@ __all__ = [
     "ProgressFn",
     "RecoveryCopy",
     "RecoveryError",
+    "RecoveryListing",
     "RenamePlan",
     "ReviewAction",
     "ReviewActionError",
@@ -248,7 +252,9 @@ __all__ = [
     "parse_citation",
     "plural",
     "promote_target",
+    "recovery_dir",
     "recovery_disk_state",
+    "recovery_listing",
     "safe_name",
     "safe_text",
     "same_content",

@@ -56,6 +56,19 @@ class RecoveryCopy:
     path: Path
 
 
+@dataclass(frozen=True)
+class RecoveryListing:
+    """This workspace's recovery copies, and the files in the recovery folder that could not be read.
+
+    Attributes:
+        copies: the copies, oldest first.
+        unreadable: ``(path, why)`` of each copy that is damaged or names no memory file (left where it is).
+    """
+
+    copies: list[RecoveryCopy]
+    unreadable: list[tuple[Path, str]]
+
+
 class RecoveryError(MemdeckError):
     """A recovery copy cannot be written or removed."""
 
@@ -92,8 +105,8 @@ def save_recovery(config: Config, rel: str, text: str, original: DiskStamp | Non
     }
     # ensure_ascii: a lone surrogate in the buffer is kept as its escape, never an encoding error here
     data = json.dumps(record, ensure_ascii=True, indent=1).encode("ascii")
-    for n in range(1, 100):
-        target = folder / f"{when:%Y%m%d-%H%M%S}-{digest}-{os.getpid()}{'' if n == 1 else f'-{n}'}.json"
+    for n in range(1, 100_000):  # a new name per copy, however many a second
+        target = folder / f"{when:%Y%m%d-%H%M%S}-{digest}-{os.getpid()}-{n:05d}.json"  # names sort oldest first
         if not target.exists():
             atomic_write_bytes(target, data, mode=0o600)
             return target
@@ -101,24 +114,39 @@ def save_recovery(config: Config, rel: str, text: str, original: DiskStamp | Non
 
 
 def list_recovery(config: Config) -> list[RecoveryCopy]:
-    """The recovery copies of this workspace, oldest first. Never raises: an unreadable copy is logged and skipped
-    (and left where it is, for the user to look at)."""
+    """The recovery copies of this workspace, oldest first (see :func:`recovery_listing`). Never raises."""
+    return recovery_listing(config).copies
+
+
+def recovery_listing(config: Config) -> RecoveryListing:
+    """The recovery copies of this workspace, and the unreadable ones. Never raises.
+
+    A copy that is not valid JSON, lacks a field, or names a path that is not a memory file of this workspace
+    (a hand-edited or damaged copy) is listed as unreadable — logged, and left where it is for the user to look
+    at — never offered: recovering it could only fail, at every start. Copies of other workspaces are not listed.
+    """
+    # deferred: the workspace rules pull in the index modules
+    from engine.workspace import resolve_memory_path
+
     folder = recovery_dir(config)
     try:
         names = sorted(p for p in folder.iterdir() if p.suffix == ".json" and not p.name.startswith("."))
     except OSError:
-        return []
+        return RecoveryListing([], [])
     workspace = _workspace_key(config)
-    out: list[RecoveryCopy] = []
+    listing = RecoveryListing([], [])
     for path in names:
         try:
             copy = _read(path)
-        except (OSError, ValueError, KeyError, TypeError) as exc:
+            if copy is not None and copy[0] == workspace:
+                resolve_memory_path(config, copy[1].rel)
+        except (OSError, ValueError, KeyError, TypeError, MemdeckError) as exc:
             log.warning("skipping the unreadable recovery copy %s: %s", path, exc)
+            listing.unreadable.append((path, str(exc) or type(exc).__name__))
             continue
         if copy is not None and copy[0] == workspace:
-            out.append(copy[1])
-    return out
+            listing.copies.append(copy[1])
+    return listing
 
 
 def _read(path: Path) -> tuple[str, RecoveryCopy] | None:

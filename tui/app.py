@@ -31,6 +31,7 @@ from tui.widgets.memory_tree import MemoryTree
 from tui.widgets.search_pane import ResultList
 
 if TYPE_CHECKING:
+    from engine.api import DiskStamp
     from engine.config import Config
 
 log = logging.getLogger(__name__)
@@ -43,7 +44,7 @@ class MemdeckApp(App[int]):
         config: the resolved config.
         watch: watch the files for changes by others (tests post the changes themselves).
         load_model: load the embedding model once the first sync is done.
-        handle_signals: stop on SIGINT, SIGTERM and SIGHUP through the normal shutdown, unsaved text kept as a
+        handle_signals: stop on SIGINT, SIGTERM, SIGHUP and SIGQUIT through the normal shutdown, unsaved text kept as a
             recovery copy (the real app; tests drive :meth:`stop_on_signal` themselves).
     """
 
@@ -121,7 +122,7 @@ class MemdeckApp(App[int]):
             self._install_signal_handlers()
 
     def _install_signal_handlers(self) -> None:
-        """SIGINT, SIGTERM and SIGHUP run :meth:`stop_on_signal` on the event loop (never in the middle of a frame).
+        """SIGINT, SIGTERM, SIGHUP and SIGQUIT run :meth:`stop_on_signal` on the event loop (never in the middle of a frame).
 
         Without this, SIGINT ended the app at once and SIGTERM/SIGHUP killed it with the terminal left in the
         alternate screen with mouse tracking on, and the editor's unsaved text was lost either way.
@@ -190,6 +191,11 @@ class MemdeckApp(App[int]):
             return
         self.stopped_by = sig
         log.warning("stopping on %s", sig.name)
+        if sig == signal.SIGQUIT and _crash_log:  # what SIGQUIT is sent for: where every thread is, in the log
+            import faulthandler
+
+            with contextlib.suppress(OSError, ValueError):
+                faulthandler.dump_traceback(_crash_log[0], all_threads=True)
         self._keep_for_recovery(sig.name)
         if self._main is not None:
             self._main.stop_background()
@@ -199,13 +205,15 @@ class MemdeckApp(App[int]):
         """A second signal: put the terminal back as well as can be done without the driver, and exit."""
         import termios
 
-        from tui.shutdown import exit_code, restore_terminal_now
+        from tui.shutdown import exit_code, report_now, restore_terminal_now
 
         restore_terminal_now()
         attrs = getattr(self._driver, "attrs_before", None)
         if attrs is not None:
             with contextlib.suppress(termios.error, OSError, ValueError):
                 termios.tcsetattr(getattr(self._driver, "fileno", 0), termios.TCSANOW, attrs)
+        if signal.SIGHUP not in (sig, self.stopped_by):  # where the first signal kept the text: say it, still
+            report_now(self.rescued)
         os._exit(exit_code(sig))
 
     async def on_unmount(self) -> None:
@@ -235,23 +243,37 @@ class MemdeckApp(App[int]):
         super()._handle_exception(error)
 
     def _keep_for_recovery(self, why: str) -> None:
-        """Keep the editor's unsaved text as a recovery copy (the next start offers it back) before stopping.
+        """Keep what is unsaved as recovery copies (the next start offers them back) before stopping: the editor's
+        text, and an edited flush draft (as its daily note with the draft appended, the way Append writes it).
 
         Synchronous on purpose: it runs in a signal's handler or an error's, just before the app stops.
         """
-        from engine.api import save_recovery
+        from tui.screens.flush import FlushScreen
 
         editor = self._main.loaded_editor if self._main is not None else None
-        if editor is None or editor.rel is None or not editor.modified:
-            return
+        if editor is not None and editor.rel is not None and editor.modified:
+            self._keep_copy(editor.rel, editor.area.text, editor.stamp, why)
+        for screen in self.screen_stack:
+            if isinstance(screen, FlushScreen) and screen.target and screen.unsaved_draft() is not None:
+                try:
+                    note = self.bridge.read_note(screen.target)  # a missing note reads as empty
+                except (MemdeckError, OSError):
+                    text, stamp = screen.appended_to(""), None
+                else:
+                    text, stamp = screen.appended_to(note.text), note.stamp
+                self._keep_copy(screen.target, text, stamp, f"{why}, with an edited flush draft open")
+
+    def _keep_copy(self, rel: str, text: str, stamp: DiskStamp | None, why: str) -> None:
+        from engine.api import save_recovery
+
         try:
-            path = save_recovery(self.config, editor.rel, editor.area.text, editor.stamp, why)
+            path = save_recovery(self.config, rel, text, stamp, why)
         except Exception as exc:  # stopping already: say so, never raise a second one
-            log.error("could not keep the unsaved text of %s: %s", editor.rel, exc)
-            self.rescued.append(f"memdeck stopped on {why}; the unsaved text of {editor.rel} could not be kept: {exc}")
+            log.error("could not keep the unsaved text of %s: %s", rel, exc)
+            self.rescued.append(f"memdeck stopped on {why}; the unsaved text of {rel} could not be kept: {exc}")
             return
-        log.warning("stopping on %s: the unsaved text of %s is kept in %s", why, editor.rel, path)
-        self.rescued.append(f"memdeck stopped on {why}; your unsaved text of {editor.rel} is kept in {path} "
+        log.warning("stopping on %s: the unsaved text of %s is kept in %s", why, rel, path)
+        self.rescued.append(f"memdeck stopped on {why}; your unsaved text of {rel} is kept in {path} "
                             "(the next start offers it back)")
 
     def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
@@ -387,6 +409,7 @@ def run_app(config: Config) -> int:
     except OSError:
         logging.basicConfig(handlers=[logging.NullHandler()], force=True)
     logging.captureWarnings(True)
+    _log_crashes(log_path)
     app = MemdeckApp(config, handle_signals=True)
     app.run()
     if app.stopped_by == signal.SIGHUP:
@@ -397,6 +420,24 @@ def run_app(config: Config) -> int:
         with contextlib.suppress(OSError):
             print(line, flush=True)
     return app.return_code or 0
+
+
+_crash_log: list[Any] = []  # the open file faulthandler writes to: it must outlive run_app (and the interpreter)
+
+
+def _log_crashes(log_path: Path) -> None:
+    """A fatal crash (a segfault in C code, a deadlock's abort) writes every thread's Python stack to the log.
+
+    Its default target is stderr, which is the terminal: in the alternate screen, or gone after a hang-up.
+    """
+    import faulthandler
+
+    try:
+        stream = log_path.open("a", encoding="utf-8")  # kept open for the process's lifetime
+    except OSError:
+        return
+    _crash_log.append(stream)
+    faulthandler.enable(stream, all_threads=True)
 
 
 def _bindings(items: Iterable[BindingType]) -> list[Binding]:

@@ -3,7 +3,8 @@
 SIGINT, SIGTERM and SIGHUP stop the app through its normal shutdown (``App.exit``), so Textual's driver leaves
 the alternate screen, turns mouse tracking off and shows the cursor; the editor's unsaved text is kept as a
 recovery copy first (``MemdeckApp.stop_on_signal``). The exit code is the shell's convention for "killed by
-signal N", 128 + N: 130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP — what a script or supervisor expects.
+signal N", 128 + N: 130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP, 131 for SIGQUIT — what a script or
+supervisor expects.
 """
 
 from __future__ import annotations
@@ -17,8 +18,13 @@ from typing import IO, TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from textual.driver import Driver
 
-STOP_SIGNALS: tuple[signal.Signals, ...] = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-"""The signals that stop the TUI with its unsaved text kept."""
+STOP_SIGNALS: tuple[signal.Signals, ...] = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+"""The signals that stop the TUI with its unsaved text kept.
+
+SIGQUIT too: its default (a core dump) left the terminal in the alternate screen and lost the text; what a
+developer sends it for — where every thread is — goes to memdeck.log instead (``MemdeckApp.stop_on_signal``).
+SIGPIPE needs nothing: Python ignores it (a write to a closed pipe is an ``OSError``). SIGTSTP/SIGCONT (suspend
+and ``fg``) are Textual's driver's: it leaves the alternate screen before stopping and redraws on return."""
 
 RESTORE_TERMINAL = "\x1b[?1000l\x1b[?1003l\x1b[?1015l\x1b[?1006l\x1b[?2004l\x1b[<u\x1b[?1049l\x1b[?25h\x1b[?1004l"
 """What Textual's driver writes on stop (mouse tracking off, bracketed paste off, leave the alternate screen,
@@ -95,6 +101,12 @@ def restore_terminal_now() -> None:
     """Write the terminal-restore sequences straight to the terminal (a second signal: no time to shut down)."""
     with contextlib.suppress(OSError, ValueError, AttributeError):
         os.write(sys.__stderr__.fileno(), RESTORE_TERMINAL.encode())  # type: ignore[union-attr]
+
+
+def report_now(lines: list[str]) -> None:
+    """Write ``lines`` straight to the terminal (a second signal: no time for Python's buffered output)."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        os.write(sys.__stderr__.fileno(), "".join(f"{line}\n" for line in lines).encode(errors="replace"))  # type: ignore[union-attr]
 
 
 def silence_terminal() -> None:

@@ -158,8 +158,9 @@ class Store:
         self.path = Path(path)
         self.dims = dims
         self._local = threading.local()
-        self._all: list[Any] = []
+        self._all: list[tuple[threading.Thread, Any]] = []  # every open connection, with the thread it belongs to
         self._lock = threading.Lock()
+        self._closed = False
         self.driver: DriverInfo | None = None
         try:
             make_private_dir(self.path.parent)
@@ -195,13 +196,24 @@ class Store:
             version = conn.execute("select sqlite_version()").fetchone()[0]
             self.driver = DriverInfo(mod.__name__, str(version), vec_version, vec_error)
         with self._lock:
-            self._all.append(conn)
+            self._all.append((threading.current_thread(), conn))
         return conn
 
     @property
     def conn(self) -> Any:
-        """This thread's connection."""
+        """This thread's connection.
+
+        Raises:
+            IndexAccessError: the store was closed (a thread still at work when it was: its connection is
+                closed here, by that thread).
+        """
         conn = getattr(self._local, "conn", None)
+        if self._closed:
+            if conn is not None:
+                self._local.conn = None
+                with contextlib.suppress(*DB_ERRORS):
+                    conn.close()
+            raise IndexAccessError(f"{self.path}: the index was closed")
         if conn is None:
             conn = self._connect()
             self._local.conn = conn
@@ -214,13 +226,24 @@ class Store:
         return self.driver is not None and self.driver.vec_version is not None
 
     def close(self) -> None:
-        """Close every thread's connection."""
+        """Close the store: this thread's connection and those of threads that have ended.
+
+        The connection of another thread that is still running is left to that thread, which closes it at its
+        next use of :attr:`conn` (that raises :class:`IndexAccessError`) — or the process's exit does. Closing
+        it from here could free it in the middle of that thread's query: Python's sqlite3 module does not guard
+        against that, and the process died of a segfault (the TUI closing the index on exit while a sync was
+        still counting rows).
+        """
+        me = threading.current_thread()
         with self._lock:
-            conns, self._all = self._all, []
-        for conn in conns:
+            self._closed = True
+            idle = [conn for owner, conn in self._all if owner is me or not owner.is_alive()]
+            self._all = [(owner, conn) for owner, conn in self._all if owner is not me and owner.is_alive()]
+        for conn in idle:
             with contextlib.suppress(*DB_ERRORS):
                 conn.close()
-        self._local = threading.local()
+        if getattr(self._local, "conn", None) is not None:
+            self._local.conn = None
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[Any]:

@@ -85,6 +85,32 @@ def test_keymap_overrides_and_unnamed_bindings_in_the_rows() -> None:
     assert any(r.binding_id == "" and r.keys == "space" for r in rows), "built-in keys are listed too"
 
 
+async def test_f1_shows_the_keys_keys_remapped_to(demo_workspace: object) -> None:
+    from tests.tui.conftest import tui_config
+
+    config = tui_config(demo_workspace, keys={"memdeck.save": "f9", "tree.rename": "f6",  # type: ignore[arg-type]
+                                              "review.promote": "P", "transcript.flush": "F"})
+    app = make_app(config)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        rows = {r.binding_id: r.keys for r in app.key_help() if r.binding_id}
+        assert (rows["memdeck.save"], rows["tree.rename"], rows["review.promote"], rows["transcript.flush"]) == \
+            ("f9", "f6", "P", "F")
+
+
+@pytest.mark.parametrize("name", ["[b]bold[-b]", "[link=https://x.test]here", "[red]x[/red]", "[/]", "[@click=quit]q"],
+                         ids=["bold", "link", "style", "closing-tag", "action"])
+async def test_a_toast_naming_a_file_shows_its_markup_as_typed(config: Config, name: str) -> None:
+    app = make_app(config)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        message = f"Saved memory/{name}.md"
+        app.notify(message, title=name)
+        await pilot.pause()
+        (toast,) = list(app._notifications)
+        assert (toast.message, toast.title, toast.markup) == (message, name, False)
+
+
 async def test_ctrl_c_says_how_to_quit_in_plain_text(config: Config) -> None:
     app = make_app(config)
     async with app.run_test(size=(120, 36)) as pilot:
@@ -98,8 +124,9 @@ async def test_ctrl_c_says_how_to_quit_in_plain_text(config: Config) -> None:
         assert toast.message == "Press ^q to quit memdeck"
 
 
-@pytest.mark.parametrize("existing", [False, True], ids=["new-note", "note-with-entries"])
-async def test_ctrl_n_puts_the_cursor_below_the_heading(config: Config, existing: bool) -> None:
+@pytest.mark.parametrize("existing", ["", "\n", "\r\n", "no-newline"],
+                         ids=["new-note", "note-with-entries", "crlf-note", "no-final-newline"])
+async def test_ctrl_n_puts_the_cursor_below_the_heading(config: Config, existing: str) -> None:
     app = make_app(config)
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)
@@ -107,11 +134,14 @@ async def test_ctrl_n_puts_the_cursor_below_the_heading(config: Config, existing
         target = config.workspace / rel
         if existing:
             app.bridge.create_daily(app.bridge.now().date())
-            target.write_text(target.read_text(encoding="utf-8") + "- an earlier entry\n", encoding="utf-8")
+            heading = target.read_text(encoding="utf-8").rstrip("\n")
+            eol = "\n" if existing == "no-newline" else existing
+            body = f"{heading}{eol}{eol}- an earlier entry" + ("" if existing == "no-newline" else eol)
+            target.write_bytes(body.encode("utf-8"))
         await pilot.press("ctrl+n")
         await settle(pilot)
         editor = app.main.editor
-        assert editor.rel == rel
+        assert editor.rel == rel and not editor.modified, "opening today's note changes nothing"
         lines = editor.area.text.split("\n")
         assert lines[0].startswith("# ")
         assert editor.area.cursor_location == editor.area.document.end

@@ -16,7 +16,7 @@ from engine.config import Config
 from engine.textio import DiskStamp, read_stamp
 from tests.tui.conftest import make_app, settle, tui_config
 from tests.tui.test_app import wait_until
-from tui.screens.dialogs import ChoiceScreen, DiffScreen
+from tui.screens.dialogs import ChoiceScreen, DiffScreen, PickScreen
 
 REL = "memory/2026-10-02.md"
 TITLE = "Recover unsaved changes?"
@@ -170,3 +170,129 @@ async def test_the_offer_shows_the_diff_then_asks_again_and_later_keeps_it(confi
         await pilot.click("#choice-later")
         await settle(pilot)
     assert len(list_recovery(config)) == 1
+
+
+# -- more inputs of round 2: what the offer makes of each recovery folder ------------------------
+def _copies_of_many(config: Config) -> None:
+    for i in range(100):  # more than one a second, of two notes: each a copy of its own
+        save_recovery(config, REL if i % 2 else "MEMORY.md", f"text {i}\n", _stamp(config), "SIGTERM")
+
+
+def _damaged(config: Config) -> None:
+    save_recovery(config, REL, "mine\n", _stamp(config), "SIGTERM")
+    folder = config.home / "recovery"
+    (folder / "0-not-json.json").write_text("{not json", encoding="utf-8")
+    (folder / "1-no-fields.json").write_text(json.dumps({"version": 1, "workspace": str(config.workspace.resolve())}),
+                                             encoding="utf-8")
+    (folder / "2-binary.json").write_bytes(b"\xff\xfe\x00garbage")
+    save_recovery(config, "../../etc/passwd", "x\n", None, "SIGTERM")  # names no memory file: never recoverable
+
+
+def _same_as_disk(config: Config) -> None:  # the signal came during the save: the note holds the text already
+    save_recovery(config, REL, (config.workspace / REL).read_text(encoding="utf-8"), None, "SIGTERM")
+
+
+def _note_deleted(config: Config) -> None:
+    save_recovery(config, REL, "mine\n", _stamp(config), "SIGTERM")
+    (config.workspace / REL).unlink()
+
+
+def _other_workspace(config: Config) -> None:
+    other = config.workspace.parent / "other"
+    other.mkdir()
+    save_recovery(tui_config(other), "MEMORY.md", "theirs\n", None, "SIGTERM")
+
+
+@pytest.mark.parametrize(("prepare", "screen", "left", "warning"), [
+    (_copies_of_many, "PickScreen", 100, ""),
+    (_damaged, "ChoiceScreen", 5, "4 recovery copies could not be read"),  # all 5 left: 4 for the user to see
+    (_same_as_disk, "MainScreen", 0, ""),
+    (_note_deleted, "ChoiceScreen", 1, ""),
+    (_other_workspace, "MainScreen", 1, ""),
+], ids=["100-copies", "damaged", "same-as-disk", "note-deleted", "other-workspace"])
+async def test_the_offer_for_each_recovery_folder(config: Config, prepare: object, screen: str, left: int,
+                                                  warning: str) -> None:
+    prepare(config)  # type: ignore[operator]
+    app = make_app(config)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(pilot, lambda: not app.main.workers or not any(
+            w.is_running and w.group == "recovery" and not isinstance(app.screen, (ChoiceScreen, PickScreen))
+            for w in app.main.workers), "the offer to be up or done")
+        await settle_offer(pilot)
+        assert type(app.screen).__name__ == screen
+        toasts = [n.message for n in app._notifications]
+        assert any(warning in t for t in toasts) if warning else not toasts, toasts
+        if isinstance(app.screen, PickScreen):
+            buttons = [b.region for b in app.screen.query("Button")]
+            assert all(r.bottom <= 30 for r in buttons), "the list never pushes the buttons off a 30-line terminal"
+    folder = config.home / "recovery"
+    assert len(list(folder.glob("*.json"))) == left
+
+
+async def settle_offer(pilot: object) -> None:
+    """Until the offer worker waits on a dialog, or is done."""
+    app = pilot.app  # type: ignore[attr-defined]
+    await wait_until(pilot, lambda: isinstance(app.screen, (ChoiceScreen, PickScreen)) or not any(
+        w.is_running for w in app.main.workers if w.group == "recovery"), "the recovery offer")
+    await pilot.pause()  # type: ignore[attr-defined]
+
+
+async def test_several_copies_are_one_list_later_keeps_one_discard_all_the_rest(config: Config) -> None:
+    _copies_of_many(config)
+    app = make_app(config)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, PickScreen), "the list of copies")
+        assert len(app.screen.items) == 100  # type: ignore[attr-defined]
+        picked = app.screen.items[1]  # type: ignore[attr-defined]
+        await pilot.press("down", "enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, ChoiceScreen), "the dialog of the picked copy")
+        await pilot.press("escape")  # later: this one stays
+        await wait_until(pilot, lambda: isinstance(app.screen, PickScreen), "the list again")
+        assert len(app.screen.items) == 99  # type: ignore[attr-defined]
+        await pilot.click("#pick-discard-all")
+        await wait_until(pilot, lambda: not isinstance(app.screen, PickScreen), "the list closed")
+    (kept,) = list_recovery(config)
+    assert picked.startswith(kept.rel)
+
+
+def _draft(app: object) -> str:
+    from tui.widgets.markdown_area import MarkdownArea
+
+    areas = app.screen.query(MarkdownArea)  # type: ignore[attr-defined]
+    return areas.first().text if areas else ""
+
+
+async def test_a_signal_keeps_an_edited_flush_draft_as_its_note_with_the_draft_appended(config: Config) -> None:
+    from tui.screens.flush import FlushScreen
+    from tui.widgets.markdown_area import MarkdownArea
+
+    disk = (config.workspace / REL).read_text(encoding="utf-8")
+    app = make_app(config)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        app.push_screen(FlushScreen("Flush", "info", "## 10:00 — Memory flush\n\n- drafted\n", target=REL,
+                                    heading="# 2026-10-02"))
+        await wait_until(pilot, lambda: isinstance(app.screen, FlushScreen) and "drafted" in _draft(app),
+                         "the flush draft")
+        area = app.screen.query_one(MarkdownArea)
+        area.insert("- MY LONG EDIT\n", area.document.end)
+        app.stop_on_signal(signal.SIGTERM)
+        await pilot.pause()
+    (copy,) = list_recovery(config)
+    assert copy.rel == REL and copy.original == _stamp(config) and "flush draft" in copy.reason
+    assert copy.text == disk.rstrip("\n") + "\n\n## 10:00 — Memory flush\n\n- drafted\n- MY LONG EDIT\n"
+    assert (config.workspace / REL).read_text(encoding="utf-8") == disk, "nothing written"
+
+
+async def test_an_unedited_flush_draft_is_not_kept(config: Config) -> None:
+    from tui.screens.flush import FlushScreen
+
+    app = make_app(config)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        app.push_screen(FlushScreen("Flush", "info", "- drafted\n", target="memory/2030-01-01.md", heading="# x"))
+        await wait_until(pilot, lambda: isinstance(app.screen, FlushScreen) and "drafted" in _draft(app),
+                         "the flush draft")
+        app.stop_on_signal(signal.SIGTERM)
+        await pilot.pause()
+    assert list_recovery(config) == [] and app.return_code == 143

@@ -133,8 +133,8 @@ def _edit_unsaved(term: Terminal) -> None:
                   "the typed text in the editor, marked modified")
 
 
-@pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130), (signal.SIGHUP, 129)],
-                         ids=["TERM", "INT", "HUP"])
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130), (signal.SIGHUP, 129),
+                                           (signal.SIGQUIT, 131)], ids=["TERM", "INT", "HUP", "QUIT"])
 def test_a_signal_keeps_unsaved_text_and_restores_the_terminal(demo_workspace: Path, tmp_path: Path,
                                                                sig: signal.Signals, code: int) -> None:
     home = tmp_path / "home"
@@ -152,17 +152,97 @@ def test_a_signal_keeps_unsaved_text_and_restores_the_terminal(demo_workspace: P
     record = json.loads(copies[0].read_text(encoding="ascii"))
     assert record["rel"].startswith("memory/20") and "QZXJ" in record["text"]
     assert record["reason"] == sig.name and record["original"]["sha256"]
+    _assert_terminal_restored(term, told=sig != signal.SIGHUP)  # after a hang-up there is no one to tell
+
+
+def _assert_terminal_restored(term: Terminal, told: bool) -> None:
+    """After the last time the app entered the alternate screen it left it again, turned mouse tracking off and
+    showed the cursor; with ``told``, the shell then says where the unsaved text is."""
     out = bytes(term.output)
-    # Textual's driver stopped cleanly: after the last time it entered the alternate screen it left it again,
-    # turned mouse tracking off and showed the cursor.
     tail = out[out.rindex(b"\x1b[?1049h"):]
     for sequence in (b"\x1b[?1049l", b"\x1b[?1000l", b"\x1b[?1003l", b"\x1b[?1006l", b"\x1b[?25h"):
         assert sequence in tail, f"{sequence!r} missing from what the app wrote last"
     assert tail.index(b"\x1b[?1000l") < tail.rindex(b"\x1b[?1049l") < tail.rindex(b"\x1b[?25h")
     assert tail.rfind(b"\x1b[?1000h") < tail.rindex(b"\x1b[?1000l"), "mouse tracking is off at the end"
-    if sig != signal.SIGHUP:  # after a hang-up there is no one to tell (the log says it)
+    if told:
         assert b"kept in" in tail[tail.rindex(b"\x1b[?1049l"):], "the user is told where the text is, on the shell"
     assert b"Traceback" not in out
+
+
+def _twice(term: Terminal) -> None:
+    os.kill(term.pid, signal.SIGTERM)
+    os.kill(term.pid, signal.SIGTERM)  # impatient: the second one cuts the shutdown short
+
+
+def _pipe_then_term(term: Terminal) -> None:
+    mark = len(term.output)
+    os.kill(term.pid, signal.SIGPIPE)  # ignored (Python's default): the app goes on
+    term.send(b"KQPV")  # typed words never in a test's path (the title bar shows the workspace's)
+    term.wait_for(lambda out: b"QZXJKQPV" in out[mark:], "the app still typing after SIGPIPE")
+    os.kill(term.pid, signal.SIGTERM)
+
+
+def _winch_storm(term: Terminal) -> None:
+    for i in range(60):
+        cols, rows = (60 + i % 70, 12 + i % 30)
+        fcntl.ioctl(term.fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+        os.kill(term.pid, signal.SIGWINCH)
+    fcntl.ioctl(term.fd, termios.TIOCSWINSZ, struct.pack("HHHH", 36, 120, 0, 0))
+    os.kill(term.pid, signal.SIGWINCH)
+    mark = len(term.output)
+    term.send(b"WZQY")
+    term.wait_for(lambda out: b"QZXJWZQY" in out[mark:], "the app still typing after 60 resizes")
+    os.kill(term.pid, signal.SIGTERM)
+
+
+def _suspend_and_resume(term: Terminal) -> None:
+    mark = len(term.output)
+    os.kill(term.pid, signal.SIGTSTP)  # `kill -TSTP` (job control): Textual's driver restores the terminal first
+    deadline = time.monotonic() + WAIT_CAP
+    while time.monotonic() < deadline:
+        pid, status = os.waitpid(term.pid, os.WUNTRACED | os.WNOHANG)
+        if pid and os.WIFSTOPPED(status):
+            break
+        term._read(0.1)
+    else:
+        raise AssertionError("the app did not stop on SIGTSTP")
+    term._read(0.2)
+    assert b"\x1b[?1049l" in term.output[mark:], "suspended, the shell gets its normal screen back"
+    mark = len(term.output)
+    os.kill(term.pid, signal.SIGCONT)  # `fg`
+    term.wait_for(lambda out: b"\x1b[?1049h" in out[mark:] and b"QZXJ" in out[mark:], "the app redrawn after fg")
+    term.send(b"BQKZ")
+    term.wait_for(lambda out: b"QZXJBQKZ" in out[mark:], "typing again after fg")
+    os.kill(term.pid, signal.SIGTERM)
+
+
+@pytest.mark.parametrize(("edit", "act", "code", "kept"), [
+    (True, _twice, 143, ("QZXJ",)),
+    (False, lambda term: os.kill(term.pid, signal.SIGTERM), 143, ()),
+    (True, _pipe_then_term, 143, ("QZXJKQPV",)),
+    (True, _winch_storm, 143, ("QZXJWZQY",)),
+    (True, _suspend_and_resume, 143, ("QZXJBQKZ",)),
+], ids=["TERM-TERM", "nothing-unsaved", "PIPE-then-TERM", "WINCH-storm", "TSTP-CONT-TERM"])
+def test_more_signals(demo_workspace: Path, tmp_path: Path, edit: bool, act: Callable[[Terminal], None], code: int,
+                      kept: tuple[str, ...]) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    term = _start(demo_workspace, home)
+    try:
+        if edit:
+            _edit_unsaved(term)
+        else:
+            term.wait_for(lambda out: b"MEMORY.md" in out, "the first frame (the tree lists MEMORY.md)")
+        act(term)
+        assert term.finish() == code
+    finally:
+        term.kill()
+    copies = list((home / "recovery").glob("*.json"))
+    assert len(copies) == (1 if kept else 0), copies
+    if kept:
+        text = json.loads(copies[0].read_text(encoding="ascii"))["text"]
+        assert all(word in text for word in kept), text
+    _assert_terminal_restored(term, told=bool(kept))
 
 
 def test_a_closed_terminal_keeps_unsaved_text(demo_workspace: Path, tmp_path: Path) -> None:
@@ -187,3 +267,37 @@ def test_a_closed_terminal_keeps_unsaved_text(demo_workspace: Path, tmp_path: Pa
         term.kill()
     copies = list((home / "recovery").glob("*.json"))
     assert len(copies) == 1 and "QZXJ" in json.loads(copies[0].read_text(encoding="ascii"))["text"]
+
+
+def test_closing_the_index_leaves_a_running_threads_connection_to_it(tmp_path: Path) -> None:
+    """The TUI closes the index on exit while a sync may still run in its thread: closing that thread's
+    connection under it freed it mid-query (the child died of SIGSEGV, 1 run in ~25 under load)."""
+    import threading
+
+    from engine.index.store import IndexAccessError, Store
+
+    store = Store(tmp_path / "index.sqlite")
+    store.conn.execute("select 1")  # the closing thread's own connection
+    in_query, closed, outcome = threading.Event(), threading.Event(), {}
+
+    def sync_thread() -> None:
+        conn = store.conn  # as a sync holds it through a transaction
+        conn.execute("select count(*) from sqlite_master").fetchone()
+        in_query.set()
+        closed.wait(WAIT_CAP)
+        outcome["same connection"] = conn.execute("select 1").fetchone()[0]  # still usable: never freed under it
+        try:
+            _ = store.conn
+        except IndexAccessError as exc:
+            outcome["next use"] = str(exc)
+
+    worker = threading.Thread(target=sync_thread)
+    worker.start()
+    assert in_query.wait(WAIT_CAP)
+    store.close()
+    closed.set()
+    worker.join(WAIT_CAP)
+    assert outcome["same connection"] == 1
+    assert "the index was closed" in outcome["next use"], "a closed index is never reopened behind the caller"
+    with pytest.raises(IndexAccessError):
+        _ = store.conn

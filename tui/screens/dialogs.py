@@ -1,4 +1,4 @@
-"""Small modal screens: a choice, a name prompt, a typed-name confirmation, and a diff viewer.
+"""Small modal screens: a choice, a pick from a list, a name prompt, a typed-name confirmation, and a diff viewer.
 
 Titles and messages name files and quote memory: they are shown through ``engine.display``'s one rule, so no
 control character of a file name reaches the terminal.
@@ -14,7 +14,8 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, Static
+from textual.widgets import Button, Input, Label, OptionList, Static
+from textual.widgets.option_list import Option
 
 from engine.api import safe_name, safe_text
 
@@ -58,6 +59,49 @@ class ChoiceScreen(ModalScreen[str]):
 
     def action_dismiss_cancel(self) -> None:
         self.dismiss("cancel")
+
+
+class PickScreen(ModalScreen[str]):
+    """Pick one item of a list (Enter on it returns its index, as text), or one of a few buttons (their ids).
+
+    Escape returns ``later``. For lists too long for one dialog each (the recovery copies a crash left).
+    """
+
+    AUTO_FOCUS = "#pick-list"
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "later", "Later", show=False)]
+    DEFAULT_CSS = """
+    PickScreen #pick-list { height: auto; max-height: 12; margin-top: 1; }
+    """
+
+    def __init__(self, title: str, message: str, items: list[str], choices: list[Choice]) -> None:
+        super().__init__()
+        self.title_text = title
+        self.message = message
+        self.items = items
+        self.choices = choices
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog dialog-wide"):
+            yield Label(Content(safe_name(self.title_text)), classes="dialog-title")
+            yield Static(Content(safe_text(self.message)), classes="dialog-message")
+            yield OptionList(*(Option(Content(safe_name(item)), id=str(i)) for i, item in enumerate(self.items)),
+                             id="pick-list")
+            with Horizontal(classes="dialog-buttons"):
+                for ident, label, variant in self.choices:
+                    yield Button(Content(label), id=f"pick-{ident}", variant=variant)  # type: ignore[arg-type]
+
+    @on(OptionList.OptionSelected, "#pick-list")
+    def _picked(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.dismiss(event.option.id or "later")
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.dismiss((event.button.id or "pick-later").removeprefix("pick-"))
+
+    def action_later(self) -> None:
+        self.dismiss("later")
 
 
 class PromptScreen(ModalScreen[str | None]):

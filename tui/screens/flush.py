@@ -16,19 +16,43 @@ from tui.widgets.markdown_area import MarkdownArea
 
 
 class FlushScreen(ModalScreen[str | None]):
-    """The drafted block in an editor; Append returns the (edited) text, Cancel returns None."""
+    """The drafted block in an editor; Append returns the (edited) text, Cancel returns None.
+
+    ``target`` is the daily note the block is for (``memory/YYYY-MM-DD.md``) and ``heading`` the heading a new
+    one gets: when memdeck is stopped by a signal with an edited draft open, the draft is kept as that note's
+    recovery copy (:meth:`unsaved_draft`).
+    """
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel", "Cancel"),
         Binding("ctrl+s", "append", "Append", priority=True),
     ]
 
-    def __init__(self, title: str, info: str, block: str, warnings: tuple[str, ...] = ()) -> None:
+    def __init__(self, title: str, info: str, block: str, warnings: tuple[str, ...] = (), *,
+                 target: str | None = None, heading: str = "") -> None:
         super().__init__()
         self.title_text = title
         self.info = info
         self.block = block
         self.warnings = warnings
+        self.target = target
+        self.heading = heading
+
+    def unsaved_draft(self) -> str | None:
+        """The draft as edited, when the user changed it from what was drafted (else None: drafting it again
+        gives it back)."""
+        if not self.is_mounted:
+            return None
+        text = self.query_one(MarkdownArea).text
+        return text if text.strip() and text != self.block else None
+
+    def appended_to(self, note_text: str) -> str:
+        """``note_text`` with the edited draft appended, as Append would write it (a missing note: its heading
+        first)."""
+        draft = (self.unsaved_draft() or "").strip("\n")
+        if not note_text.strip():
+            return f"{self.heading}\n\n{draft}\n" if self.heading else f"{draft}\n"
+        return f"{note_text.rstrip(chr(10))}\n\n{draft}\n"
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog dialog-wide", id="flush"):

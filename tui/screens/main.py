@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import importlib
 from collections.abc import Callable
@@ -44,7 +45,7 @@ from tui.widgets.search_pane import ModeSwitch, SearchPane
 if TYPE_CHECKING:
     from engine.api import Hit, Note, RecoveryCopy
     from engine.config import Config
-    from tui.screens.dialogs import ChoiceScreen, PromptScreen
+    from tui.screens.dialogs import ChoiceScreen, PickScreen, PromptScreen
     from tui.widgets.big_file_view import BigFileView
     from tui.widgets.note_editor import NoteEditor
     from tui.widgets.transcript_view import TranscriptView
@@ -60,6 +61,10 @@ RECOVERY_STATES = {
     "new": "The note did not exist yet when you edited it, and does not now: saving creates it.",
 }
 """What the recovery dialog says about the note on disk now (``engine.api.recovery_disk_state``)."""
+
+RECOVERY_SHORT = {"unchanged": "note unchanged", "changed": "note CHANGED since", "missing": "note gone",
+                  "new": "new note"}
+"""The same, in the list of several copies."""
 
 WELCOME = (
     "Search as you type above: keyword results at once, semantic ones when the model is ready.\n"
@@ -529,30 +534,83 @@ class MainScreen(Screen[None]):
     # -- recovery copies ----------------------------------------------------------------------
     @work(group="recovery", exclusive=True)
     async def offer_recovery(self) -> None:
-        """Offer back the unsaved text a signal (or an error) stopped the last run with, one copy at a time.
+        """Offer back the unsaved text a signal (or an error) stopped the last run with.
 
         Each copy: recover it into the editor as unsaved changes, see its diff against the note on disk first,
         discard it, or decide later (it stays for the next start). The dialog says when the note changed on disk
-        since the text was edited from it (the copy keeps the note's hash as the editor had read it).
+        since the text was edited from it (the copy keeps the note's hash as the editor had read it). Several
+        copies are listed in one dialog, never one dialog after another; a copy whose text the note on disk holds
+        already (the stop came during its save) is removed without asking; damaged copies are named in a warning
+        and left where they are.
         """
-        from engine.api import list_recovery
+        from engine.api import discard_recovery, plural, recovery_dir, recovery_listing
 
-        try:
-            copies = await asyncio.to_thread(list_recovery, self.config)
-        except (MemdeckError, OSError) as exc:
-            self.notify(f"Cannot list the recovery copies: {exc}", severity="warning")
-            return
-        for copy in copies:
-            if not await self._offer_one(copy):
+        listing = await asyncio.to_thread(recovery_listing, self.config)
+        if listing.unreadable:
+            n = len(listing.unreadable)
+            names = ", ".join(path.name for path, _ in listing.unreadable[:3]) + (", …" if n > 3 else "")
+            self.notify(f"{plural(n, 'recovery copy', 'recovery copies')} could not be read and "
+                        f"{'was' if n == 1 else 'were'} left in {recovery_dir(self.config)} ({names}); "
+                        "memdeck.log says why", title="Recovery", severity="warning", timeout=15)
+        pending: list[tuple[RecoveryCopy, str]] = []
+        for copy in listing.copies:
+            state = await asyncio.to_thread(self._recovery_state, copy)
+            if state is not None:
+                pending.append((copy, state))
+                continue
+            with contextlib.suppress(MemdeckError, OSError):  # nothing to recover: the note holds this text
+                await asyncio.to_thread(discard_recovery, self.config, copy.id)
+        while pending:
+            chosen = pending[0]
+            if len(pending) > 1:
+                picked = await self.app.push_screen_wait(_pick_screen()(
+                    "Recover unsaved changes?",
+                    f"memdeck was stopped with unsaved changes, {plural(len(pending), 'copy', 'copies')} of them "
+                    "kept. Pick one to recover, diff or discard it; Later keeps them all for the next start.",
+                    [f"{copy.rel}  ·  {copy.reason}, {copy.saved_at.replace('T', ' ')}  ·  {RECOVERY_SHORT[state]}"
+                     for copy, state in pending],
+                    [("discard-all", "Discard all", "error"), ("later", "Later", "default")]))
+                if picked == "discard-all":
+                    for copy, _ in pending:
+                        await self._discard_copy(copy)
+                    return
+                if not picked.isdigit() or int(picked) >= len(pending):
+                    return  # later (or escape): every copy stays
+                chosen = pending[int(picked)]
+            pending.remove(chosen)
+            outcome = await self._offer_one(*chosen)
+            if outcome == "recovered" and pending:  # the user is editing now: the rest waits for the next start
+                self.notify(f"{plural(len(pending), 'more recovery copy', 'more recovery copies')} kept for the "
+                            "next start", title="Recovery")
+            if outcome != "decided" or len(pending) <= 0:
                 return
 
-    async def _offer_one(self, copy: RecoveryCopy) -> bool:
-        """Ask about one copy; False when the remaining copies should wait (the user is editing instead)."""
-        from engine.api import discard_recovery, recovery_disk_state
+    def _recovery_state(self, copy: RecoveryCopy) -> str | None:
+        """The note on disk against the copy (a key of :data:`RECOVERY_STATES`); None when the note holds the
+        copy's text already. Runs in a thread."""
+        from engine.api import recovery_disk_state
+
+        state = recovery_disk_state(self.config, copy)
+        try:
+            disk = self.bridge.read_note(copy.rel).text
+        except (MemdeckError, OSError):
+            return state
+        return None if disk == copy.text else state
+
+    async def _discard_copy(self, copy: RecoveryCopy) -> None:
+        from engine.api import discard_recovery
+
+        try:
+            await asyncio.to_thread(discard_recovery, self.config, copy.id)
+        except (MemdeckError, OSError) as exc:
+            self.notify(f"Cannot remove the recovery copy {copy.path}: {exc}", severity="warning")
+
+    async def _offer_one(self, copy: RecoveryCopy, state: str) -> str:
+        """Ask about one copy: ``recovered`` (its text is in the editor), ``decided`` (discarded, or kept for
+        later: the other copies can be asked about), or ``stop`` (it could not be recovered)."""
         from tui.bridge import unified_diff
 
         ChoiceScreen, _ = _dialogs()
-        state = await asyncio.to_thread(recovery_disk_state, self.config, copy)
         choices = [("recover", "Recover", "primary"), ("diff", "Show diff", "default"),
                    ("discard", "Discard", "error"), ("later", "Later", "default")]
         message = (f"memdeck was stopped ({copy.reason}, {copy.saved_at.replace('T', ' ')}) with unsaved changes "
@@ -574,14 +632,11 @@ class MainScreen(Screen[None]):
             await self.app.push_screen_wait(DiffScreen(copy.rel, unified_diff(copy.rel, disk_text, copy.text)))
         if choice == "recover":
             if not await self.recover_into_editor(copy.rel, copy.text):
-                return False
+                return "stop"
         elif choice != "discard":
-            return True  # later (or escape): the copy stays
-        try:
-            await asyncio.to_thread(discard_recovery, self.config, copy.id)
-        except (MemdeckError, OSError) as exc:
-            self.notify(f"Cannot remove the recovery copy {copy.path}: {exc}", severity="warning")
-        return True
+            return "decided"  # later (or escape): the copy stays
+        await self._discard_copy(copy)
+        return "recovered" if choice == "recover" else "decided"
 
     async def recover_into_editor(self, rel: str, text: str) -> bool:
         """Open ``rel`` with ``text`` in place of its content, as unsaved changes (ctrl+z brings the disk's back).
@@ -864,8 +919,11 @@ class MainScreen(Screen[None]):
         info = (f"{n} candidate {'memory' if n == 1 else 'memories'} ({draft.method})"
                 + (f", {draft.skipped_known} already in memory" if draft.skipped_known else "")
                 + f". Edit freely; Append adds this to {target}.")
+        from engine.api import daily_heading
+
         text = await self.app.push_screen_wait(FlushScreen(f"Flush session {transcript.session_id[:8]} → {target}",
-                                                           info, block, draft.warnings))
+                                                           info, block, draft.warnings, target=target,
+                                                           heading=daily_heading(now.date())))
         if not text:
             return
         try:
@@ -943,6 +1001,12 @@ class MainScreen(Screen[None]):
         problem = await asyncio.to_thread(system_copy, text)
         where = "clipboard" if problem is None else "terminal clipboard (OSC 52)"
         self.notify(f"Copied {what} to the {where}")
+
+
+def _pick_screen() -> type[PickScreen]:
+    from tui.screens.dialogs import PickScreen
+
+    return PickScreen
 
 
 def _dialogs() -> tuple[type[ChoiceScreen], type[PromptScreen]]:
