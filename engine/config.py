@@ -19,6 +19,8 @@ FALLBACKS = ("none", "local", "openai", "gemini", "hash")
 SEARCH_MODES = ("hybrid", "keyword", "vector")
 SOURCES = ("memory", "sessions")
 EMBEDDING_ENV_PREFIX = "MEMDECK_EMBEDDING_"
+MAX_CONFIG_BYTES = 1024 * 1024
+"""The largest config file read (a config is a few KB; this stops a device or a mistaken path being read whole)."""
 
 
 @dataclass(frozen=True)
@@ -262,15 +264,23 @@ def read_config_file(path: Path) -> dict[str, Any]:
         ConfigError: the file is not valid TOML or cannot be read.
     """
     try:
-        raw = path.read_bytes()
+        # Only so much of it: --config /dev/zero would read forever (/dev/null and <(…) are fine configs).
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_CONFIG_BYTES + 1)
     except FileNotFoundError:
         return {}
     except OSError as exc:
         raise ConfigError(str(path), "(file)", f"cannot read: {exc.strerror or exc}") from exc
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError(str(path), "(file)", f"larger than {MAX_CONFIG_BYTES // 1024} KB: not a memdeck config")
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise ConfigError(str(path), "(file)", "UTF-16 text: save it as UTF-8")
     try:
-        return tomllib.loads(raw.decode("utf-8"))
+        # A UTF-8 byte-order mark (Windows Notepad writes one) is no TOML syntax error: it is dropped.
+        return tomllib.loads(raw.decode("utf-8-sig"))
     except UnicodeDecodeError as exc:
-        raise ConfigError(str(path), "(file)", "not UTF-8 text") from exc
+        at = exc.start + (3 if raw.startswith(b"\xef\xbb\xbf") else 0) + 1  # utf-8-sig counts after the mark
+        raise ConfigError(str(path), "(file)", f"not UTF-8 text (byte {at} is not): save it as UTF-8") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(str(path), "(syntax)", str(exc)) from exc
     except ValueError as exc:  # an integer over Python's 4300-digit int limit: the parser's own ValueError

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 import os
 import re
 import reprlib
 import unicodedata
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, fields
 from datetime import date, datetime, time
 from typing import Any, Literal
@@ -121,9 +122,10 @@ class Rule:
                 return f"expected {self.describe()}, got {shown}"
             if value in self.choices:
                 return None
+            hint = did_you_mean(value, self.choices)
             if self.noun:
-                return f"unknown {self.noun} {shown} (known: {', '.join(self.choices)})"
-            return f"must be {self.describe()}, got {shown}"
+                return f"unknown {self.noun} {shown}{hint} (known: {', '.join(self.choices)})"
+            return f"must be {self.describe()}, got {shown}{hint}"
         if self.kind in ("str", "path"):
             return self._check_text(value, shown)
         if self.kind == "list":
@@ -260,6 +262,17 @@ def key_problem(key: str) -> str | None:
         seen.add(modifier)
     if name == "":
         return f"no key after the modifiers in {shown} (write plus for the + key)"
+    # Textual reports a key that types a character as that character: shift+a arrives as "A", and a capital
+    # never follows a modifier (ctrl+shift+s, or plain ctrl+s: terminals send ctrl+S as ctrl+s).
+    types_a_character = (len(name) == 1 and name.isprintable() and not name.isspace()) or (
+        name != "space" and _is_character_name(name))
+    if modifiers == ["shift"] and types_a_character:
+        instead = name.upper() if len(name) == 1 and name.lower() != name.upper() else "the character it types, like exclamation_mark"
+        return f"{shown} never arrives: Textual reports shift and a character key as the character (write {instead})"
+    if modifiers and len(name) == 1 and name.lower() != name:
+        lower = "+".join([*sorted({*modifiers, "shift"}), name.lower()])
+        return (f"{shown} never arrives: after a modifier the letter is lowercase (write {lower}, or "
+                f"{'+'.join([*modifiers, name.lower()])})")
     if len(name) == 1 and name.isprintable() and not name.isspace():
         if modifiers and not name.isalnum():
             return f"write {'+'.join([*modifiers, key_name_of(name)])} for {shown} (Textual names that key)"
@@ -416,7 +429,8 @@ def validate(raw: Mapping[str, Any], *, path: str = "config.toml",
     """
     for key, value in raw.items():
         if key not in KNOWN_TOP:
-            raise _error(path, _key(key), f"unknown key (known: {', '.join(sorted(KNOWN_TOP))})")
+            raise _error(path, _key(key), f"unknown key{did_you_mean(key, KNOWN_TOP)} "
+                                          f"(known: {', '.join(sorted(KNOWN_TOP))})")
         if key in TOP_LEVEL:
             _raise_if(path, key, TOP_LEVEL[key].check(value))
         elif key in TABLES:
@@ -427,7 +441,10 @@ def validate(raw: Mapping[str, Any], *, path: str = "config.toml",
                 rule = SECTIONS[key].get(name) if isinstance(name, str) else None
                 if rule is None:
                     known = ", ".join(sorted(SECTIONS[key]))
-                    raise _error(path, f"{key}.{_key(name)}", f"unknown key (known: {known})")
+                    elsewhere = [s for s in SECTIONS if s != key and name in SECTIONS[s]]
+                    hint = (f"; did you mean [{elsewhere[0]}] {name}?" if elsewhere
+                            else did_you_mean(name, SECTIONS[key]))
+                    raise _error(path, f"{key}.{_key(name)}", f"unknown key{hint} (known: {known})")
                 _raise_if(path, f"{key}.{name}", rule.check(entry))
     origins: dict[str, str] = {}
     effective = {s: dict(raw.get(s) or {}) for s in SECTIONS}
@@ -439,6 +456,16 @@ def validate(raw: Mapping[str, Any], *, path: str = "config.toml",
         problem = check(effective)
         if problem is not None:
             raise _error(origins.get(dotted, path), dotted, problem)
+
+
+def did_you_mean(given: object, known: Iterable[str]) -> str:
+    """``"; did you mean search?"`` for a misspelt or mis-cased name (``serach``, ``Memory``), else ``""``."""
+    if not isinstance(given, str) or not given:
+        return ""
+    names = sorted(known)
+    same_case = [name for name in names if name.lower() == given.lower()]
+    close = same_case or difflib.get_close_matches(given.lower(), names, n=1, cutoff=0.75)
+    return f"; did you mean {close[0]}?" if close else ""
 
 
 def _environment(environ: Mapping[str, str]) -> Iterator[tuple[str, str, str, Any]]:

@@ -2,27 +2,33 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import math
 import random
 import socket
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
+from engine.display import plural
 from engine.errors import MemdeckError
 from engine.textio import scrub_json
 
 MAX_RETRY_AFTER = 30.0
 """The longest ``Retry-After`` we wait (seconds): a server asking for minutes gets a clear failure sooner."""
+MAX_ANSWER_BYTES = 256 * 1024 * 1024
+"""The longest answer read (a batch of 2,048 embeddings of 3,072 numbers is ~130 MB as JSON): a server that
+streams without end gets a clear failure, not all of memory."""
 DETAIL_CHARS = 300
 _BODY_BYTES = 8000
 _PLAIN_HEADERS = frozenset({"content-type", "accept", "user-agent", "content-length"})
 
-FailureKind = Literal["status", "refused", "dns", "tls", "timeout", "network", "json", "config"]
+FailureKind = Literal["status", "refused", "dns", "tls", "timeout", "network", "json", "config", "size"]
 
 
 def public_url(url: str) -> str:
@@ -78,13 +84,31 @@ class HttpError(MemdeckError):
             text = f"{text}: {hint}"
         if self.retried:
             took = f", {self.waited:.1f} s" if self.waited is not None and self.waited >= 1.0 else ""
-            text += f" (gave up after {self.attempts} attempt{'s' if self.attempts != 1 else ''}{took})"
+            text += f" (gave up after {plural(self.attempts, 'attempt')}{took})"
         return text
+
+    def asking(self, seconds: float) -> HttpError:
+        """This failure, saying the server asked to wait ``seconds`` (its ``Retry-After``) before trying again."""
+        problem = f"{self.problem}; the server asks to wait {_duration(seconds)} (Retry-After): try again then"
+        return HttpError(self.kind, self.endpoint, problem, status=self.status, reason=self.reason,
+                         detail=self.detail, attempts=self.attempts, retried=self.retried, waited=self.waited)
 
     def gave_up(self, attempts: int, waited: float) -> HttpError:
         """This failure as the final one of a call: ``attempts`` requests over ``waited`` seconds."""
         return HttpError(self.kind, self.endpoint, self.problem, status=self.status, reason=self.reason,
                          detail=self.detail, attempts=attempts, retried=self.retried, waited=waited)
+
+
+def _duration(seconds: float) -> str:
+    """``45 s``, ``12 min``, ``2 h 5 min`` (a wait a server asks for)."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    minutes = round(seconds / 60)
+    if minutes < 90:
+        return f"{minutes} min"
+    if minutes < 48 * 60:
+        return f"{minutes // 60} h" + (f" {minutes % 60} min" if minutes % 60 else "")
+    return plural(round(minutes / (24 * 60)), "day", grouped=True)
 
 
 @dataclass(frozen=True)
@@ -102,15 +126,112 @@ Transport = Callable[[str, bytes, Mapping[str, str], float], Response]
 answer arrives. Tests inject one; the default is :func:`urllib_transport`."""
 
 
+class AnswerTooLarge(Exception):
+    """The answer's body was longer than :data:`MAX_ANSWER_BYTES` (the transport stopped reading)."""
+
+
+class _Watchdog:
+    """Cuts an attempt's connections once its time is up, so no answer can take longer than the timeout.
+
+    A socket timeout bounds each read, not the answer: a server that sends a byte a second (headers or body)
+    never trips it. Shutting the socket down wakes the blocked read at once.
+    """
+
+    def __init__(self, seconds: float) -> None:
+        self.expired = False
+        self._sockets: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+
+    def watch(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._sockets.append(sock)
+            if self.expired:
+                _shut(sock)
+
+    def _expire(self) -> None:
+        with self._lock:
+            self.expired = True
+            for sock in self._sockets:
+                _shut(sock)
+
+    def __enter__(self) -> _Watchdog:
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._timer.cancel()
+
+
+def _shut(sock: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)
+
+
+def _opener(watchdog: _Watchdog) -> Any:
+    """``urllib``'s usual opener (proxies from the environment, TLS), with each connection's socket watched."""
+    import urllib.request
+
+    class Watched:
+        def do_open(self, http_class: Any, req: Any, **kwargs: Any) -> Any:
+            class Connection(http_class):  # type: ignore[misc]
+                def connect(self) -> None:
+                    super().connect()
+                    watchdog.watch(self.sock)
+
+            return super().do_open(Connection, req, **kwargs)  # type: ignore[misc]
+
+    class HTTP(Watched, urllib.request.HTTPHandler):
+        pass
+
+    class HTTPS(Watched, urllib.request.HTTPSHandler):
+        pass
+
+    return urllib.request.build_opener(HTTP(), HTTPS())
+
+
+def _read_body(answer: Any, limit: int) -> bytes:
+    parts: list[bytes] = []
+    size = 0
+    while chunk := answer.read(65536):
+        size += len(chunk)
+        if size > limit:
+            raise AnswerTooLarge(f"more than {limit // (1024 * 1024)} MB")
+        parts.append(chunk)
+    return b"".join(parts)
+
+
 def urllib_transport(url: str, body: bytes, headers: Mapping[str, str], timeout: float) -> Response:
-    """POST with ``urllib.request``; HTTP error statuses are returned as responses, not raised."""
+    """POST with ``urllib.request``; HTTP error statuses are returned as responses, not raised.
+
+    The whole answer (connecting, headers, body) must arrive within ``timeout`` seconds, else ``TimeoutError``;
+    a body over :data:`MAX_ANSWER_BYTES` raises :class:`AnswerTooLarge`.
+    """
     import urllib.error  # deferred: urllib.request pulls in http.client, email and ssl
     import urllib.request
 
     request = urllib.request.Request(url, data=body, headers=dict(headers), method="POST")
+    import http.client
+
+    with _Watchdog(timeout) as watchdog:
+        try:
+            answer = _attempt(_opener(watchdog), request, timeout)
+        except (OSError, ValueError, http.client.HTTPException, urllib.error.URLError):
+            if watchdog.expired:  # the cut connection's error, whatever it was: the time was up
+                raise TimeoutError(f"the answer took longer than {timeout:g} s") from None
+            raise
+        if watchdog.expired:  # cut mid-body: what arrived is not the whole answer
+            raise TimeoutError(f"the answer took longer than {timeout:g} s")
+        return answer
+
+
+def _attempt(opener: Any, request: Any, timeout: float) -> Response:
+    import urllib.error
+
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as answer:
-            raw = answer.read()
+        with opener.open(request, timeout=timeout) as answer:
+            raw = _read_body(answer, MAX_ANSWER_BYTES)
             return Response(int(answer.status), str(answer.reason or ""),
                             {k.lower(): v for k, v in answer.headers.items()}, raw)
     except urllib.error.HTTPError as exc:
@@ -352,6 +473,7 @@ class HttpClient:
         attempt = 0
         for attempt in range(allowed + 1):
             retry_after: float | None = None
+            asked: float | None = None
             try:
                 answer = self._transport(url, body, sent, seconds)
             except Exception as exc:  # classified below; anything unknown is re-raised there
@@ -369,12 +491,16 @@ class HttpClient:
                 failure = self._status_failure(answer, shown, secrets, attempt + 1)
                 if not failure.retried:
                     raise failure
-                retry_after = parse_retry_after(answer.headers.get("retry-after"), now=self._wall_clock(),
-                                                cap=self.policy.max_retry_after)
+                asked = parse_retry_after(answer.headers.get("retry-after"), now=self._wall_clock(), cap=math.inf)
+                retry_after = None if asked is None else min(asked, self.policy.max_retry_after)
+                if asked is not None and asked > self.policy.max_retry_after:
+                    failure = failure.asking(asked)  # a wait longer than we keep: the failure says how long
             if attempt >= allowed:
                 break
             delay = self.delay(attempt, retry_after)
             if not self._may_retry(timeouts, self._clock() - started, delay, seconds):
+                if retry_after is not None and delay == retry_after and retry_after == asked:
+                    failure = failure.asking(retry_after)  # the wait the server asks does not fit the deadline
                 break
             self._sleep(delay)
         assert failure is not None  # the loop ran at least once and every success returned
@@ -410,6 +536,9 @@ class HttpClient:
 
         reason: object = exc.reason if isinstance(exc, urllib.error.URLError) else exc
         kind: FailureKind
+        if isinstance(exc, AnswerTooLarge):
+            return HttpError("size", shown, f"{shown} answered with {exc} (the most memdeck reads)",
+                             attempts=attempts)
         if _is_refused(reason):
             kind, problem = "refused", f"connection refused: is the server running at {shown}?"
         elif isinstance(reason, socket.gaierror):

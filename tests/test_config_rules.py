@@ -214,7 +214,7 @@ def test_cross_field_rules(data: dict[str, Any], key: str, needle: str) -> None:
 
 
 def test_unknown_keys_name_the_key_and_the_known_ones() -> None:
-    with pytest.raises(ConfigError, match=r"^c\.toml: search\.max_resluts: unknown key \(known: candidate_"):
+    with pytest.raises(ConfigError, match=r"^c\.toml: search\.max_resluts: unknown key; did you mean max_results\? \(known: candidate_"):
         validate({"search": {"max_resluts": 3}}, path="c.toml")
     with pytest.raises(ConfigError, match=r"^c\.toml: colour: unknown key \(known: agent, chunking"):
         validate({"colour": "red"}, path="c.toml")

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine.api import MemoryEngine
-from engine.search.dates import TODAY_ENV, query_dates, resolve_dates, resolve_dates_noting
+from engine.search.dates import TODAY_ENV, pinned_today, query_dates, resolve_dates, resolve_dates_noting
 from engine.search.query import parse_query
 from memdeck.cli import cli
 from tests.helpers import hash_config
@@ -126,6 +126,57 @@ CASES: list[tuple[str, date, list[tuple[str, str, str]]]] = [
     ("in March", MIN, []),
     ("Oct 5", MIN, []),
     ("2026-10-05 and tomorrow", MAX, [("2026-10-05", "2026-10-05", "2026-10-05")]),
+    # round 2: counts of any length, in digits or Chinese numerals (past the calendar: noted, not raised)
+    ("10000天前", THU, [("10000天前", "1999-06-06", "1999-06-06")]),
+    ("一百天前", THU, [("一百天前", "2026-07-14", "2026-07-14")]),
+    ("百天前", THU, [("百天前", "2026-07-14", "2026-07-14")]),
+    ("三百六十五天前", THU, [("三百六十五天前", "2025-10-22", "2025-10-22")]),
+    ("一千零一天后", THU, [("一千零一天后", "2029-07-19", "2029-07-19")]),
+    ("两百天后", THU, [("两百天后", "2027-05-10", "2027-05-10")]),
+    ("十万天前", THU, [("十万天前", "1753-01-06", "1753-01-06")]),
+    ("in 10000 days", THU, [("in 10000 days", "2054-03-09", "2054-03-09")]),
+    ("999 days ago", THU, [("999 days ago", "2024-01-27", "2024-01-27")]),
+    ("in 401 days", THU, [("in 401 days", "2027-11-27", "2027-11-27")]),
+    ("za 1000 dana", THU, [("za 1000 dana", "2029-07-18", "2029-07-18")]),
+    ("in 99999999999999999999 days", THU, []),
+    ("in -3 days", THU, []),
+    ("in 0 days", THU, [("in 0 days", "2026-10-22", "2026-10-22")]),
+    # forward phrases a week further out: never the past
+    ("Friday after next", THU, [("Friday after next", "2026-10-30", "2026-10-30")]),
+    ("the friday after next", FRI, [("the friday after next", "2026-11-06", "2026-11-06")]),
+    ("next next Friday", THU, [("next next Friday", "2026-10-30", "2026-10-30")]),
+    ("next next week", THU, [("next next week", "2026-11-02", "2026-11-08")]),
+    ("this friday", SAT, [("this friday", "2026-10-23", "2026-10-23")]),  # this week's
+    # a day with a time after it (ISO 8601)
+    ("2026-10-23T10:00", THU, [("2026-10-23", "2026-10-23", "2026-10-23")]),
+    ("met 2026-10-23t09:30z", THU, [("2026-10-23", "2026-10-23", "2026-10-23")]),
+    # numbered parts of a text, slashed numbers and other numbers are not days
+    ("page 12.10.", THU, []),
+    ("see p. 12.10.", THU, []),
+    ("chapter 5.10.", THU, []),
+    ("section 3.4.", THU, []),
+    ("table 3.4.", THU, []),
+    ("fig. 2.1.", THU, []),
+    ("§ 5.10.", THU, []),
+    ("strana 12.10.", THU, []),
+    ("član 2.1.", THU, []),
+    ("23/10", THU, []),
+    ("10/23", THU, []),
+    ("3/4 cup", THU, []),
+    ("12:30", THU, []),
+    ("$4.10", THU, []),
+    ("2.5 GB", THU, []),
+    ("HTTP/1.1", THU, []),
+    ("RFC 2616", THU, []),
+    ("ISO 8601", THU, []),
+    ("1.2.3.4", THU, []),
+    ("3.12.4", THU, []),
+    ("python3.12.", THU, []),
+    # absolute days still read
+    ("23.10.2026.", THU, [("23.10.2026.", "2026-10-23", "2026-10-23")]),
+    ("23. oktobar", SAT, [("23. oktobar", "2026-10-23", "2026-10-23")]),
+    ("2026年10月23日", THU, [("2026年10月23日", "2026-10-23", "2026-10-23")]),
+    ("October 23rd", SAT, [("October 23rd", "2026-10-23", "2026-10-23")]),
 ]
 
 
@@ -206,11 +257,21 @@ def test_a_search_at_the_end_of_the_calendar_runs_with_a_note(workspace: Path, m
     assert "not read as a date" in text.stderr
 
 
-def test_a_bad_pinned_today_is_a_note_and_the_search_runs(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(TODAY_ENV, "10000-01-01")
+@pytest.mark.parametrize("value", ["10000-01-01", "2026-02-30", "2026-1-5", "tomorrow", "+002026-10-22",
+                                   "2026-10-22T10:00", "20261022", "2026-W43-4", "２０２６-１０-２２"])
+def test_a_bad_pinned_today_is_a_note_and_the_search_runs(workspace: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          value: str) -> None:
+    monkeypatch.setenv(TODAY_ENV, value)
     with MemoryEngine(hash_config(workspace)) as eng:
         resp = eng.search("lentil yesterday", mode="keyword")
-    assert resp.results and any(TODAY_ENV in w for w in resp.warnings)
+    assert resp.results and any(TODAY_ENV in w and "YYYY-MM-DD" in w for w in resp.warnings)
+
+
+@pytest.mark.parametrize(("value", "today"), [(" 2026-10-22 ", THU), ("2026-10-22\n", THU), ("", None)])
+def test_a_pinned_today_is_read_with_its_spaces(monkeypatch: pytest.MonkeyPatch, value: str,
+                                                today: date | None) -> None:
+    monkeypatch.setenv(TODAY_ENV, value)
+    assert pinned_today() == today
 
 
 # -- fuzz: the "queries" boundary ---------------------------------------------------------------------------
@@ -218,7 +279,8 @@ _FRAGMENTS = st.sampled_from([
     "yesterday", "tomorrow", "next Friday", "Friday next week", "in 3 days", "3 days ago", "last week",
     "next month", "in March", "on the 31st", "Oct 5", "29 Feb", "2026-02-30", "9999-12-31", "0001-01-01",
     "5.10.", "31.12.", "3.12.", "v2.4.1", "10.0.0.1", "100天前", "3天后", "下周五", "上上周日", "下个月", "十二月三十一日",
-    "sledeći petak", "za 5 dana", "pre 999 dana", "следећи", "прекосутра", "999 weeks ago", "in 400 weeks",
+    "sledeći petak", "za 5 dana", "pre 999 dana", "一百天前", "十万天后", "99999999999999999999 days ago", "最近一万天",
+    "Friday after next", "next next week", "2026-10-23T10:00", "page 12.10.", "следећи", "прекосутра", "999 weeks ago", "in 400 weeks",
     '"', "*", "(", ")", ":", "^", "-", "NEAR(", "AND", "\x00", "\ud800", "e\u0301", "１０月５日", " ", "before",
 ])
 QUERIES = st.one_of(

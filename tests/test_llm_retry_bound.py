@@ -178,3 +178,115 @@ def test_a_server_that_never_answers_gets_the_completion_twice(
         client.complete([{"role": "user", "content": "hi"}])
     assert received == ["/v1/chat/completions"] * 2
     assert "2 attempts" in str(info.value) and len(sleeps) == 1
+
+
+# -- a real server on 127.0.0.1 that answers badly: slowly, without end, or with a wait ---------------------
+class _Scripted(BaseHTTPRequestHandler):
+    """Answers each POST as ``server.mode`` says; every loop is bounded and ends when ``server.stop`` is set."""
+
+    protocol_version = "HTTP/1.1"
+    server: Any
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        self.server.received.append(self.path)
+        mode, stop = self.server.mode, self.server.stop
+        try:
+            if mode == "drip-body":  # headers at once, then a byte every 50 ms
+                self.send_response(200)
+                self.send_header("Content-Length", "100000")
+                self.end_headers()
+                for _ in range(400):
+                    if stop.wait(0.05):
+                        return
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+            elif mode == "drip-headers":  # the status line, then a header a byte at a time
+                self.wfile.write(b"HTTP/1.1 200 OK\r\nX-Slow: ")
+                for _ in range(400):
+                    if stop.wait(0.05):
+                        return
+                    self.wfile.write(b"x")
+                    self.wfile.flush()
+            elif mode == "stall-body":  # headers, then nothing
+                self.send_response(200)
+                self.send_header("Content-Length", "100")
+                self.end_headers()
+                self.wfile.flush()
+                stop.wait(20)
+            elif mode == "endless":  # a body that never ends (chunks until the client hangs up)
+                self.send_response(200)
+                self.end_headers()
+                for _ in range(2000):  # 24 MB at most, far over the test's 1 MB cap
+                    if stop.is_set():
+                        return
+                    self.wfile.write(b"[1," * 4096)
+        except OSError:  # the client hung up: what these tests expect
+            return
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+
+@pytest.fixture
+def bad_server() -> Iterator[Any]:
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Scripted)
+    httpd.daemon_threads = True
+    httpd.received, httpd.stop, httpd.mode = [], threading.Event(), ""  # type: ignore[attr-defined]
+    httpd.base = f"http://127.0.0.1:{httpd.server_address[1]}/v1"  # type: ignore[attr-defined]
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
+    thread.start()
+    try:
+        yield httpd
+    finally:
+        httpd.stop.set()  # type: ignore[attr-defined]
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join()
+
+
+@pytest.mark.parametrize("mode", ["drip-body", "drip-headers", "stall-body"])
+def test_a_slow_answer_is_a_timeout_within_the_deadline(bad_server: Any, mode: str) -> None:
+    """A byte every 50 ms never trips a socket timeout of 0.3 s: the attempt as a whole is bounded."""
+    bad_server.mode = mode
+    sleeps: list[float] = []
+    client = ChatClient(bad_server.base, "m", timeout=0.3, sleep=sleeps.append)
+    with pytest.raises(LLMError, match=r"no answer from .* within 0.3 s") as info:
+        client.complete([{"role": "user", "content": "hi"}])
+    assert "2 attempts" in str(info.value)  # counted as timeouts: the completion is re-sent once
+    assert bad_server.received == ["/v1/chat/completions"] * 2
+
+
+def test_an_endless_answer_is_cut_at_the_cap(bad_server: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    import engine.http
+
+    monkeypatch.setattr(engine.http, "MAX_ANSWER_BYTES", 1024 * 1024)
+    bad_server.mode = "endless"
+    client = ChatClient(bad_server.base, "m", timeout=30, sleep=lambda s: None)
+    with pytest.raises(LLMError, match=r"answered with more than 1 MB \(the most memdeck reads\)$"):
+        client.complete([{"role": "user", "content": "hi"}])
+    assert len(bad_server.received) == 1  # a too-long answer is not asked for again
+
+
+@pytest.mark.parametrize(("retry_after", "said"), [
+    ("3600", "the server asks to wait 60 min (Retry-After)"),
+    ("Wed, 21 Oct 2099 07:28:00 GMT", "days (Retry-After)"),
+    ("25", "the server asks to wait 25 s (Retry-After)"),  # fits no deadline of 2 × 5 s + 8 s either
+])
+def test_a_long_retry_after_is_said_and_not_waited(retry_after: str, said: str) -> None:
+    clock = FakeClock()
+    transport = Script(clock, Response(429, "Too Many Requests", {"retry-after": retry_after}, b"{}"), OK)
+    with pytest.raises(LLMError) as info:
+        _chat(clock, transport).complete([{"role": "user", "content": "hi"}])
+    assert said in str(info.value) and transport.sent == ["429"] and clock.sleeps == []
+
+
+@pytest.mark.parametrize(("url", "said"), [
+    ("http://127.0.0.1:9/v1", "connection refused: is the server running at http://127.0.0.1:9/v1?"),
+    ("http://nonexistent.invalid/v1", "cannot resolve the host in http://nonexistent.invalid/v1/chat/completions"),
+])
+def test_no_server_is_said_plainly(url: str, said: str) -> None:
+    sleeps: list[float] = []
+    with pytest.raises(LLMError) as info:
+        ChatClient(url, "m", timeout=2, sleep=sleeps.append).complete([{"role": "user", "content": "hi"}])
+    assert str(info.value).startswith(said), str(info.value)

@@ -213,7 +213,17 @@ def test_doctor_on_secrets_names_the_lines_to_edit(tmp_path: Path) -> None:
 
 # -- counts in the singular ---------------------------------------------------------------------------------
 COUNTED = re.compile(r"\{[^{}]+\}( bad)? (files|lines|bytes|chunks|entries|embeddings|inputs|tokens|msgs|chars|"
-                     r"characters|statements|sessions|messages)\b")
+                     r"characters|statements|sessions|messages|attempts|transcripts|findings|results|problems|days|"
+                     r"items|notes|candidates|duplicates|conflicts|retries|keys|secrets|folders|rows|"
+                     r"vectors|words|hits|errors|warnings|memories|bindings|minutes|hours)\b")
+# The other ways a plural gets written by hand: f"{n} file{'s' if n != 1 else ''}", "key(s)",
+# 'memory' if n == 1 else 'memories'.
+BY_HAND = re.compile(r"""['"]s['"] if [^:]*?!= ?1|['"]['"] if [^:]*?== ?1 else ['"]s['"]|(?<= )(?!len\b|str\b|repr\b|int\b|type\b)[a-z]+\(s\)(?=[ '",])|"""
+                     r"""['"][a-z ]+['"] if [\w.()\[\]'"]+ [!=]= ?1 else ['"][a-z ]+['"]""")
+AGREEMENT = {  # a word that agrees with a count written beside it through plural(): not a count of its own
+    "engine/health/doctor.py": ('"it" if n == 1 else "them"',),
+    "tui/screens/review.py": ("'is' if len(rest) == 1 else 'are'",),
+}
 NEVER_ONE = {  # a count written by hand where it can never be 1 (a limit, or a count that is at least 2)
     "engine/config_rules.py": ("{self.max_len} characters", "{self.max_items} entries"),
     "engine/review/detect.py": ("{len(members)} statements",),  # a duplicate group has two or more
@@ -236,6 +246,9 @@ def test_no_count_message_writes_a_plural_by_hand() -> None:
                 for match in COUNTED.finditer(line):
                     if not any(ok in match.group(0) for ok in NEVER_ONE.get(rel, ())):
                         found.append(f"{rel}:{n}: {match.group(0)}")
+                for match in BY_HAND.finditer(line):
+                    if not any(match.group(0) in ok for ok in AGREEMENT.get(rel, ())):
+                        found.append(f"{rel}:{n}: {match.group(0)}")
     assert not found, "use engine.display.plural: " + "; ".join(found)
 
 
@@ -255,3 +268,57 @@ def test_counts_of_one_read_in_the_singular(tmp_path: Path) -> None:
     assert "the index is up to date (2 files)" in messages
     details = [d for f in diagnose(cfg).findings for d in f.details]
     assert "memory/odd.md: 1 byte not UTF-8" in details
+
+
+# -- doctor names what cannot be written, and where ----------------------------------------------------------
+def _deny_writes(monkeypatch: pytest.MonkeyPatch, *denied: Path) -> None:
+    """``os.access`` says no to writing ``denied`` (as file modes or a read-only mount would, root included)."""
+    real = os.access
+    refused = {str(p) for p in denied}
+    monkeypatch.setattr(os, "access", lambda p, mode, **kw: not (mode & os.W_OK and str(p) in refused)
+                        and real(p, mode, **kw))
+
+
+@pytest.mark.parametrize(("case", "check", "severity", "said"), [
+    ("memory-read-only", "workspace", "warn", "memory/ is read-only: flushes, appends, new notes"),
+    ("root-read-only", "workspace", "warn", "the workspace folder is read-only: saves of MEMORY.md and USER.md"),
+    ("both-read-only", "workspace", "warn", "the workspace is read-only"),
+    ("empty-folder", "workspace", "info", "no memory here yet"),
+    ("index-not-writable", "permissions", "error", "memdeck cannot write the index"),
+    ("data-dir-not-writable", "permissions", "error", "memdeck cannot write its data folder"),
+])
+def test_doctor_names_what_cannot_be_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str,
+                                             check: str, severity: str, said: str) -> None:
+    ws = _workspace(tmp_path, files=1)
+    cfg = hash_config(ws)
+    with MemoryEngine(cfg) as eng:
+        eng.sync()
+    denied = {"memory-read-only": [ws / "memory"], "root-read-only": [ws], "both-read-only": [ws, ws / "memory"],
+              "index-not-writable": [cfg.index_path], "data-dir-not-writable": [cfg.index_path.parent]}
+    if case == "empty-folder":
+        cfg = hash_config(tmp_path / "empty")
+        (tmp_path / "empty").mkdir()
+    _deny_writes(monkeypatch, *denied.get(case, []))
+    report = diagnose(cfg)
+    finding = next(f for f in report.findings if f.check == check)
+    assert (finding.severity, said in finding.message) == (severity, True), finding
+    for path in denied.get(case, []):
+        assert any(str(path) in d for d in finding.details), finding.details
+    text = format_report(report)
+    assert ("No problems" in text) == (severity == "info")
+
+
+def test_a_read_only_index_is_found_and_fixed(tmp_path: Path) -> None:
+    """Real modes, also as root: a 400 index (which "readable by others" never flagged) is an error --fix repairs."""
+    ws = _workspace(tmp_path, files=2)
+    home = tmp_path / "home"
+    assert _doctor(ws, home, "--fix").returncode == 0
+    index = load_config(workspace=ws, home=home).index_path
+    index.chmod(0o400)
+    before = _doctor(ws, home, preexec_fn=obey_file_modes())
+    assert before.returncode == 1, before.stdout + before.stderr
+    assert "ERROR permissions: memdeck cannot write the index" in before.stdout
+    assert f"not writable: {index} (is 400, want 600)" in before.stdout
+    assert before.stdout.splitlines()[-1] == "1 problem found: run `memdeck doctor --fix` to repair it."
+    fixed = _doctor(ws, home, "--fix", preexec_fn=obey_file_modes())
+    assert f"chmod 600 {index}" in fixed.stdout and fixed.returncode == 0, fixed.stdout + fixed.stderr

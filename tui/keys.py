@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import difflib
+import functools
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from textual.binding import Binding
-from textual.keys import _character_to_key
+from textual.keys import KEY_ALIASES, _character_to_key, format_key
 
 
 @dataclass(frozen=True)
@@ -125,6 +126,33 @@ RESERVED_KEYS: dict[str, str] = {
 }
 """Keys Textual itself binds for every screen: a remap onto one would take it away."""
 
+@functools.cache
+def text_field_keys() -> dict[str, str]:
+    """The keys the editor (a TextArea) and the search box (an Input) act on, with what they do there
+    (``ctrl+a``: cursor line start): a binding that works while typing (a priority binding: save, search,
+    quit …) would take them away there."""
+    from textual.widgets import Input, TextArea
+
+    found: dict[str, str] = {"enter": "a new line or running the search", "space": "typing a space"}
+    for widget in (TextArea, Input):
+        for binding in widget.BINDINGS:
+            if isinstance(binding, Binding):
+                for key in _keys_of(binding.key):
+                    found.setdefault(key, binding.action.split("(")[0].replace("_", " "))
+    return found
+
+
+def _types_a_character(key: str) -> bool:
+    """``a``, ``A``, ``question_mark``, ``minus``: a key without modifiers that types its character."""
+    if "+" in key:
+        return False
+    shown = format_key(key)  # the character a character key names; "↑" for up, which is no character key
+    return len(shown) == 1 and shown.isprintable() and _character_to_key(shown) == key
+
+
+_ALIAS_OF = {alias: key for key, aliases in KEY_ALIASES.items() for alias in aliases}
+"""``ctrl+i`` → ``tab``: keys a terminal cannot tell apart (Textual reports the second name as an alias)."""
+
 GLOBAL_GROUP = "app"
 """The group whose keys work everywhere: a key there clashes with the same key in any group."""
 
@@ -172,10 +200,13 @@ def check_keymap(keymap: Mapping[str, str], groups: Iterable[tuple[str, Iterable
     defaults: dict[str, list[str]] = {}
     where: dict[str, set[str]] = {}
     label: dict[str, str] = {}
+    while_typing: set[str] = set()  # priority bindings: they fire before the focused editor or search box
     for group, bindings in groups:
         for binding in bindings:
             if not binding.id:
                 continue
+            if binding.priority:
+                while_typing.add(binding.id)
             defaults.setdefault(binding.id, [])
             defaults[binding.id] += [k for k in _keys_of(binding.key) if k not in defaults[binding.id]]
             where.setdefault(binding.id, set()).add(group)
@@ -196,21 +227,31 @@ def check_keymap(keymap: Mapping[str, str], groups: Iterable[tuple[str, Iterable
         return accepted.get(binding_id, defaults[binding_id])
 
     def clash() -> tuple[str, str, str] | None:
-        """(the remapped id, what else answers to the key, the key) of the first clash, in config order."""
+        """(the remapped id, the key, why it cannot have it) of the first clash, in config order."""
         for binding_id, keys in accepted.items():
-            for key in keys:
+            for written in keys:
+                # A terminal sends ctrl+i as tab and ctrl+m as enter: Textual hands such a key to both names.
+                key = _ALIAS_OF.get(written, written)
+                same = f" ({written} is {key} to a terminal)" if key != written else ""
                 if key in RESERVED_KEYS:
-                    return binding_id, RESERVED_KEYS[key], key
+                    return binding_id, written, f"is already the key of {RESERVED_KEYS[key]}{same}"
                 for other in defaults:
                     shared = where[binding_id] & where[other] or GLOBAL_GROUP in where[binding_id] | where[other]
-                    if other != binding_id and shared and key in effective(other):
-                        return binding_id, f"{other} ({label[other]})", key
+                    if other != binding_id and shared and {key, written} & set(effective(other)):
+                        return binding_id, written, f"is already the key of {other} ({label[other]}){same}"
+                if binding_id in while_typing and _types_a_character(key):
+                    return binding_id, written, (f"types a character in the editor and the search box, and "
+                                                 f"{binding_id} works while typing there: it would take the key away")
+                if binding_id in while_typing and key in text_field_keys():
+                    return binding_id, written, (f"is the editor's and the search box's key for "
+                                                 f"{text_field_keys()[key]}{same}, and {binding_id} works while "
+                                                 "typing there: it would take the key away")
         return None
 
     while (found := clash()) is not None:
-        binding_id, other, key = found
+        binding_id, key, why = found
         del accepted[binding_id]
-        warnings.append(f"[keys] {binding_id} = \"{keymap[binding_id]}\": {key} is already the key of {other}; "
+        warnings.append(f"[keys] {binding_id} = \"{keymap[binding_id]}\": {key} {why}; "
                         f"{binding_id} keeps {', '.join(defaults[binding_id]) or 'no key'}")
     return KeymapCheck({k: ",".join(v) for k, v in accepted.items()}, tuple(warnings))
 

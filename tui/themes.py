@@ -43,7 +43,9 @@ def parse_theme(data: dict[str, Any], source: str, default_name: str) -> Theme:
     """
     unknown = sorted(set(data) - _KNOWN)
     if unknown:
-        raise ThemeError(f"{source}: unknown key(s) {', '.join(unknown)}")
+        from engine.api import plural  # only for this message
+
+        raise ThemeError(f"{source}: {plural(len(unknown), 'unknown key')}: {', '.join(unknown)}")
     name = data.get("name", default_name)
     if not isinstance(name, str) or not name.strip():
         raise ThemeError(f"{source}: name must be a non-empty string")

@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from engine.config import Config, EmbeddingConfig
+from engine.display import plural
 from engine.embed.base import EmbeddingError, estimate_tokens, public_url
 from engine.embed.gemini import DEFAULT_BASE_URL as GEMINI_BASE_URL
 from engine.embed.gemini import GEMINI_MODELS, GeminiEmbedder, normalize_gemini_model
@@ -327,4 +328,4 @@ def describe_model_change(built: Mapping[str, Any] | None, current: Mapping[str,
     if old == new:  # the same model name made differently (another engine, size or input limit)
         old, new = str(old_fp), str(new_fp)
     n = chunks()
-    return f"embedding model changed: {old} → {new}; re-embedding {n:,} chunk{'' if n == 1 else 's'} once"
+    return f"embedding model changed: {old} → {new}; re-embedding {plural(n, 'chunk', grouped=True)} once"

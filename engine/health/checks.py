@@ -319,23 +319,35 @@ def private_paths(config: Config) -> tuple[tuple[Path, ...], tuple[Path, ...]]:
 
 
 def loose_folders(config: Config) -> list[Path]:
-    """Private folders others can read or enter."""
+    """Private folders others can read or enter, or memdeck cannot write (not 700: ``--fix`` sets it)."""
     out: list[Path] = []
     for folder in private_paths(config)[0]:
         with contextlib.suppress(OSError):
-            if folder.is_dir() and stat.S_IMODE(folder.stat().st_mode) & 0o077:
-                out.append(folder)
+            if folder.is_dir() and stat.S_IMODE(folder.stat().st_mode) != 0o700:
+                mode = stat.S_IMODE(folder.stat().st_mode)
+                if mode & 0o077 or mode & 0o700 != 0o700:
+                    out.append(folder)
     return out
 
 
 def loose_files(config: Config) -> list[Path]:
-    """Private files (not symlinks) others can read or write."""
+    """Private files (not symlinks) others can read or write, or memdeck cannot write (``--fix`` sets 600)."""
     out: list[Path] = []
     for path in private_paths(config)[1]:
         with contextlib.suppress(OSError):
-            if path.is_file() and not path.is_symlink() and stat.S_IMODE(path.stat().st_mode) & 0o077:
-                out.append(path)
+            if path.is_file() and not path.is_symlink():
+                mode = stat.S_IMODE(path.stat().st_mode)
+                if mode & 0o077 or mode & 0o600 != 0o600:
+                    out.append(path)
     return out
+
+
+def _unwritable(path: Path) -> bool:
+    """memdeck's own file or folder that it cannot write (its mode, or a read-only mount: root too)."""
+    try:
+        return path.exists() and not path.is_symlink() and not os.access(path, os.W_OK)
+    except OSError:
+        return False
 
 
 def _mode(path: Path) -> str:
@@ -346,8 +358,22 @@ def _mode(path: Path) -> str:
 
 
 def _check_permissions(config: Config) -> Finding:
-    loose = [f"{folder} is {_mode(folder)} (want 700)" for folder in loose_folders(config)]
-    loose += [f"{path} is {_mode(path)} (want 600)" for path in loose_files(config)]
+    folders, files = loose_folders(config), loose_files(config)
+    stuck = [path for path in (*private_paths(config)[0], *private_paths(config)[1]) if _unwritable(path)]
+    loose = [f"{folder} is {_mode(folder)} (want 700)" for folder in folders if folder not in stuck]
+    loose += [f"{path} is {_mode(path)} (want 600)" for path in files if path not in stuck]
+    if stuck:
+        # Before "readable by others": a 444 index is readable by others too, but what stops memdeck is that it
+        # cannot write it (every index run, save and flush would fail).
+        index = config.index_path
+        what = ("the index" if all(p.name.startswith(index.name) for p in stuck)
+                else "its data folder" if all(p.is_dir() for p in stuck) else "its index and data folder")
+        fixable = [p for p in stuck if p in folders or p in files]
+        return Finding("permissions", "error",
+                       f"memdeck cannot write {what}: `memdeck index`, saves and flushes fail until it can",
+                       len(stuck), tuple(f"not writable: {p} (is {_mode(p)}, want {700 if p.is_dir() else 600})"
+                                         for p in stuck) + tuple(loose),
+                       "chmod folders 700 and files 600" if fixable else None)
     if loose:
         return Finding("permissions", "warn", f"{_n(len(loose), 'memdeck file or folder', 'memdeck files or folders')} readable by others",
                        len(loose), tuple(loose), "chmod folders 700 and files 600")
@@ -589,10 +615,22 @@ def _check_workspace(config: Config) -> Finding:
     mem_folder = memory if link is None else Path(link.target) if link.followed else None
     folders = [config.workspace] + ([mem_folder] if mem_folder is not None and mem_folder.is_dir() else [])
     read_only = [folder for folder in folders if not os.access(folder, os.W_OK)]
+    details = tuple(f"not writable: {folder}" for folder in read_only)
+    if read_only == [memory]:
+        return Finding("workspace", "warn", "memory/ is read-only: flushes, appends, new notes and saves of the "
+                       "daily notes would fail (MEMORY.md and USER.md can be edited); make memory/ writable",
+                       1, details)
+    if read_only == [config.workspace] and len(folders) == 2:
+        return Finding("workspace", "warn", "the workspace folder is read-only: saves of MEMORY.md and USER.md "
+                       "would fail (notes in memory/ can be edited); make the folder writable", 1, details)
     if read_only:
         return Finding("workspace", "warn", "the workspace is read-only: saves, flushes, appends and new notes "
                        "would fail (reading, search and the index work); make it writable to edit memory",
-                       len(read_only), tuple(f"not writable: {folder}" for folder in read_only))
+                       len(read_only), details)
+    if not any((config.workspace / name).exists() for name in ("MEMORY.md", "USER.md", "memory", "memory.md")):
+        return Finding("workspace", "info", f"no memory here yet: {config.workspace} has no MEMORY.md, USER.md "
+                       "or memory/ folder; if the agent's workspace is elsewhere, give --workspace (or set "
+                       "workspace in the config)")
     return Finding("workspace", "ok", "the workspace folder is readable and writable")
 
 

@@ -24,7 +24,8 @@ _MONTHS = {m: i for i, m in enumerate(
 _MONTHS.update({name[:3]: num for name, num in list(_MONTHS.items())})
 _MONTHS["sept"] = 9
 _MONTH_RE = "(" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
-_ISO_DATE = re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b")
+# A time may follow the day: "2026-10-23T10:00" (ISO 8601) names 23 October.
+_ISO_DATE = re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})(?:\b|(?=[Tt]\d))")
 # A year after the day is read only when it is not the start of an ISO date ("Oct 5, 2026-09-01").
 _DAY_MONTH = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?(?:\s+of)?\s+" + _MONTH_RE + r"(?:,?\s+(\d{4})(?!-\d))?\b",
                         re.I)
@@ -34,7 +35,8 @@ _ISO_MONTH = re.compile(r"\b(\d{4})-(\d{1,2})\b(?!-\d)")
 # "5.10." and "5.10.2026" (day.month., as Serbian and German write it); not a version "1.2.3" or an address.
 _DOTTED = re.compile(r"(?<![\w.])(\d{1,2})\.(\d{1,2})\.(?:(\d{4})\b\.?)?(?!\d)")
 # Words after which "3.12." or "20.04." is a version, a price or a ratio, not a day: "python 3.12.",
-# "ubuntu 20.04.", "it costs 4.10.", "the ratio was 1.05." (a sentence's full stop makes any "x.y" look like one).
+# "ubuntu 20.04.", "it costs 4.10.", "the ratio was 1.05.", "page 12.10." (a sentence's full stop makes any "x.y" look like
+# one).
 _NUMBER_CUE = re.compile(
     r"(?:\b(?:v|ver|version|versions|verzij[aeiu]|release|python|py|node|nodejs|npm|pip|java|jdk|go|golang|ruby"
     r"|rails|php|perl|rust|rustc|cargo|ios|android|macos|osx|ubuntu|debian|fedora|centos|rhel|kernel|linux"
@@ -42,9 +44,13 @@ _NUMBER_CUE = re.compile(
     r"|angular|typescript|swift|kotlin|scala|dotnet|elixir|erlang|lua|qt|chrome|firefox|safari|electron|docker"
     r"|kubernetes|k8s|helm|terraform|numpy|pandas|torch|pytorch|tensorflow|cuda|openssl|nginx|openclaw|memdeck"
     r"|ratio|rate|score|average|avg|mean|cost|costs|costed|price|priced|paid|pay|pays|eur|usd|gbp|rsd|din"
-    r"|dinara|cena|cijena|kosta|košta|kostalo|koštalo|platio|platila)"
+    r"|dinara|cena|cijena|kosta|košta|kostalo|koštalo|platio|platila"
+    # a numbered part of a text: "page 12.10.", "section 5.10.", "strana 3.4.", "član 2.1."
+    r"|page|pages|p|pp|chapter|chapters|ch|section|sections|sec|table|tab|figure|fig|step|item|paragraph|para"
+    r"|appendix|exercise|lesson|lecture|verse|clause|article|art|rule|part|point|no|nr|num|number"
+    r"|strana|strani|stranica|str|poglavlje|poglavlju|odeljak|odjeljak|tacka|tačka|tacki|tački|clan|član|broj|br)\.?"
     r"(?:\s+(?:is|was|are|were|of|at|now|je|bio|bila|bilo|od|na))?"
-    r"|\b(?:upgrad|updat|bump|downgrad|migrat)\w*\s+to|[$€£¥=~≈×])\s*$",
+    r"|\b(?:upgrad|updat|bump|downgrad|migrat)\w*\s+to|[$€£¥=~≈×§#])\s*$",
     re.I)
 
 
@@ -181,9 +187,12 @@ def pinned_today() -> date | None:
     if not raw:
         return None
     try:
+        # Only the form the docs name: fromisoformat alone also takes "20261021" and "2026-W43-3".
+        if re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", raw) is None:
+            raise ValueError(raw)
         return date.fromisoformat(raw)
     except ValueError:
-        raise ValueError(f"{TODAY_ENV}={raw!r} is not a date like 2026-10-21") from None
+        raise ValueError(f"{TODAY_ENV}={raw!r} is not a date like 2026-10-21 (YYYY-MM-DD)") from None
 
 
 def day_label(day: date) -> str:
@@ -273,18 +282,39 @@ _SR_NUMBERS = {"jedan": 1, "jednog": 1, "dva": 2, "dve": 2, "dvije": 2, "tri": 3
                "sest": 6, "sedam": 7, "osam": 8, "devet": 9, "deset": 10}
 _ZH_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "兩": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7,
               "八": 8, "九": 9}
+_ZH_UNITS = {"十": 10, "拾": 10, "百": 100, "佰": 100, "千": 1000, "仟": 1000}
+_ZH_MYRIAD = {"万": 10_000, "萬": 10_000}
 
 
 def _zh_number(text: str) -> int | None:
-    """``3``, ``三``, ``十二``, ``二十一``, ``两`` → the number (up to 99), else None."""
-    if text.isdigit():
+    """``3``, ``三``, ``十二``, ``二十一``, ``两``, ``一百``, ``三百六十五``, ``一千零一``, ``十万`` → the number, else None.
+
+    Digits without a unit between them are read one by one (``一〇〇`` = 100); two digits side by side in a
+    number that has units ("三五百") are not a number.
+    """
+    if not text:
+        return None
+    if text.isascii() and text.isdigit():
         return int(text)
-    if "十" in text:
-        tens, _, ones = text.partition("十")
-        t = _ZH_DIGITS.get(tens, -1) if tens else 1
-        o = _ZH_DIGITS.get(ones, -1) if ones else 0
-        return None if t < 0 or o < 0 else t * 10 + o
-    return _ZH_DIGITS.get(text) if len(text) == 1 else None
+    if not any(ch in _ZH_UNITS or ch in _ZH_MYRIAD for ch in text):
+        digits = [_ZH_DIGITS.get(ch) for ch in text]
+        return None if None in digits else int("".join(str(d) for d in digits))
+    total = section = 0
+    digit: int | None = None
+    for ch in text:
+        if ch in _ZH_DIGITS:
+            if digit not in (None, 0) and _ZH_DIGITS[ch] != 0:
+                return None
+            digit = _ZH_DIGITS[ch]
+        elif ch in _ZH_UNITS:
+            section += (1 if digit is None else digit) * _ZH_UNITS[ch]
+            digit = None
+        elif ch in _ZH_MYRIAD:
+            total += ((section + (digit or 0)) or 1) * _ZH_MYRIAD[ch]
+            section, digit = 0, None
+        else:
+            return None
+    return total + section + (digit or 0)
 
 
 def _number(word: str) -> int | None:
@@ -305,11 +335,13 @@ _ZH_WEEKDAY = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日"
 _EN_WD = "(" + "|".join(_EN_WEEKDAYS) + ")"
 _SR_WD = "(" + "|".join(f"(?:{stem})" for stem, _ in _SR_WEEKDAYS) + ")"
 _ZH_WEEK = "(?:星期|礼拜|禮拜|周|週)"
-# A count is the whole number written: "100天前" is a hundred days, never "00天前".
-_ZH_NUM = "(?<![0-9一二两兩三四五六七八九十])([0-9]{1,3}|[一二两兩三四五六七八九十]{1,3})"
-_EN_NUM = r"(\d{1,3}|a couple of|couple of|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve" \
+# A count is the whole number written, however long: "100天前" is a hundred days, never "00天前"; "10000天前",
+# "一百天前" and "in 99999999999999999999 days" are counts too (one past the calendar is noted, see _Resolver.guard).
+_ZH_CHARS = "零〇一二两兩三四五六七八九十拾百佰千仟万萬"
+_ZH_NUM = f"(?<![0-9{_ZH_CHARS}])([0-9]+|[{_ZH_CHARS}]+)"
+_EN_NUM = r"(\d+|a couple of|couple of|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve" \
           r"|thirteen|fourteen)"
-_SR_NUM = r"(\d{1,3}|jedan|jednog|dva|dve|dvije|tri|cetiri|pet|sest|sedam|osam|devet|deset)"
+_SR_NUM = r"(\d+|jedan|jednog|dva|dve|dvije|tri|cetiri|pet|sest|sedam|osam|devet|deset)"
 _SR_PAST = r"(?:prosl(?:i|og|oga|e|u|a|oj|om))"
 _SR_THIS = r"(?:ovaj|ovog|ovoga|ove|ovu|ova|ovoj|ovom|ovo)"
 # sledeći / sljedeći / idući / naredni (следећи, идући) with their case endings: "sledećeg petka", "iduće sedmice".
@@ -480,12 +512,13 @@ class _Resolver:
         for m in self.each("(?:最近|过去|過去)" + _ZH_NUM + "天"):
             with self.guard(m):
                 n = _zh_number(m.group(1))
-                if n:
+                if n and n < 1000:  # a span of days is lifted day by day: "最近一万天" is no span to lift
                     self.add(m, _plus(t, -n), t, "range")
 
     def _count(self, m: re.Match[str], n: int | None, weeks: bool, sign: int) -> None:
-        """``n`` days (or weeks: that day ±3, never past today) back (``sign`` -1) or ahead (1) of today."""
-        if n is None or n > 400:
+        """``n`` days (or weeks: that day ±3, never past today) back (``sign`` -1) or ahead (1) of today; a day past
+        the calendar raises ``OverflowError`` for :meth:`guard` to note."""
+        if n is None:
             return
         if not weeks:
             self.add(m, _plus(self.today, sign * n))
@@ -522,6 +555,10 @@ class _Resolver:
             for m in self.each(r"\b" + wd_re + r"\b"):
                 with self.guard(m):
                     self.add(m, _recent(t, which(m.group(1))))
+        # "Friday after next", "next next Friday": the Friday after the coming one
+        for m in self.each(r"\b(?:the\s+)?" + _EN_WD + r"\s+after\s+next\b|\bnext\s+next\s+" + _EN_WD + r"\b"):
+            with self.guard(m):
+                self.add(m, _plus(_coming(t, _EN_WEEKDAYS[m.group(1) or m.group(2)]), 7))
         # "Friday next week", "Friday of next week", "next week's Friday", "petak sledeće nedelje"
         for m in self.each(r"\b" + _EN_WD + r"\s+(?:of\s+)?next\s+week\b|\bnext\s+week(?:'s)?\s+(?:on\s+)?"
                            + _EN_WD + r"\b"):
@@ -560,7 +597,7 @@ class _Resolver:
             (r"\bpretprosl\w*\s+" + _SR_WEEK + r"\b", "week_before_last"),
             (r"\b(?:last|previous|the\s+previous)\s+week(?!\s*end)\b", "last_week"), (r"\bthis\s+week(?!\s*end)\b", "this_week"),
             (r"\b(?:next|the\s+next|the\s+coming|coming)\s+week(?!\s*end)\b", "next_week"),
-            (r"\b(?:the\s+)?week\s+after\s+next\b", "week_after_next"),
+            (r"\b(?:the\s+)?week\s+after\s+next\b|\bnext\s+next\s+week(?!\s*end)\b", "week_after_next"),
             (r"\b(?:the\s+)?past\s+(?:7\s+days|seven\s+days|week)\b", "past_week"),
             (r"\b(?:last|previous|this\s+past)\s+week\s*end\b", "last_weekend"),
             (r"\b(?:this|this\s+coming|the\s+coming|coming|upcoming)\s+week\s*end\b", "this_weekend"),
@@ -643,7 +680,7 @@ class _Resolver:
                         break
 
     def absolute(self) -> None:
-        for m in self.each(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b"):
+        for m in self.each(_ISO_DATE.pattern):
             with self.guard(m):
                 self._day(m, int(m.group(1)), int(m.group(2)), int(m.group(3)))
         for m in self.each(_DAY_MONTH.pattern):
@@ -737,7 +774,9 @@ def resolve_dates(text: str, today: date) -> tuple[DateSpan, ...]:
     days and weeks ahead ("tomorrow", "in 3 days", "next Friday" = the coming one, "Friday next week",
     "next week", "next month"), absolute days ("2026-10-05", "Oct 5", "5 October", "5.10.", "10月5日") and
     months ("July 2023", "2023-07"), in English, Serbian (Latin or Cyrillic, ijekavian or ekavian) and Chinese.
-    Weeks run Monday to Sunday. Versions, prices and addresses ("python 3.12.", "10.0.0.1") are not dates.
+    Weeks run Monday to Sunday. Versions, prices, addresses and numbered parts ("python 3.12.", "10.0.0.1",
+    "page 12.10.") are not dates, and neither is a slashed "10/23" or "23/10" (which number is the day depends on
+    who wrote it). Counts have any length ("10000天前", "一百天前"); "Friday after next" is a week past "next Friday".
     A phrase whose day would fall outside the calendar is left out (:func:`resolve_dates_noting` says which).
     """
     return _Resolver(text, today).run()[0]

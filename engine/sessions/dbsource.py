@@ -10,6 +10,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from engine.display import plural
 from engine.sessions.agentdb import (
     DEFAULT_BUSY_TIMEOUT,
     KNOWN_SCHEMA_VERSION,
@@ -363,7 +364,7 @@ class AgentDbSource:
                                 known_schema_version=KNOWN_SCHEMA_VERSION, problem="unreadable", legacy_folder=legacy)
         count = len(stats)
         leftovers = [sid for sid, _item in self._legacy_ids(self._legacy()) if sid not in stats]
-        detail = f"{count} session{'s' if count != 1 else ''}"
+        detail = plural(count, "session")
         if leftovers:
             detail += f" + {len(leftovers)} left in {self.legacy_folder}"
         return SourceStatus(

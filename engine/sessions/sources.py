@@ -18,6 +18,7 @@ from pathlib import Path
 from stat import S_ISREG
 from typing import TYPE_CHECKING, Any, Protocol
 
+from engine.display import plural
 from engine.health.secrets import redact_secrets
 from engine.sessions.agentdb import (
     DB_FILE_NAME,
@@ -312,7 +313,7 @@ class FolderSource:
         except SessionReadError as exc:
             return SourceStatus(self.kind, where, False, str(exc), problem="unreadable")
         count = len(names)
-        return SourceStatus(self.kind, where, True, f"{count} transcript{'s' if count != 1 else ''}", sessions=count)
+        return SourceStatus(self.kind, where, True, plural(count, "transcript"), sessions=count)
 
     def index_files(self) -> list[SessionFile]:
         """The folder's transcripts and archives (regular files, no symlinks) as the index lists them."""

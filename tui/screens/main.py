@@ -916,7 +916,9 @@ class MainScreen(Screen[None]):
         block = await asyncio.to_thread(self.bridge.render_flush, draft, now)
         target = f"memory/{now:%Y-%m-%d}.md"
         n = len(draft.items)
-        info = (f"{n} candidate {'memory' if n == 1 else 'memories'} ({draft.method})"
+        from engine.api import plural  # loaded by now: there is a draft
+
+        info = (f"{plural(n, 'candidate memory', 'candidate memories')} ({draft.method})"
                 + (f", {draft.skipped_known} already in memory" if draft.skipped_known else "")
                 + f". Edit freely; Append adds this to {target}.")
         from engine.api import daily_heading

@@ -282,8 +282,7 @@ class ReviewScreen(Screen[None]):
             width = min(78, self.app.size.width - 4)  # one row each, also on a narrow terminal
             options.extend(Option(finding_label(f, width), id=f.id) for f in mine)
         listing.add_options(options)
-        parts = [f"{counts['duplicate']} duplicate{'s' if counts['duplicate'] != 1 else ''}",
-                 f"{counts['conflict']} conflict{'s' if counts['conflict'] != 1 else ''}",
+        parts = [_plural(counts["duplicate"], "duplicate"), _plural(counts["conflict"], "conflict"),
                  f"{counts['promote']} worth promoting"]
         stats = (f"{_plural(report.files, 'file')}, {_plural(report.statements, 'statement')}"
                  + (f", {report.dismissed} dismissed" if report.dismissed else "") + f" · {report.seconds:.1f} s")
@@ -327,8 +326,8 @@ class ReviewScreen(Screen[None]):
             self.query_one("#review-items").remove_children()
             return
         head = Content.assemble((finding.kind.upper(), "bold $text-accent"),
-                                (f" · score {finding.score:.2f} · {len(finding.items)} statement"
-                                 f"{'s' if len(finding.items) != 1 else ''}", "$text-muted"))
+                                (f" · score {finding.score:.2f} · {_plural(len(finding.items), 'statement')}",
+                                 "$text-muted"))
         what.update(Content("\n").join([
             head, Content(safe_text(finding.reason)),
             Content.assemble(("Suggestion: ", "bold"), Content(safe_text(finding.suggestion))),
@@ -498,7 +497,9 @@ class ReviewScreen(Screen[None]):
 
 
 def _plural(n: int, word: str) -> str:
-    return f"{n:,} {word}{'' if n == 1 else 's'}"
+    from engine.api import plural  # loaded by now: there is a report
+
+    return plural(n, word, grouped=True)
 
 
 def _item_title(finding: Finding, index: int) -> str:

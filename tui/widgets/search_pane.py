@@ -285,7 +285,9 @@ class SearchPane(Vertical):
         parts: list[Content | str | tuple[str, str]] = []
         count = len(response.results)
         if count:
-            parts.append((f"{count} result{'s' if count != 1 else ''}", "bold"))
+            from engine.api import plural  # loaded by now: there are results
+
+            parts.append((plural(count, "result", grouped=True), "bold"))
         else:
             parts.append((f"No matches for “{query.strip()}”", "$text-muted"))
         parts.append((f" · {response.mode}", "$text-muted"))

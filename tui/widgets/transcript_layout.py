@@ -87,7 +87,10 @@ def _stamp(entry: Entry) -> str:
 
 
 def plural(n: int, word: str) -> str:
-    return f"{n:,} {word}{'' if n == 1 else 's'}"
+    """``1 message``, ``1,234 messages``: :func:`engine.display.plural`, grouped."""
+    from engine.api import plural as counted  # loaded by now: there is a transcript
+
+    return counted(n, word, grouped=True)
 
 
 def build_blocks(transcript: Transcript) -> tuple[list[Block], TranscriptSummary]:
