@@ -12,7 +12,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from engine.config import Config
-from engine.display import has_control_chars, odd_name_issue
+from engine.display import has_control_chars, odd_name_issue, plural
 from engine.errors import LineRangeRefused, MemdeckError, PathRefused
 from engine.textio import read_text_file
 
@@ -543,7 +543,7 @@ def resolve_memory_path(config: Config, raw: str) -> tuple[str, Path]:
         raise PathRefused(f"path refused: backslashes are not accepted ({text!r})")
     if len(text.encode("utf-8", "surrogatepass")) > MAX_PATH_BYTES:
         # Refused before any work: checking each folder on the way costs time in the number of parts squared.
-        raise PathRefused(f"path refused: {text[:100]!r}…: File name too long (over {MAX_PATH_BYTES:,} bytes)")
+        raise PathRefused(f"path refused: {text[:100]!r}…: File name too long (over {plural(MAX_PATH_BYTES, 'byte', grouped=True)})")
     try:
         return _resolve_memory_path(config, text)
     except OSError as exc:  # a name the file system cannot hold (ENAMETOOLONG), a link loop (ELOOP), ...

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import os
 import select
 import stat
@@ -20,7 +21,7 @@ import anyio
 import anyio.from_thread
 import anyio.to_thread
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from engine.errors import LineRangeRefused
@@ -495,11 +496,22 @@ def _lines(draw: st.DrawFn) -> tuple[bytes, list[Any]]:
     return draw(st.binary(max_size=120)).replace(b"\n", b" "), []
 
 
+def _has_infinity(value: Any) -> bool:
+    if isinstance(value, float):
+        return math.isinf(value)
+    if isinstance(value, dict):
+        return any(_has_infinity(item) for item in value.values())
+    return isinstance(value, list) and any(_has_infinity(item) for item in value)
+
+
 @settings(max_examples=60, deadline=None)
 @given(method=METHODS, params=st.one_of(JSON, TOOL_PARAMS), jsonrpc=st.sampled_from(["2.0", "1.0", 2, None]),
        prefix=st.sampled_from([b"", b"\xef\xbb\xbf", b"  "]))
 def test_fuzz_a_notification_is_never_answered(method: str, params: Any, jsonrpc: Any, prefix: bytes) -> None:
     message = {"jsonrpc": jsonrpc, "method": method, "params": params}
+    # Infinity (which json.dumps writes) is no JSON: such a line is a parse error, answered with id null, not a
+    # notification (the table test has that row).
+    assume(not _has_infinity(params))
     assert screen_message(prefix + _encode(message)).errors == ()
 
 
