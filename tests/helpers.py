@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+import selectors
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -44,3 +45,22 @@ def obey_file_modes() -> Callable[[], None] | None:
                 raise OSError(ctypes.get_errno(), f"cannot drop capability {cap} for the unprivileged child")
 
     return drop
+
+
+def stream_lines(fd: int, wait_cap: float, what: str = "memdeck index") -> Iterator[str]:
+    """A child's output on ``fd``, line by line, as it comes (ends when the child closes it).
+
+    ``wait_cap`` only bounds a hang: a child silent that long fails the test instead of waiting on forever.
+    """
+    pending = b""
+    with selectors.DefaultSelector() as sel:
+        sel.register(fd, selectors.EVENT_READ)
+        while True:
+            if not sel.select(timeout=wait_cap):
+                raise AssertionError(f"{what} said nothing for {wait_cap:.0f} s: {pending!r}")
+            data = os.read(fd, 65536)
+            if not data:
+                return
+            pending += data
+            *done, pending = pending.split(b"\n")
+            yield from (line.decode() for line in done)

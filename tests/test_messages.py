@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import selectors
 import signal
 import subprocess
 import sys
@@ -20,7 +19,7 @@ from engine.api import MemoryEngine
 from engine.config import load_config
 from engine.health.checks import DoctorReport, Finding, diagnose
 from engine.health.doctor import format_report
-from tests.helpers import hash_config, obey_file_modes
+from tests.helpers import hash_config, obey_file_modes, stream_lines
 from tests.test_rel_crash import REPO, assert_consistent
 
 WAIT_CAP = 60.0  # seconds without a line from the child: it hangs, and the test fails instead of waiting on
@@ -72,19 +71,7 @@ main()
 
 def _stderr_lines(proc: subprocess.Popen[bytes]) -> Iterator[str]:
     assert proc.stderr is not None
-    fd = proc.stderr.fileno()
-    pending = b""
-    with selectors.DefaultSelector() as sel:
-        sel.register(fd, selectors.EVENT_READ)
-        while True:
-            if not sel.select(timeout=WAIT_CAP):
-                raise AssertionError(f"memdeck index said nothing for {WAIT_CAP:.0f} s: {pending!r}")
-            data = os.read(fd, 65536)
-            if not data:
-                return
-            pending += data
-            *done, pending = pending.split(b"\n")
-            yield from (line.decode() for line in done)
+    return stream_lines(proc.stderr.fileno(), WAIT_CAP)
 
 
 @pytest.mark.parametrize(("as_json", "presses"), [(False, 1), (True, 1), (True, 2)],

@@ -6,7 +6,6 @@ import hashlib
 import json
 import os
 import random
-import selectors
 import signal
 import subprocess
 import sys
@@ -17,6 +16,7 @@ from typing import Any
 import pytest
 
 from engine.config import load_config
+from tests.helpers import stream_lines
 
 REPO = Path(__file__).resolve().parents[1]
 WORDS = ["postgres", "violin", "heron", "quokka", "deploy", "rollback", "pool", "cache", "kernel", "agent",
@@ -129,22 +129,8 @@ WAIT_CAP = 120.0  # seconds without a line from the child: it hangs, and the tes
 
 
 def _lines(proc: subprocess.Popen[bytes]) -> Iterator[str]:
-    """The child's stdout, line by line, as it comes (ends when the child closes it)."""
     assert proc.stdout is not None
-    fd = proc.stdout.fileno()
-    pending = b""
-    with selectors.DefaultSelector() as sel:
-        sel.register(fd, selectors.EVENT_READ)
-        while True:
-            if not sel.select(timeout=WAIT_CAP):
-                raise AssertionError(f"memdeck index said nothing for {WAIT_CAP:.0f} s: {pending!r}")
-            data = os.read(fd, 65536)
-            if not data:
-                return
-            pending += data
-            *done, pending = pending.split(b"\n")
-            for line in done:
-                yield line.decode()
+    return stream_lines(proc.stdout.fileno(), WAIT_CAP)
 
 
 def _kill_point(rng: random.Random) -> tuple[str, float]:
