@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 import functools
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from textual.binding import Binding
@@ -254,29 +254,3 @@ def check_keymap(keymap: Mapping[str, str], groups: Iterable[tuple[str, Iterable
         warnings.append(f"[keys] {binding_id} = \"{keymap[binding_id]}\": {key} {why}; "
                         f"{binding_id} keeps {', '.join(defaults[binding_id]) or 'no key'}")
     return KeymapCheck({k: ",".join(v) for k, v in accepted.items()}, tuple(warnings))
-
-
-def unknown_ids(keymap: Mapping[str, str], known: Iterable[str]) -> list[str]:
-    """Keymap ids from the config that no binding has (typos the user should hear about)."""
-    known_set = set(known)
-    return sorted(k for k in keymap if k not in known_set)
-
-
-def describe_bindings(groups: Iterable[tuple[str, Iterable[Binding]]], keymap: Mapping[str, str],
-                      display: Callable[[Binding], str]) -> list[KeyHelp]:
-    """Bindings with ids as the help screen shows them, keymap overrides applied.
-
-    Args:
-        groups: ``(where, bindings)`` pairs, e.g. ``("app", APP_BINDINGS)``.
-        keymap: the config's ``[keys]`` table (binding id → keys).
-        display: turns a Binding into its key display (``App.get_key_display``).
-    """
-    rows: list[KeyHelp] = []
-    for where, bindings in groups:
-        for binding in bindings:
-            if not binding.id:
-                continue
-            keys = keymap.get(binding.id, binding.key)
-            shown = ", ".join(display(Binding(k.strip(), binding.action)) for k in keys.split(",") if k.strip())
-            rows.append(KeyHelp(shown, binding.description or binding.action, binding.id, where))
-    return rows

@@ -13,7 +13,8 @@ import pytest
 from engine.search.pipeline import Hit
 from engine.sessions.reader import read_transcript
 from tui.bridge import PathRefused, build_tree_model, topic_rel
-from tui.keys import APP_BINDINGS, describe_bindings, unknown_ids
+from tui.keys import APP_BINDINGS, check_keymap
+from tui.screens.help import binding_rows
 from tui.themes import ThemeError, editor_theme, load_theme_text, load_themes
 from tui.watch import is_relevant
 from tui.widgets.markdown_area import highlight_document, highlight_line
@@ -198,10 +199,12 @@ def test_bundled_and_user_themes_load(tmp_path: Path) -> None:
 
 
 def test_keymap_overrides_show_in_help_and_typos_are_found() -> None:
-    rows = describe_bindings([("app", APP_BINDINGS)], {"memdeck.save": "f5,ctrl+s"}, lambda b: b.key)
+    rows = binding_rows([("app", APP_BINDINGS)], {"memdeck.save": "f5,ctrl+s"}, lambda b: b.key)
     save = next(r for r in rows if r.binding_id == "memdeck.save")
     assert save.keys == "f5, ctrl+s"
-    assert unknown_ids({"memdeck.save": "f5", "memdeck.svae": "f6"}, (r.binding_id for r in rows)) == ["memdeck.svae"]
+    checked = check_keymap({"memdeck.save": "f5", "memdeck.svae": "f6"}, [("app", APP_BINDINGS)])
+    assert checked.keymap == {"memdeck.save": "f5"}
+    assert any("memdeck.svae" in w and "did you mean memdeck.save" in w for w in checked.warnings)
 
 
 @pytest.mark.parametrize(
