@@ -187,7 +187,8 @@ class _Replies:
             await anyio.to_thread.run_sync(self.reading.wait)
         text.encode("utf-8")  # a lone surrogate in a reply would break the real stdout here
         with self._changed:
-            self.messages.extend(json.loads(line) for line in text.splitlines() if line.strip())
+            # Split at "\n" only: a reply may hold U+2028 or U+0085 inside a string (str.splitlines splits there).
+            self.messages.extend(json.loads(line) for line in text.split("\n") if line.strip())
             self._changed.notify_all()
 
     async def flush(self) -> None:
