@@ -82,18 +82,26 @@ class Terminal:
         deadline = time.monotonic() + WAIT_CAP
         while not self.closed and time.monotonic() < deadline:
             self._read(0.2)
-        while self.status is None and time.monotonic() < deadline:
-            pid, status = os.waitpid(self.pid, os.WNOHANG)
-            if pid:
-                self.status = status
-            else:
-                time.sleep(0.05)  # polling the child's exit; the assertion is on its status, not on time
+        self.wait_exit(max(0.0, deadline - time.monotonic()))
         if self.status is None:
             os.kill(self.pid, signal.SIGKILL)
             os.waitpid(self.pid, 0)
             raise AssertionError(f"the child did not exit; it wrote {bytes(self.output[-2000:])!r}")
         os.close(self.fd)
         return os.waitstatus_to_exitcode(self.status)
+
+    def wait_exit(self, cap: float) -> None:
+        """Wait for the child's exit (a pidfd becomes readable when it exits), at most ``cap`` seconds."""
+        if self.status is not None:
+            return
+        pidfd = os.pidfd_open(self.pid)
+        try:
+            select.select([pidfd], [], [], cap)
+        finally:
+            os.close(pidfd)
+        pid, status = os.waitpid(self.pid, os.WNOHANG)
+        if pid:
+            self.status = status
 
     def kill(self) -> None:
         if self.status is None:
@@ -254,13 +262,7 @@ def test_a_closed_terminal_keeps_unsaved_text(demo_workspace: Path, tmp_path: Pa
         _edit_unsaved(term)
         os.close(term.fd)  # the terminal goes away: SIGHUP to the app, its writes now fail with EIO
         term.closed = True
-        deadline = time.monotonic() + WAIT_CAP
-        while term.status is None and time.monotonic() < deadline:
-            pid, status = os.waitpid(term.pid, os.WNOHANG)
-            if pid:
-                term.status = status
-            else:
-                time.sleep(0.05)  # polling the child's exit; the assertion is on its status
+        term.wait_exit(WAIT_CAP)
         assert term.status is not None, "the app did not exit after its terminal closed"
         assert os.waitstatus_to_exitcode(term.status) == 129
     finally:
