@@ -13,10 +13,11 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from datetime import date
+from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from engine.clock import Clock, ClockError
 from engine.config import Config
 from engine.display import plural
 from engine.embed.choice import (
@@ -54,7 +55,7 @@ from engine.index.store import (
 )
 from engine.index.vectors import VectorIndex
 from engine.memory.files import FlushWritten, MemoryFiles, SessionNote
-from engine.search.dates import DateSpan, pinned_today
+from engine.search.dates import DateSpan
 from engine.search.pipeline import Hit, SearchResponse, run_search, settle_date_words
 from engine.search.query import parse_query
 from engine.sessions.model import (
@@ -88,22 +89,22 @@ if TYPE_CHECKING:  # loaded on first use (see __getattr__): status and search ne
     from engine.display import safe_name as safe_name
     from engine.display import safe_text as safe_text
     from engine.display import show_separators as show_separators
-    from engine.memory.drafting import DRAFT_KINDS as DRAFT_KINDS
-    from engine.memory.drafting import Draft as Draft
-    from engine.memory.drafting import DraftItem as DraftItem
-    from engine.memory.notes import DATED_NOTE as DATED_NOTE
-    from engine.memory.notes import Appended as Appended
-    from engine.memory.notes import DatedNote as DatedNote
-    from engine.memory.notes import Deleted as Deleted
-    from engine.memory.notes import FlushError as FlushError
-    from engine.memory.notes import Note as Note
-    from engine.memory.notes import RenamePlan as RenamePlan
-    from engine.memory.notes import SaveConflict as SaveConflict
-    from engine.memory.notes import SaveResult as SaveResult
-    from engine.memory.notes import daily_heading as daily_heading
-    from engine.memory.notes import daily_rel as daily_rel
-    from engine.memory.notes import dated_note as dated_note
-    from engine.memory.notes import topic_rel as topic_rel
+    from engine.memory.draft import DRAFT_KINDS as DRAFT_KINDS
+    from engine.memory.draft import Draft as Draft
+    from engine.memory.draft import DraftItem as DraftItem
+    from engine.memory.names import DATED_NOTE as DATED_NOTE
+    from engine.memory.names import DatedNote as DatedNote
+    from engine.memory.names import daily_heading as daily_heading
+    from engine.memory.names import daily_rel as daily_rel
+    from engine.memory.names import dated_note as dated_note
+    from engine.memory.names import topic_rel as topic_rel
+    from engine.memory.rename import RenamePlan as RenamePlan
+    from engine.memory.saving import Appended as Appended
+    from engine.memory.saving import FlushError as FlushError
+    from engine.memory.saving import Note as Note
+    from engine.memory.saving import SaveConflict as SaveConflict
+    from engine.memory.saving import SaveResult as SaveResult
+    from engine.memory.trash import Deleted as Deleted
     from engine.recovery import RecoveryCopy as RecoveryCopy
     from engine.recovery import RecoveryError as RecoveryError
     from engine.recovery import RecoveryListing as RecoveryListing
@@ -149,9 +150,11 @@ if TYPE_CHECKING:  # loaded on first use (see __getattr__): status and search ne
     from engine.watch import watch_plan as watch_plan
 
 _LAZY = {
-    "engine.memory.drafting": ("DRAFT_KINDS", "Draft", "DraftItem"),
-    "engine.memory.notes": ("DATED_NOTE", "Appended", "DatedNote", "Deleted", "FlushError", "Note", "RenamePlan",
-                            "SaveConflict", "SaveResult", "daily_heading", "daily_rel", "dated_note", "topic_rel"),
+    "engine.memory.draft": ("DRAFT_KINDS", "Draft", "DraftItem"),
+    "engine.memory.names": ("DATED_NOTE", "DatedNote", "daily_heading", "daily_rel", "dated_note", "topic_rel"),
+    "engine.memory.rename": ("RenamePlan",),
+    "engine.memory.saving": ("Appended", "FlushError", "Note", "SaveConflict", "SaveResult"),
+    "engine.memory.trash": ("Deleted",),
     "engine.display": ("SEPARATOR_GLYPHS", "has_control_chars", "safe_name", "safe_text", "show_separators"),
     "engine.recovery": ("RecoveryCopy", "RecoveryError", "RecoveryListing", "discard_recovery", "list_recovery",
                         "recovery_dir", "recovery_disk_state", "recovery_listing", "save_recovery"),
@@ -376,8 +379,8 @@ class MemoryEngine(MemoryFiles):
     (each thread has its own SQLite connection; writes take an inter-process lock).
     """
 
-    def __init__(self, config: Config, embedder: Embedder | None = None) -> None:
-        super().__init__(config)
+    def __init__(self, config: Config, embedder: Embedder | None = None, *, clock: Clock | None = None) -> None:
+        super().__init__(config, clock=clock)
         self.choice: ProviderChoice = choose_provider(config)
         if embedder is not None:
             self.choice = ProviderChoice(config.embedding.provider, embedder.provider, embedder.model_id,
@@ -813,13 +816,13 @@ class MemoryEngine(MemoryFiles):
                               dates=parsed.resolved)
 
     def _query_today(self, warnings: list[str]) -> date:
-        """Today for a query's dates: ``$MEMDECK_TODAY`` when set (tests, evals), else today in :attr:`timezone`."""
+        """Today for a query's dates: the clock's (:attr:`clock`: ``$MEMDECK_TODAY`` when set, else today in
+        :attr:`timezone`); a clock variable that is no date or time is a warning, and the system's today counts."""
         try:
-            pinned = pinned_today()
-        except ValueError as exc:
+            return self.clock.today()
+        except ClockError as exc:
             warnings.append(f"{exc}; counting dates from today")
-            pinned = None
-        return pinned or self.now().date()
+            return datetime.now(self.timezone).date()
 
     def _model_ready(self) -> bool:
         return self.embedder is not None and self.embedder.loaded
@@ -1046,7 +1049,7 @@ class MemoryEngine(MemoryFiles):
             return []
         if not isinstance(value, dict) or not isinstance(value.get("note"), str):
             return []
-        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(float(value.get("at") or 0)))
+        when = f"{datetime.fromtimestamp(float(value.get('at') or 0), self.timezone):%Y-%m-%d %H:%M}"
         return [f"{value['note']} ({when})"] if value["note"] not in self._state.recovered else []
 
     def _probe(self) -> dict[str, Any]:

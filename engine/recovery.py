@@ -17,6 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from engine.clock import Clock
 from engine.config import Config
 from engine.errors import MemdeckError
 from engine.textio import DiskStamp, atomic_write_bytes, make_private_dir, read_stamp
@@ -42,7 +43,7 @@ class RecoveryCopy:
         rel: the note's path as the editor named it (workspace-relative, or absolute for an extra path).
         text: the unsaved text.
         reason: why it was kept (``SIGTERM``, ``SIGHUP``…).
-        saved_at: when it was kept (local time, ISO 8601).
+        saved_at: when it was kept (the wall time in ``[memory] timezone``, ISO 8601, no offset).
         original: the note's stamp when the editor read it (None: the note did not exist yet).
         path: the copy's file.
     """
@@ -89,7 +90,12 @@ def save_recovery(config: Config, rel: str, text: str, original: DiskStamp | Non
     Raises:
         OSError: the copy cannot be written (the data dir is not writable, the disk is full).
     """
-    when = now or datetime.now()
+    when = now
+    if when is None:
+        try:
+            when = Clock.for_config(config).now()  # the one clock: its day names the copy
+        except ValueError:  # a bad MEMDECK_TODAY/MEMDECK_NOW must not cost the unsaved text
+            when = datetime.now()
     folder = recovery_dir(config)
     make_private_dir(folder)
     digest = hashlib.sha256(f"{_workspace_key(config)}\0{rel}".encode()).hexdigest()[:12]
@@ -98,7 +104,7 @@ def save_recovery(config: Config, rel: str, text: str, original: DiskStamp | Non
         "workspace": _workspace_key(config),
         "rel": rel,
         "reason": reason,
-        "saved_at": when.isoformat(timespec="seconds"),
+        "saved_at": when.replace(tzinfo=None).isoformat(timespec="seconds"),  # the wall time, as the name
         "original": None if original is None else {
             "mtime_ns": original.mtime_ns, "size": original.size, "sha256": original.digest},
         "text": text,

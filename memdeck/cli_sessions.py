@@ -363,14 +363,20 @@ def run_flush(
         day: ``today`` or ``last`` (the day of the session's last message) picks the daily file.
         as_json: print a JSON result instead of text.
         messages: messages a session note keeps.
-        now: the current time (tests); defaults to the local time now.
+        now: the current time (tests); defaults to the engine's clock (``[memory] timezone``, ``MEMDECK_TODAY``).
+            The daily note is the day of ``now`` in ``[memory] timezone``, the day its heading's time is on.
 
     Returns:
         The exit code: 0 done (also when there was nothing to store), 1 failure, 2 no LLM for ``--llm``.
     """
-    now = now if now is not None else datetime.now().astimezone()
     warnings: list[str] = []
     memory = ctx.memory()
+    try:
+        # The one clock: the day file and the heading's time are both read in [memory] timezone.
+        now = memory.clock.in_zone(now) if now is not None else memory.now()
+    except MemdeckError as exc:  # MEMDECK_TODAY/MEMDECK_NOW set to something else than a date or a time
+        _err(str(exc), as_json)
+        return 1
     try:
         path = memory.find_session(session, files=True)  # a JSONL path typed at the shell is the user's own
         transcript = memory.read_session(path)

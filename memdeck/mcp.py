@@ -19,7 +19,6 @@ import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
-from datetime import date
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Any, Literal, Self
 
@@ -76,10 +75,11 @@ GET_DESCRIPTION = (
     "symlinks) are refused with an error. A missing file returns empty text."
 )
 APPEND_DESCRIPTION = (
-    "Write to memory: append Markdown text to today's daily note (memory/YYYY-MM-DD.md, local date; created "
-    "with a date heading if missing), or to another memory/*.md file given as `file`. The write is atomic and "
-    "the text is searchable at once. Use it for durable facts, decisions, preferences and todos worth "
-    "remembering; keep entries short and dated context clear. Returns the path and the line range written."
+    "Write to memory: append Markdown text to today's daily note (memory/YYYY-MM-DD.md, today in the user's "
+    "time zone; created with a date heading if missing), or to another memory/*.md file given as `file`. The "
+    "write is atomic and the text is searchable at once. Use it for durable facts, decisions, preferences and "
+    "todos worth remembering; keep entries short and dated context clear. Returns the path and the line range "
+    "written."
 )
 RECALL_GUIDE = """\
 You have a long-term memory kept as Markdown files: MEMORY.md (curated, durable facts) and daily notes in \
@@ -532,11 +532,12 @@ class MemoryService:
             from engine.api import MemoryFiles, daily_rel
 
             memory = MemoryFiles(self.config)  # the engine's appends; writing needs no index
-            target = file if file is not None and file.strip() else daily_rel(date.today())
+            # Today is the engine's clock's ([memory] timezone, MEMDECK_TODAY), as for every door's writes.
+            target = file if file is not None and file.strip() else daily_rel(memory.today())
             rel, _absolute = memory.resolve(target)
             if not rel.startswith("memory/"):
                 raise PathRefused(f"path refused: memory_append writes only memory/*.md files, not {target!r}")
-        except (ToolArgumentError, PathRefused) as exc:
+        except (ToolArgumentError, PathRefused, MemdeckError) as exc:  # MemdeckError: a clock variable is no date
             return ToolOutcome({"error": str(exc)}, is_error=True)
         except OSError as exc:  # the tool never throws: a folder on the way that cannot be looked at
             return ToolOutcome({"error": f"cannot write {arguments.get('file')!r}: {_describe(exc)}"}, is_error=True)

@@ -13,7 +13,7 @@ from engine.api import MemoryFiles
 from engine.config import load_config
 from engine.display import safe_text
 from engine.errors import MemdeckError, PathRefused
-from engine.memory.notes import read_note
+from engine.memory.saving import read_note
 from engine.textio import clean_note_text, decode_bytes
 
 DAY = date(2026, 11, 27)

@@ -16,7 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine.api import MemoryEngine
-from engine.search.dates import TODAY_ENV, pinned_today, query_dates, resolve_dates, resolve_dates_noting
+from engine.clock import TODAY_ENV, pinned_today
+from engine.search.dates import query_dates, resolve_dates, resolve_dates_noting
 from engine.search.query import parse_query
 from memdeck.cli import cli
 from tests.helpers import hash_config

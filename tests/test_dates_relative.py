@@ -10,7 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from engine.api import MemoryEngine
-from engine.search.dates import TODAY_ENV, DateSpan, pinned_today, resolve_dates, span_label
+from engine.clock import TODAY_ENV, pinned_today
+from engine.search.dates import DateSpan, resolve_dates, span_label
 from engine.search.pipeline import settle_date_words
 from engine.search.query import parse_query
 from memdeck.cli import cli

@@ -15,14 +15,9 @@ from click.testing import CliRunner
 
 from engine.memory.append import append_flush, record_flush, render_flush_block
 from engine.memory.drafting import Draft, DraftItem, clean_statement, draft_extractive
-from engine.memory.notes import (
-    FlushError,
-    build_session_note,
-    clean_slug,
-    keyword_slug,
-    note_slug,
-    write_session_note,
-)
+from engine.memory.saving import FlushError
+from engine.memory.session_notes import build_session_note, note_slug, write_session_note
+from engine.memory.slugs import clean_slug, keyword_slug
 from engine.sessions.model import SessionReadError, Transcript
 from engine.sessions.reader import read_transcript
 from engine.sessions.sources import find_transcript as resolve_session

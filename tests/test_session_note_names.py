@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 
 from engine.api import Draft, DraftItem, MemoryFiles
+from engine.clock import note_timezone, zone_label
 from engine.config import load_config
 from engine.memory import llm as llm_module
 from engine.memory.llm import LLMError
-from engine.memory.notes import build_session_note, note_timezone, zone_label
+from engine.memory.session_notes import build_session_note
 from engine.sessions.model import Transcript
 from engine.sessions.reader import read_transcript
 

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from engine.api import MemoryEngine, MemoryFiles
 from engine.errors import MemdeckError, PathRefused
 from engine.health.checks import diagnose, workspace_temp_files
-from engine.memory.notes import FlushError, read_note, save_note
+from engine.memory.saving import FlushError, read_note, save_note
 from engine.watch import affects_index, watch_plan
 from memdeck.cli import cli
 from memdeck.mcp import MemoryService

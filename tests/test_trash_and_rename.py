@@ -47,7 +47,7 @@ def test_undo_takes_the_latest_delete_and_never_overwrites(tmp_path: Path) -> No
     first = memory.delete_note("memory/projects/heron.md")
     (tmp_path / "ws" / "memory" / "projects").rmdir()  # the folder went too: undo makes it again
     later = datetime.now(UTC).replace(year=2099)
-    from engine.memory.notes import delete_note
+    from engine.memory.trash import delete_note
 
     second = delete_note(memory.config, "MEMORY.md", now=later)
     assert [d.entry for d in memory.list_deleted()] == [second.entry, first.entry]

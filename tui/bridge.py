@@ -501,7 +501,8 @@ class Bridge:
         return self.memory.find_session(session)
 
     def now(self) -> datetime:
-        """The time now in the zone notes are dated in (``[memory] timezone``, else the system's)."""
+        """The time now from the engine's one clock: in the zone notes are dated in (``[memory] timezone``, else the
+        system's), on ``MEMDECK_TODAY``'s day when it is set (see :mod:`engine.clock`)."""
         return self.memory.now()
 
     def session_database(self) -> Path | None:

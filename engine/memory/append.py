@@ -9,8 +9,9 @@ import os
 from datetime import UTC, date, datetime, tzinfo
 from pathlib import Path
 
-from engine.memory.drafting import Draft, DraftItem
-from engine.memory.notes import FlushError, append_or_create, daily_file, daily_heading
+from engine.memory.draft import Draft, DraftItem
+from engine.memory.names import daily_file, daily_heading
+from engine.memory.saving import FlushError, append_or_create
 from engine.textio import WriteRefused, atomic_write_bytes
 
 
@@ -20,7 +21,7 @@ def render_flush_block(draft: Draft, now: datetime, tz: tzinfo | None = None) ->
     Args:
         draft: the reviewed draft.
         now: the time shown in the heading.
-        tz: the user's zone (see :func:`engine.memory.notes.note_timezone`): an aware ``now`` is shown in it.
+        tz: the user's zone (see :func:`engine.clock.note_timezone`): an aware ``now`` is shown in it.
             None: ``now`` as given.
 
     Returns:
@@ -41,7 +42,7 @@ def render_flush_block(draft: Draft, now: datetime, tz: tzinfo | None = None) ->
 def append_flush(workspace: Path, block: str, day: date) -> Path:
     """Append a flush block to ``memory/YYYY-MM-DD.md`` atomically, never changing what is there.
 
-    A missing daily note is created with the daily heading (:func:`engine.memory.notes.daily_heading`), the
+    A missing daily note is created with the daily heading (:func:`engine.memory.names.daily_heading`), the
     same first line the editor and the MCP server give a new daily note.
 
     Args:

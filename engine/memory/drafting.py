@@ -5,68 +5,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Protocol
 
 from engine.config import LLMConfig
 from engine.health.secrets import redact_secrets
-from engine.memory.notes import FUNCTION_WORDS, WORD
+from engine.memory.draft import MAX_ITEM_CHARS, Draft, DraftItem
+from engine.memory.slugs import FUNCTION_WORDS, WORD
 from engine.sessions.model import Entry, Transcript
 from engine.sessions.reader import spoken
 
-MAX_ITEM_CHARS = 200
-DRAFT_KINDS = ("preference", "identity", "decision", "instruction", "plan", "fact", "confirmed")
 DRAFT_METHODS = ("auto", "llm", "extractive")
 KNOWN_LINE_COVERAGE = 0.55
 """How much of a statement's words one line of a memory hit must hold for the statement to count as known."""
-
-
-@dataclass(frozen=True)
-class DraftItem:
-    """One candidate memory.
-
-    Attributes:
-        text: a standalone statement, one line, at most 200 characters.
-        kind: one of :data:`DRAFT_KINDS`.
-        session_id: the session it came from.
-        line: the JSONL line of the message it came from.
-    """
-
-    text: str
-    kind: str
-    session_id: str
-    line: int
-
-    def bullet(self) -> str:
-        """The Markdown bullet with its back-reference: ``- <text> (session <id8>, line <N>)``."""
-        return f"- {self.text} (session {self.session_id[:8]}, line {self.line})"
-
-
-@dataclass(frozen=True)
-class Draft:
-    """Candidate memories drafted from a session, for the user to review before appending.
-
-    Attributes:
-        items: the candidates, in transcript order.
-        session_id: the session drafted from.
-        method: ``extractive`` or ``llm``.
-        considered: statements (extractive) or transcript lines (LLM) looked at.
-        skipped_known: candidates dropped because memory already holds them.
-        warnings: things the user should know (e.g. the transcript was cut for the LLM).
-    """
-
-    items: tuple[DraftItem, ...]
-    session_id: str
-    method: str
-    considered: int = 0
-    skipped_known: int = 0
-    warnings: tuple[str, ...] = ()
-
-    @property
-    def is_empty(self) -> bool:
-        """True when there is nothing to store."""
-        return not self.items
 
 
 # ---------------------------------------------------------------------------------------------

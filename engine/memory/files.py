@@ -10,6 +10,7 @@ from datetime import date, datetime, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from engine.clock import Clock
 from engine.config import Config
 from engine.errors import MemdeckError, PathRefused
 from engine.sessions.model import (
@@ -29,14 +30,10 @@ from engine.workspace import (
 )
 
 if TYPE_CHECKING:
-    from engine.memory.drafting import Draft
-    from engine.memory.notes import (
-        Appended,
-        Deleted,
-        Note,
-        RenamePlan,
-        SaveResult,
-    )
+    from engine.memory.draft import Draft
+    from engine.memory.rename import RenamePlan
+    from engine.memory.saving import Appended, Note, SaveResult
+    from engine.memory.trash import Deleted
     from engine.sessions.sources import (
         SessionSource,
         SourceStatus,
@@ -77,11 +74,14 @@ class MemoryFiles:
     Args:
         config: the workspace, the sessions folder and memdeck's data dir.
         sessions: where sessions come from; defaults to the configured sessions folder.
+        clock: what time it is (tests inject one); defaults to the clock of ``[memory] timezone``
+            (:class:`engine.clock.Clock`: ``MEMDECK_TODAY`` and ``MEMDECK_NOW`` are heard).
     """
 
-    def __init__(self, config: Config, sessions: SessionSource | None = None) -> None:
+    def __init__(self, config: Config, sessions: SessionSource | None = None, *, clock: Clock | None = None) -> None:
         self.config = config
         self._sessions = sessions
+        self._clock = clock
 
     # -- notes -------------------------------------------------------------------------------
     def resolve(self, rel: str) -> tuple[str, Path]:
@@ -105,7 +105,7 @@ class MemoryFiles:
         Raises:
             FlushError: with the rule (see :func:`engine.workspace.check_memory_folder`).
         """
-        from engine.memory.notes import FlushError
+        from engine.memory.saving import FlushError
 
         try:
             check_memory_folder(self.config)
@@ -118,13 +118,13 @@ class MemoryFiles:
 
     def read_note(self, rel: str) -> Note:
         """A memory file read for editing, with its disk stamp (a missing file reads as empty)."""
-        from engine.memory.notes import read_note
+        from engine.memory.saving import read_note
 
         return read_note(self.config, rel)
 
     def disk_stamp(self, rel: str) -> DiskStamp | None:
         """The memory file's stamp now (None: it does not exist)."""
-        from engine.memory.notes import disk_stamp
+        from engine.memory.saving import disk_stamp
 
         return disk_stamp(self.config, rel)
 
@@ -141,26 +141,26 @@ class MemoryFiles:
             PathRefused: not a memory file.
             OSError: the write failed (the old file is intact).
         """
-        from engine.memory.notes import save_note
+        from engine.memory.saving import save_note
 
         return save_note(self.config, rel, text, expected)
 
     def write_copy(self, rel: str, text: str, now: datetime | None = None) -> Path:
         """Keep text aside in memdeck's data dir (``conflict-copies/<rel>.mine-YYYYmmdd-HHMMSS.md``), where
         nothing indexes it as a duplicate; returns the copy's path."""
-        from engine.memory.notes import write_copy
+        from engine.memory.saving import write_copy
 
-        return write_copy(self.config, rel, text, now)
+        return write_copy(self.config, rel, text, now if now is not None else self.now())
 
     def create_daily(self, day: date) -> tuple[str, bool]:
         """The daily note for ``day``, created with the daily heading when missing; ``(rel, created)``."""
-        from engine.memory.notes import create_daily
+        from engine.memory.saving import create_daily
 
         return create_daily(self.config, day)
 
     def create_topic(self, name: str) -> str:
         """A new topic file ``memory/<name>.md`` with a heading (never over an existing file); returns its rel."""
-        from engine.memory.notes import create_topic
+        from engine.memory.saving import create_topic
 
         return create_topic(self.config, name)
 
@@ -169,9 +169,10 @@ class MemoryFiles:
 
         A missing daily note is created with the daily heading first.
         """
-        from engine.memory.notes import append_note, daily_rel
+        from engine.memory.names import daily_rel
+        from engine.memory.saving import append_note
 
-        return append_note(self.config, rel if rel is not None else daily_rel(day or self.now().date()), text)
+        return append_note(self.config, rel if rel is not None else daily_rel(day or self.today()), text)
 
     def plan_rename(self, rel: str, new_name: str) -> RenamePlan:
         """Where a rename of ``rel`` to ``new_name`` goes and the rules applied, for a confirmation to show.
@@ -180,26 +181,26 @@ class MemoryFiles:
             PathRefused: the result would not be a memory file (a root file renames within the root).
             MemdeckError: the new name is taken.
         """
-        from engine.memory.notes import plan_rename
+        from engine.memory.rename import plan_rename
 
         return plan_rename(self.config, rel, new_name)
 
     def rename_note(self, rel: str, new_name: str) -> str:
         """Rename a memory file as :meth:`plan_rename` says (never over an existing one); returns the new rel."""
-        from engine.memory.notes import rename_note
+        from engine.memory.rename import rename_note
 
         return rename_note(self.config, rel, new_name)
 
     def delete_note(self, rel: str) -> Deleted:
         """Delete a memory file into memdeck's trash (``<data dir>/trash/<time>/<rel>``); the next sync drops
         it from the index and :meth:`restore_deleted` brings it back."""
-        from engine.memory.notes import delete_note
+        from engine.memory.trash import delete_note
 
-        return delete_note(self.config, rel)
+        return delete_note(self.config, rel, self.now())
 
     def list_deleted(self) -> list[Deleted]:
         """This workspace's memory files in the trash, the most recently deleted first."""
-        from engine.memory.notes import list_deleted
+        from engine.memory.trash import list_deleted
 
         return list_deleted(self.config)
 
@@ -209,7 +210,7 @@ class MemoryFiles:
         Raises:
             MemdeckError: nothing to restore, or the name is taken again (the trashed file stays).
         """
-        from engine.memory.notes import restore_deleted
+        from engine.memory.trash import restore_deleted
 
         return restore_deleted(self.config, entry)
 
@@ -357,15 +358,31 @@ class MemoryFiles:
         return replace(draft, warnings=(*draft.warnings, *problems)) if problems else draft
 
     @property
+    def clock(self) -> Clock:
+        """The one clock every write and "today" reads: ``[memory] timezone`` (else the system's zone), with
+        ``MEMDECK_TODAY`` and ``MEMDECK_NOW`` (see :mod:`engine.clock`)."""
+        return self._clock if self._clock is not None else Clock.for_config(self.config)
+
+    @property
     def timezone(self) -> tzinfo:
         """The zone notes are dated in: ``[memory] timezone``, else the system's local zone."""
-        from engine.memory.notes import note_timezone
-
-        return note_timezone(self.config.memory.timezone)
+        return self.clock.zone
 
     def now(self) -> datetime:
-        """The time now in :attr:`timezone` (session-note names, flush headings, "today")."""
-        return datetime.now(self.timezone)
+        """The time now in :attr:`timezone` (session-note names, flush headings, review stamps, copies' names).
+
+        Raises:
+            ClockError: ``MEMDECK_TODAY`` or ``MEMDECK_NOW`` is set to something else than a date or a time.
+        """
+        return self.clock.now()
+
+    def today(self) -> date:
+        """Today in :attr:`timezone` (``MEMDECK_TODAY`` when set): the day of a new daily note or an append.
+
+        Raises:
+            ClockError: as :meth:`now`.
+        """
+        return self.clock.today()
 
     def render_flush(self, draft: Draft, now: datetime) -> str:
         """The Markdown block a flush appends: ``## HH:MM — Memory flush from session <id8>`` and its bullets
@@ -375,8 +392,8 @@ class MemoryFiles:
         return render_flush_block(draft, now, self.timezone)
 
     def append_flush(self, session_id: str, block: str, now: datetime, day: date | None = None) -> FlushWritten:
-        """Append a reviewed flush block to the daily note of ``day`` (default ``now``'s) atomically, creating the
-        note with its heading when missing, then record the flush.
+        """Append a reviewed flush block to the daily note of ``day`` (default: ``now``'s day in :attr:`timezone`)
+        atomically, creating the note with its heading when missing, then record the flush.
 
         Raises:
             FlushError: the block is empty, the daily note is a symlink or not a regular file, or ``memory/`` is a
@@ -386,8 +403,7 @@ class MemoryFiles:
         from engine.memory.append import append_flush
 
         self._writable_memory_folder()
-        local = now.astimezone(self.timezone) if now.tzinfo is not None else now
-        target = append_flush(self.config.workspace, block, day or local.date())
+        target = append_flush(self.config.workspace, block, day or self.clock.in_zone(now).date())
         return FlushWritten(self._rel(target), target, self.record_flush(session_id, now))
 
     def record_flush(self, session_id: str, now: datetime) -> tuple[str, ...]:
@@ -414,12 +430,18 @@ class MemoryFiles:
             OSError: the memory folder cannot be written.
         """
         from engine.memory.drafting import llm_configured
-        from engine.memory.notes import build_session_note, note_slug, session_note_path, write_session_note
+        from engine.memory.session_notes import (
+            build_session_note,
+            note_slug,
+            session_note_path,
+            write_session_note,
+        )
         from engine.sessions.reader import spoken_transcript
 
         self._writable_memory_folder()
-        tz = self.timezone
-        when = (now or datetime.now(tz)).astimezone(tz)
+        clock = self.clock
+        tz = clock.zone
+        when = clock.in_zone(now) if now is not None else clock.now()
         entry = self.session_entry(transcript.path)
         transcript = spoken_transcript(transcript)  # the note and its name hold only what was said
         key = entry.session_key if entry is not None else "unknown"

@@ -15,8 +15,8 @@ from engine.config import LLMConfig
 from engine.errors import MemdeckError
 from engine.health.secrets import redact_secrets
 from engine.http import HttpClient, HttpError, RetryPolicy, Transport, public_url, validate_timeout
-from engine.memory.drafting import DRAFT_KINDS, MAX_ITEM_CHARS, Draft, DraftItem
-from engine.memory.notes import clean_slug
+from engine.memory.draft import DRAFT_KINDS, MAX_ITEM_CHARS, Draft, DraftItem
+from engine.memory.slugs import clean_slug
 from engine.sessions.model import Transcript
 from engine.sessions.reader import normalize_session_text, spoken
 from engine.textio import clean_note_text

@@ -8,7 +8,7 @@ import os
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import date
 from typing import TYPE_CHECKING
 
 from engine.display import plural
@@ -288,19 +288,18 @@ def review_today(files: MemoryFiles) -> date:
     Raises:
         ReviewActionError: ``MEMDECK_TODAY`` is not a date.
     """
-    from engine.search.dates import pinned_today  # the one reading of MEMDECK_TODAY
+    from engine.clock import ClockError
 
     try:
-        pinned = pinned_today()
-    except ValueError as exc:
+        return files.today()
+    except ClockError as exc:
         raise ReviewActionError(str(exc)) from None
-    return pinned or files.now().date()
 
 
 def _commit(ctx: Context, changed: Sequence[_File], action: str, summary: str, finding_id: str,
             line: str | None = None) -> ReviewAction:
     """Write every changed file (each unless it changed since it was read; all or none), record the undo, reindex."""
-    from engine.memory.notes import SaveConflict
+    from engine.memory.saving import SaveConflict
 
     done: list[tuple[_File, DiskStamp]] = []
     exact: dict[str, bytes] = {}
@@ -357,7 +356,7 @@ def _reindex(ctx: Context, rels: Iterable[str]) -> list[str]:
 
 
 def _now_iso(files: MemoryFiles) -> str:
-    return datetime.now(files.timezone).isoformat(timespec="seconds")
+    return files.now().isoformat(timespec="seconds")
 
 
 def _item(finding: Finding, index: int) -> ReviewItem:
@@ -596,7 +595,7 @@ def undo(ctx: Context) -> ReviewAction:
             raise ReviewWriteConflict(f"{rel} changed since the review {entry.action} ({entry.summary}); not "
                                       "undone — edit it by hand")
         stamps.append((change, stamp_bytes(data, st)))
-    from engine.memory.notes import SaveConflict
+    from engine.memory.saving import SaveConflict
 
     restored: list[str] = []
     for change, stamp in stamps:

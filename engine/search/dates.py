@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import calendar
-import os
 import re
 import unicodedata
 from collections.abc import Callable, Iterator, Set
@@ -130,8 +129,6 @@ def month_matches(path: str, months: Set[Month]) -> bool:
 
 
 # -- resolving date phrases against today ------------------------------------------------------------------
-TODAY_ENV = "MEMDECK_TODAY"
-
 _WEEKDAY_NAMES = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 _MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
                 "October", "November", "December")
@@ -175,24 +172,6 @@ class DateSpan:
     def days(self) -> list[date]:
         """Every day of the span, in order."""
         return [self.start + timedelta(days=i) for i in range((self.end - self.start).days + 1)]
-
-
-def pinned_today() -> date | None:
-    """``$MEMDECK_TODAY`` (``YYYY-MM-DD``) as a date — tests and evals pin "today" with it — or None when unset.
-
-    Raises:
-        ValueError: the variable is set but is not such a date.
-    """
-    raw = os.environ.get(TODAY_ENV, "").strip()
-    if not raw:
-        return None
-    try:
-        # Only the form the docs name: fromisoformat alone also takes "20261021" and "2026-W43-3".
-        if re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", raw) is None:
-            raise ValueError(raw)
-        return date.fromisoformat(raw)
-    except ValueError:
-        raise ValueError(f"{TODAY_ENV}={raw!r} is not a date like 2026-10-21 (YYYY-MM-DD)") from None
 
 
 def day_label(day: date) -> str:
