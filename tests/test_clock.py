@@ -190,6 +190,19 @@ def test_memdeck_flush_in_a_child_process_lands_in_the_configured_day(
     _same_day(workspace / payload["path"], wall)
 
 
+def test_a_pinned_today_dates_the_flush_as_it_dates_a_query(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """``MEMDECK_TODAY`` (the evals' "today") names the daily note a flush writes, at the clock's time of day."""
+    config = _config(tmp_path, TOKYO)
+    ctx = SessionsContext(config.workspace, _sessions(tmp_path), config.home, config=config)
+    monkeypatch.setenv(NOW_ENV, "2026-03-01T23:59:00+09:00")
+    monkeypatch.setenv(TODAY_ENV, "2026-10-22")
+    assert run_flush(ctx, "7c1e", method="extractive", as_json=True) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["path"] == "memory/2026-10-22.md"
+    _same_day(config.workspace / payload["path"], datetime(2026, 10, 22, 23, 59))
+
+
 def test_a_bad_clock_variable_fails_the_flush_before_it_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                capsys: pytest.CaptureFixture[str]) -> None:
     config = _config(tmp_path, TOKYO)
