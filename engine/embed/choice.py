@@ -17,21 +17,18 @@ from engine.embed.gemini import DEFAULT_BASE_URL as GEMINI_BASE_URL
 from engine.embed.gemini import GEMINI_MODELS, GeminiEmbedder, normalize_gemini_model
 from engine.embed.gemini import KEY_ENVS as GEMINI_KEY_ENVS
 from engine.embed.local import (
-    DEFAULT_LOCAL_MODEL,
-    LOCAL_MODELS,
     E5Embedder,
     LocalEmbedder,
-    LocalModelSpec,
     USEEmbedder,
     local_model_path,
     local_model_problem,
     make_local_embedder,
-    resolve_local_model,
 )
 from engine.embed.openai import DEFAULT_BASE_URL as OPENAI_BASE_URL
 from engine.embed.openai import DEFAULT_KEY_ENV as OPENAI_KEY_ENV
 from engine.embed.openai import OPENAI_MODELS, OpenAIEmbedder, normalize_openai_model
 from engine.embed.remote import RemoteEmbedder
+from engine.local_models import DEFAULT_LOCAL_MODEL, LOCAL_MODELS, LocalModelSpec, resolve_local_model
 
 __all__ = [
     "LOCAL_MODELS",
