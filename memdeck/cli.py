@@ -33,7 +33,7 @@ from memdeck.output import (
 )
 
 if TYPE_CHECKING:
-    from engine.index.indexer import SyncProgress
+    from engine.api import SyncProgress
 
 _fail = fail  # the one error path: a stderr line, and {"ok": false, "error"} on stdout with --json
 
@@ -377,7 +377,7 @@ class ProgressLines:
         self._last = clock()
 
     def __call__(self, p: SyncProgress) -> None:
-        """Called with every :class:`~engine.index.indexer.SyncProgress` update; prints when one is due."""
+        """Called with every :class:`~engine.api.SyncProgress` update; prints when one is due."""
         now = self._clock()
         if now - self._last < self._every:
             return
@@ -520,8 +520,7 @@ def doctor(obj: _Ctx, fix: bool, as_json: bool) -> None:
 
     Exits 1 when a problem needs attention.
     """
-    from engine.api import MemoryEngine
-    from engine.health.doctor import format_report, run_doctor
+    from engine.api import MemoryEngine, format_report, run_doctor
 
     cfg = obj.config(as_json)
 

@@ -15,10 +15,10 @@ from typing import Any
 
 from engine.config import Config
 from engine.display import plural
-from engine.health.secrets import find_secrets
 from engine.index import queries, schema
 from engine.index.indexer import pid_alive
-from engine.index.scan import scan_sources
+from engine.secrets import find_secrets
+from engine.sessions.scan import scan_sources
 from engine.textio import read_text_file
 from engine.workspace import (
     ScanReport,
@@ -117,7 +117,7 @@ def scan_secrets(config: Config) -> list[SecretFound]:
     """Find API keys, tokens, passwords and private keys in the memory files (never in sessions).
 
     Memory files are plain text that agents paste into prompts and people sync and share; a secret in
-    one is a leak waiting to happen. Previews are masked (see :func:`engine.health.secrets.find_secrets`).
+    one is a leak waiting to happen. Previews are masked (see :func:`engine.secrets.find_secrets`).
 
     Args:
         config: the configuration (workspace and extra paths).
@@ -650,7 +650,8 @@ def _check_secrets(config: Config) -> tuple[Finding, list[SecretFound]]:
 def _check_sessions(config: Config) -> Finding:
     """Where sessions come from and whether they can be read: a locked, damaged or newer OpenClaw database is a
     finding (memdeck never repairs OpenClaw's files: ``openclaw doctor`` does)."""
-    from engine.sessions.sources import KIND_AGENT_DB, open_session_source  # deferred: only doctor needs it
+    from engine.sessions.locate import open_session_source  # deferred: only doctor needs it
+    from engine.sessions.sources import KIND_AGENT_DB
 
     where = open_session_source(config).describe()
     used = "sessions" in config.sources
