@@ -84,6 +84,7 @@ from engine.workspace import (
 
 if TYPE_CHECKING:  # loaded on first use (see __getattr__): status and search need none of them
     from engine.display import SEPARATOR_GLYPHS as SEPARATOR_GLYPHS
+    from engine.display import byte_size as byte_size
     from engine.display import has_control_chars as has_control_chars
     from engine.display import safe_name as safe_name
     from engine.display import safe_text as safe_text
@@ -159,7 +160,8 @@ _LAZY = {
     "engine.health.doctor": ("format_report", "run_doctor"),
     "engine.memory.notes": ("DATED_NOTE", "Appended", "DatedNote", "Deleted", "FlushError", "Note", "RenamePlan",
                             "SaveConflict", "SaveResult", "daily_heading", "daily_rel", "dated_note", "topic_rel"),
-    "engine.display": ("SEPARATOR_GLYPHS", "has_control_chars", "safe_name", "safe_text", "show_separators"),
+    "engine.display": ("SEPARATOR_GLYPHS", "byte_size", "has_control_chars", "safe_name", "safe_text",
+                       "show_separators"),
     "engine.recovery": ("RecoveryCopy", "RecoveryError", "RecoveryListing", "discard_recovery", "list_recovery",
                         "recovery_dir", "recovery_disk_state", "recovery_listing", "save_recovery"),
     "engine.state": ("StateError", "UiState", "load_state", "save_state", "state_path"),
@@ -245,6 +247,7 @@ __all__ = [
     "affects_index",
     "awatch_changes",
     "byte_lines",
+    "byte_size",
     "corpus_sources",
     "daily_heading",
     "daily_rel",

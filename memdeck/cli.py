@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from engine.config import Config, load_config
-from engine.display import plural, safe_name
+from engine.display import byte_size, plural, safe_name
 from engine.errors import MemdeckError
 from memdeck.output import (
     EXIT_ERROR,
@@ -182,7 +182,7 @@ def status(obj: _Ctx, as_json: bool, deep: bool) -> None:
         return
     lines = [
         f"Workspace: {st.workspace}",
-        f"Index: {st.index_path} ({_size(st.index_bytes)})",
+        f"Index: {st.index_path} ({byte_size(st.index_bytes)})",
         f"SQLite: {st.driver} {st.sqlite_version} · sqlite-vec {st.vec_version or 'not loaded'}",
         f"Provider: {st.provider} (requested: {st.requested_provider})",
     ]
@@ -231,15 +231,6 @@ def _session_source_lines(where: Any) -> list[str]:
     lines = [head if where.available else f"{head} · unavailable: {where.detail}"]
     lines += [f"  warning: {warning}" for warning in where.warnings]
     return lines
-
-
-def _size(n: int) -> str:
-    size = float(n)
-    for unit in ("B", "KB", "MB", "GB"):
-        if size < 1024 or unit == "GB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{n} B"
 
 
 @cli.command()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import math
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -12,7 +11,7 @@ from typing import Any, Protocol
 
 from engine.config import Config, EmbeddingConfig
 from engine.display import plural
-from engine.embed.base import EmbeddingError, estimate_tokens, public_url
+from engine.embed.base import EmbeddingError, estimate_tokens, normalize, public_url
 from engine.embed.gemini import DEFAULT_BASE_URL as GEMINI_BASE_URL
 from engine.embed.gemini import GEMINI_MODELS, GeminiEmbedder, normalize_gemini_model
 from engine.embed.gemini import KEY_ENVS as GEMINI_KEY_ENVS
@@ -82,13 +81,6 @@ class Embedder(Protocol):
         ...
 
 
-def _normalize(vec: list[float]) -> list[float]:
-    norm = math.sqrt(sum(x * x for x in vec))
-    if norm == 0:
-        return vec
-    return [x / norm for x in vec]
-
-
 class HashingEmbedder:
     """A deterministic embedder for tests: hashed word and character-trigram features, unit length.
 
@@ -119,7 +111,7 @@ class HashingEmbedder:
                 idx = int.from_bytes(h[:4], "little") % self.dims
                 sign = 1.0 if h[4] & 1 else -1.0
                 vec[idx] += sign * (1.0 if not feature.startswith("#") else 0.3)
-        return _normalize(vec)
+        return normalize(vec)
 
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         self.calls += 1

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from engine.config import Config
-from engine.display import plural
+from engine.display import byte_limit, plural
 from engine.embed.choice import Embedder, ProviderChoice
 from engine.errors import IndexBusy
 from engine.index import queries
@@ -172,8 +172,7 @@ def load_document(file: MemoryFile) -> Document:
     elif decoded.errors:
         issue = f"{file.rel}: {plural(decoded.errors, 'byte is', 'bytes are')} not UTF-8; indexed the rest"
     if decoded.truncated:
-        mib = MAX_FILE_BYTES / (1024 * 1024)
-        limit = f"{mib:g} MB" if mib >= 1 else f"{MAX_FILE_BYTES // 1024} KB"
+        limit = byte_limit(MAX_FILE_BYTES)
         issue = f"{file.rel}: larger than {limit}; indexed the first {limit}" + (f" ({issue})" if issue else "")
     return Document(decoded.text, None, decoded.errors, issue)
 

@@ -39,6 +39,7 @@ from engine.sessions.reader import (
     summarize_transcript,
 )
 from engine.sessions.speech import is_injected
+from engine.state import read_json_state
 from engine.textio import scrub_json
 from engine.workspace import MemoryFile
 
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
     from engine.config import Config
 
 FLUSH_STATE_FILE = "flush-state.json"
+FLUSH_RECORD = "memdeck's flush record"
 """memdeck's own record of which sessions it flushed (in its data dir, never in OpenClaw's folders)."""
 
 BUSY_TIMEOUT_ENV = "MEMDECK_AGENT_DB_TIMEOUT"
@@ -590,10 +592,7 @@ def read_flush_state(state_path: Path | None) -> dict[str, datetime]:
     """
     if state_path is None:
         return {}
-    try:
-        data = json.loads(Path(state_path).read_bytes().decode("utf-8", errors="replace"))
-    except (OSError, ValueError, RecursionError):
-        return {}
+    data = read_json_state(Path(state_path), FLUSH_RECORD).document
     if not isinstance(data, dict):
         return {}
     state: dict[str, datetime] = {}

@@ -11,6 +11,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 
+from engine.api import byte_size
 from tui.widgets.text_line import TextLine
 
 if TYPE_CHECKING:
@@ -32,16 +33,6 @@ def display_path(path: str) -> str:
     if path == home or path.startswith(home + os.sep):
         return "~" + path[len(home) :]
     return path
-
-
-def format_size(n: int) -> str:
-    """Bytes as B / KB / MB / GB."""
-    size = float(n)
-    for unit in ("B", "KB", "MB", "GB"):
-        if size < 1024 or unit == "GB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{n} B"
 
 
 def vector_part(state: str, model_pending: bool) -> tuple[str, str]:
@@ -127,7 +118,7 @@ class IndexStatus(Vertical):
             index += [("  not embedded ", "$text-muted"), (f"{status.pending_embeddings:,}", "bold")]
         index += [("  synced ", "$text-muted"), (format_clock(status.last_sync), "bold")]
         index += [_sep(), (safe_name(display_path(status.index_path)), "$text-muted"),
-                  (f" {format_size(status.index_bytes)}", "$text-muted")]
+                  (f" {byte_size(status.index_bytes)}", "$text-muted")]
         if status.issues:
             index += [_sep(), (f"⚠ {safe_name(status.issues[0])}", "$text-warning")]
         self.query_one("#status-index", TextLine).update(Content.assemble(*index))
