@@ -11,7 +11,6 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 
-from engine.api import byte_size
 from tui.widgets.text_line import TextLine
 
 if TYPE_CHECKING:
@@ -92,7 +91,7 @@ class IndexStatus(Vertical):
 
     def show_status(self, status: Any, vector_state: str | None = None) -> None:
         """Render an engine Status (``vector_state`` overrides its vector state, e.g. after a model load)."""
-        from engine.api import safe_name  # paths and issues name files: shown through the display rule
+        from engine.api import byte_size, safe_name  # names shown through the display rule
 
         self.status = status
         state = vector_state or status.vector_state
