@@ -41,7 +41,6 @@ from engine.index.indexer import (
     sync_files,
     writer_lock,
 )
-from engine.index.scan import scan_sources, source_stats
 from engine.index.schema import RECOVERED_META
 from engine.index.store import (
     DB_ERRORS,
@@ -72,6 +71,7 @@ from engine.sessions.model import (
     Transcript,
     Usage,
 )
+from engine.sessions.scan import scan_sources, source_stats
 from engine.textio import ByteLines, DiskStamp, byte_lines, same_content
 from engine.workspace import (
     FolderLink,
@@ -85,13 +85,18 @@ from engine.workspace import (
 
 if TYPE_CHECKING:  # loaded on first use (see __getattr__): status and search need none of them
     from engine.display import SEPARATOR_GLYPHS as SEPARATOR_GLYPHS
+    from engine.display import byte_size as byte_size
     from engine.display import has_control_chars as has_control_chars
     from engine.display import safe_name as safe_name
     from engine.display import safe_text as safe_text
     from engine.display import show_separators as show_separators
+    from engine.health.checks import DoctorReport as DoctorReport
+    from engine.health.doctor import format_report as format_report
+    from engine.health.doctor import run_doctor as run_doctor
     from engine.memory.draft import DRAFT_KINDS as DRAFT_KINDS
     from engine.memory.draft import Draft as Draft
     from engine.memory.draft import DraftItem as DraftItem
+    from engine.memory.llm import LLMError as LLMError
     from engine.memory.names import DATED_NOTE as DATED_NOTE
     from engine.memory.names import DatedNote as DatedNote
     from engine.memory.names import daily_heading as daily_heading
@@ -128,14 +133,14 @@ if TYPE_CHECKING:  # loaded on first use (see __getattr__): status and search ne
     from engine.sessions.dbsource import AgentDbSource as AgentDbSource
     from engine.sessions.excerpt import is_session_path as is_session_path
     from engine.sessions.excerpt import parse_citation as parse_citation
+    from engine.sessions.locate import open_session_source as open_session_source
+    from engine.sessions.locate import session_source_at as session_source_at
     from engine.sessions.sources import FLUSH_STATE_FILE as FLUSH_STATE_FILE
     from engine.sessions.sources import FolderSource as FolderSource
     from engine.sessions.sources import SessionSource as SessionSource
     from engine.sessions.sources import SourceStatus as SourceStatus
     from engine.sessions.sources import flush_threshold as flush_threshold
     from engine.sessions.sources import needs_flush as needs_flush
-    from engine.sessions.sources import open_session_source as open_session_source
-    from engine.sessions.sources import session_source_at as session_source_at
     from engine.state import StateError as StateError
     from engine.state import UiState as UiState
     from engine.state import load_state as load_state
@@ -151,11 +156,15 @@ if TYPE_CHECKING:  # loaded on first use (see __getattr__): status and search ne
 
 _LAZY = {
     "engine.memory.draft": ("DRAFT_KINDS", "Draft", "DraftItem"),
+    "engine.memory.llm": ("LLMError",),
+    "engine.health.checks": ("DoctorReport",),
+    "engine.health.doctor": ("format_report", "run_doctor"),
     "engine.memory.names": ("DATED_NOTE", "DatedNote", "daily_heading", "daily_rel", "dated_note", "topic_rel"),
     "engine.memory.rename": ("RenamePlan",),
     "engine.memory.saving": ("Appended", "FlushError", "Note", "SaveConflict", "SaveResult"),
     "engine.memory.trash": ("Deleted",),
-    "engine.display": ("SEPARATOR_GLYPHS", "has_control_chars", "safe_name", "safe_text", "show_separators"),
+    "engine.display": ("SEPARATOR_GLYPHS", "byte_size", "has_control_chars", "safe_name", "safe_text",
+                       "show_separators"),
     "engine.recovery": ("RecoveryCopy", "RecoveryError", "RecoveryListing", "discard_recovery", "list_recovery",
                         "recovery_dir", "recovery_disk_state", "recovery_listing", "save_recovery"),
     "engine.state": ("StateError", "UiState", "load_state", "save_state", "state_path"),
@@ -164,7 +173,8 @@ _LAZY = {
     "engine.review.model": ("Finding", "ReviewItem", "ReviewReport"),
     "engine.sessions.dbsource": ("AgentDbSource",),
     "engine.sessions.sources": ("FLUSH_STATE_FILE", "FolderSource", "SessionSource", "SourceStatus",
-                                "flush_threshold", "needs_flush", "open_session_source", "session_source_at"),
+                                "flush_threshold", "needs_flush"),
+    "engine.sessions.locate": ("open_session_source", "session_source_at"),
     "engine.sessions.excerpt": ("is_session_path", "parse_citation"),
     "engine.watch": ("WATCH_DEBOUNCE_MS", "WatchPlan", "affects_index", "awatch_changes", "is_relevant",
                      "watch_changes", "watch_plan"),
@@ -185,6 +195,7 @@ __all__ = [
     "DatedNote",
     "Deleted",
     "DiskStamp",
+    "DoctorReport",
     "Draft",
     "DraftItem",
     "Entry",
@@ -195,6 +206,7 @@ __all__ = [
     "FolderSource",
     "GetResult",
     "Hit",
+    "LLMError",
     "MemoryEngine",
     "MemoryFile",
     "MemoryFiles",
@@ -238,12 +250,14 @@ __all__ = [
     "affects_index",
     "awatch_changes",
     "byte_lines",
+    "byte_size",
     "corpus_sources",
     "daily_heading",
     "daily_rel",
     "dated_note",
     "discard_recovery",
     "flush_threshold",
+    "format_report",
     "has_control_chars",
     "is_relevant",
     "is_session_path",
@@ -258,6 +272,7 @@ __all__ = [
     "recovery_dir",
     "recovery_disk_state",
     "recovery_listing",
+    "run_doctor",
     "safe_name",
     "safe_text",
     "same_content",

@@ -11,14 +11,10 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from engine.config_rules import EMBEDDING_ENV_PREFIX, validate
 from engine.errors import ConfigError
 
 APP_NAME = "memdeck"
-PROVIDERS = ("auto", "local", "openai", "gemini", "none", "hash")
-FALLBACKS = ("none", "local", "openai", "gemini", "hash")
-SEARCH_MODES = ("hybrid", "keyword", "vector")
-SOURCES = ("memory", "sessions")
-EMBEDDING_ENV_PREFIX = "MEMDECK_EMBEDDING_"
 MAX_CONFIG_BYTES = 1024 * 1024
 """The largest config file read (a config is a few KB; this stops a device or a mistaken path being read whole)."""
 
@@ -180,6 +176,25 @@ class Config:
         return Path.home() / ".openclaw" / "agents" / self.agent / "sessions"
 
 
+SECTION_CLASSES: dict[str, type] = {
+    "embedding": EmbeddingConfig, "chunking": ChunkingConfig, "search": SearchConfig, "llm": LLMConfig,
+    "index": IndexConfig,
+    "memory": MemoryConfig,
+    "review": ReviewConfig,
+}
+"""The dataclass each section builds (a test keeps the rules and the fields identical)."""
+
+
+def section_fields() -> dict[str, set[str]]:
+    """Each dataclass section's field names (what the rules must cover exactly)."""
+    return {name: {f.name for f in fields(cls)} for name, cls in SECTION_CLASSES.items()}
+
+
+def section_defaults() -> dict[str, dict[str, Any]]:
+    """Each dataclass section's default values, by key: what :func:`engine.config_rules.validate` assumes unset."""
+    return {name: {f.name: getattr(cls(), f.name) for f in fields(cls)} for name, cls in SECTION_CLASSES.items()}
+
+
 def memdeck_home() -> Path:
     """Where memdeck writes its config, index and cache: ``MEMDECK_HOME`` or the platform data dir."""
     env = os.environ.get("MEMDECK_HOME")
@@ -217,20 +232,9 @@ def _section(data: Mapping[str, Any], base: Any) -> Any:
     return replace(base, **updates)
 
 
-def _validate_local_model(path: str, e: EmbeddingConfig) -> None:
-    """The one check the rules cannot make: a local model's name, against the embedder's own list."""
-    if e.provider == "local" and e.model.strip():
-        from engine.embed.local import LOCAL_MODELS, resolve_local_model  # light: stdlib only
-
-        if resolve_local_model(e.model) is None:
-            raise ConfigError(path, "embedding.model",
-                              f"unknown local model {e.model!r} (known: {', '.join(LOCAL_MODELS)})")
-
-
-def _embedding_env(base: EmbeddingConfig, environ: Mapping[str, str]) -> tuple[EmbeddingConfig, dict[str, str]]:
-    """Apply ``MEMDECK_EMBEDDING_<KEY>`` variables; returns the config and which keys came from which variable."""
+def _embedding_env(base: EmbeddingConfig, environ: Mapping[str, str]) -> EmbeddingConfig:
+    """Apply ``MEMDECK_EMBEDDING_<KEY>`` variables (:func:`engine.config_rules.validate` has checked them)."""
     updates: dict[str, Any] = {}
-    sources: dict[str, str] = {}
     for f in fields(EmbeddingConfig):
         var = EMBEDDING_ENV_PREFIX + f.name.upper()
         raw = environ.get(var)
@@ -253,8 +257,7 @@ def _embedding_env(base: EmbeddingConfig, environ: Mapping[str, str]) -> tuple[E
             expected = {int: "an integer", float: "a number", dict: 'a JSON object like {"X-Org": "a"}'}[kind]
             raise ConfigError(where, f"embedding.{f.name}", f"expected {expected}, got {raw!r}") from None
         updates[f.name] = value
-        sources[f"embedding.{f.name}"] = var
-    return replace(base, **updates), sources
+    return replace(base, **updates)
 
 
 def read_config_file(path: Path) -> dict[str, Any]:
@@ -317,11 +320,8 @@ def load_config(
     data = read_config_file(cfg_path)
     if overrides:
         data = _merge(data, overrides)
-    where = str(cfg_path)
-    from engine.config_rules import validate  # deferred: config_rules imports this module's dataclasses
-
     # Every key's type, range and allowed values, the file's and the environment's: the rest only builds.
-    validate(data, path=where, environ=os.environ)
+    validate(data, defaults=section_defaults(), path=str(cfg_path), environ=os.environ)
 
     ws_value = workspace or os.environ.get("MEMDECK_WORKSPACE") or data.get("workspace")
     ws = Path(ws_value).expanduser() if ws_value else Path.home() / ".openclaw" / "workspace"
@@ -331,7 +331,7 @@ def load_config(
     sess_value = sessions_dir or data.get("sessions_dir")
 
     embedding = _section(data.get("embedding", {}), EmbeddingConfig())
-    embedding, env_keys = _embedding_env(embedding, os.environ)
+    embedding = _embedding_env(embedding, os.environ)
     cfg = Config(
         workspace=ws,
         home=home_path,
@@ -351,12 +351,6 @@ def load_config(
         tui=dict(data.get("tui", {})),
         keys={str(k): str(v) for k, v in data.get("keys", {}).items()},
     )
-    try:
-        _validate_local_model(where, cfg.embedding)
-    except ConfigError as exc:
-        if exc.key in env_keys:  # name the variable that set it, not the file
-            raise ConfigError(f"environment variable {env_keys[exc.key]}", exc.key, exc.problem) from None
-        raise
     return cfg
 
 

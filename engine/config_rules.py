@@ -1,4 +1,8 @@
-"""Every config key's type, range and allowed values in one table, checked before the config is built."""
+"""Every config key's type, range and allowed values in one table, checked before the config is built.
+
+This module sits below :mod:`engine.config` (which calls :func:`validate` and hands it each section's defaults):
+it never imports it.
+"""
 
 from __future__ import annotations
 
@@ -10,27 +14,20 @@ import re
 import reprlib
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from datetime import date, datetime, time
 from typing import Any, Literal
 
-from engine.config import (
-    EMBEDDING_ENV_PREFIX,
-    FALLBACKS,
-    PROVIDERS,
-    SEARCH_MODES,
-    SOURCES,
-    ChunkingConfig,
-    EmbeddingConfig,
-    IndexConfig,
-    LLMConfig,
-    MemoryConfig,
-    ReviewConfig,
-    SearchConfig,
-)
 from engine.display import has_control_chars, plural, safe_name
 from engine.errors import ConfigError
+from engine.local_models import LOCAL_MODELS, resolve_local_model
 from engine.textio import MAX_FILE_BYTES
+
+PROVIDERS = ("auto", "local", "openai", "gemini", "none", "hash")
+FALLBACKS = ("none", "local", "openai", "gemini", "hash")
+SEARCH_MODES = ("hybrid", "keyword", "vector")
+SOURCES = ("memory", "sessions")
+EMBEDDING_ENV_PREFIX = "MEMDECK_EMBEDDING_"
 
 Kind = Literal["int", "float", "bool", "str", "enum", "list", "path", "dict"]
 
@@ -384,14 +381,6 @@ TABLES: dict[str, Rule] = {
 }
 """Tables whose keys are free (binding ids): one rule for the whole table."""
 
-SECTION_CLASSES: dict[str, type] = {
-    "embedding": EmbeddingConfig, "chunking": ChunkingConfig, "search": SearchConfig, "llm": LLMConfig,
-    "index": IndexConfig,
-    "memory": MemoryConfig,
-    "review": ReviewConfig,
-}
-"""The dataclass each section builds (a test keeps the rules and the fields identical)."""
-
 ENV_PREFIXES: dict[str, str] = {"embedding": EMBEDDING_ENV_PREFIX}
 """Sections whose keys can be set as ``<PREFIX><KEY>`` environment variables."""
 
@@ -415,12 +404,14 @@ def check_value(dotted: str, value: Any) -> str | None:
     return rule_for(dotted).check(value)
 
 
-def validate(raw: Mapping[str, Any], *, path: str = "config.toml",
+def validate(raw: Mapping[str, Any], *, defaults: Mapping[str, Mapping[str, Any]], path: str = "config.toml",
              environ: Mapping[str, str] | None = None) -> None:
     """Check the config file's values (and ``MEMDECK_EMBEDDING_*`` in ``environ``) against the rules.
 
     Args:
         raw: the parsed TOML (with any overrides merged in).
+        defaults: each section's default values (:func:`engine.config.section_defaults`), which the rules across
+            keys read for a key left unset.
         path: the file, for the message.
         environ: the environment whose overrides to check too (None: none).
 
@@ -447,13 +438,15 @@ def validate(raw: Mapping[str, Any], *, path: str = "config.toml",
                     raise _error(path, f"{key}.{_key(name)}", f"unknown key{hint} (known: {known})")
                 _raise_if(path, f"{key}.{name}", rule.check(entry))
     origins: dict[str, str] = {}
-    effective = {s: dict(raw.get(s) or {}) for s in SECTIONS}
+    given = {f"{s}.{name}" for s in SECTIONS for name in (raw.get(s) or {})}
+    effective = {s: {**defaults.get(s, {}), **(raw.get(s) or {})} for s in SECTIONS}
     for var, section, name, value in _environment(environ or {}):
         _raise_if(f"environment variable {var}", f"{section}.{name}", SECTIONS[section][name].check(value))
         effective[section][name] = value
+        given.add(f"{section}.{name}")
         origins[f"{section}.{name}"] = f"environment variable {var}"
     for dotted, check in CROSS_RULES:
-        problem = check(effective)
+        problem = check(effective, given)
         if problem is not None:
             raise _error(origins.get(dotted, path), dotted, problem)
 
@@ -515,27 +508,25 @@ def _parse_env(rule: Rule, text: str) -> tuple[Any, str | None]:
     return stripped, None
 
 
-def _overlap_below_tokens(sections: Mapping[str, Mapping[str, Any]]) -> str | None:
-    chunking = sections["chunking"]
-    tokens = chunking.get("tokens", ChunkingConfig.tokens)
-    overlap = chunking.get("overlap", ChunkingConfig.overlap)
+Sections = Mapping[str, Mapping[str, Any]]
+
+
+def _overlap_below_tokens(sections: Sections, given: set[str]) -> str | None:
+    tokens, overlap = sections["chunking"]["tokens"], sections["chunking"]["overlap"]
     if overlap < tokens:
         return None
-    default = "" if "overlap" in chunking else " (the default; set a smaller overlap)"
+    default = "" if "chunking.overlap" in given else " (the default; set a smaller overlap)"
     return f"must be between 0 and chunking.tokens - 1 ({tokens - 1}), got {overlap}{default}"
 
 
-def _weights_not_both_zero(sections: Mapping[str, Mapping[str, Any]]) -> str | None:
-    search = sections["search"]
-    vector = search.get("vector_weight", SearchConfig.vector_weight)
-    text = search.get("text_weight", SearchConfig.text_weight)
-    if vector + text > 0:
+def _weights_not_both_zero(sections: Sections, given: set[str]) -> str | None:
+    if sections["search"]["vector_weight"] + sections["search"]["text_weight"] > 0:
         return None
     return "weights must be ≥ 0 and not both 0 (vector_weight and text_weight are both 0)"
 
 
-def _known_timezone(sections: Mapping[str, Mapping[str, Any]]) -> str | None:
-    name = sections["memory"].get("timezone", MemoryConfig.timezone)
+def _known_timezone(sections: Sections, given: set[str]) -> str | None:
+    name = sections["memory"]["timezone"]
     if not name:
         return None
     import zoneinfo  # deferred: only a configured zone needs the time zone database
@@ -547,10 +538,19 @@ def _known_timezone(sections: Mapping[str, Mapping[str, Any]]) -> str | None:
     return None
 
 
-CROSS_RULES: tuple[tuple[str, Callable[[Mapping[str, Mapping[str, Any]]], str | None]], ...] = (
+def _known_local_model(sections: Sections, given: set[str]) -> str | None:
+    """A local model's name, against the catalogue of :mod:`engine.local_models` ("" is the default one)."""
+    provider, model = sections["embedding"]["provider"], sections["embedding"]["model"]
+    if provider != "local" or not model.strip() or resolve_local_model(model) is not None:
+        return None
+    return f"unknown local model {model!r} (known: {', '.join(LOCAL_MODELS)})"
+
+
+CROSS_RULES: tuple[tuple[str, Callable[[Sections, set[str]], str | None]], ...] = (
     ("chunking.overlap", _overlap_below_tokens),
     ("search.vector_weight", _weights_not_both_zero),
     ("memory.timezone", _known_timezone),
+    ("embedding.model", _known_local_model),
 )
 """Rules across keys, run once every key is valid on its own: (the key named, the check)."""
 
@@ -605,8 +605,3 @@ def _show(value: Any, hidden: bool = False) -> str:
 
 def _num(value: float | None) -> str:
     return "?" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
-
-
-def section_fields() -> dict[str, set[str]]:
-    """Each dataclass section's field names (what the rules must cover exactly)."""
-    return {name: {f.name for f in fields(cls)} for name, cls in SECTION_CLASSES.items()}

@@ -105,3 +105,23 @@ def plural(count: int, noun: str, plural_form: str | None = None, *, grouped: bo
     """
     number = f"{count:,}" if grouped else str(count)
     return f"{number} {noun if count == 1 else plural_form or noun + 's'}"
+
+
+def byte_size(n: int) -> str:
+    """A measured size for people: ``512 B``, ``2.3 KB``, ``30.0 MB``, ``1.5 GB`` (1 KB = 1,024 bytes).
+
+    The one byte-size format: the CLI's status, the doctor, the TUI's index line and big-file banner, and the
+    scan's oversize report all show sizes through it.
+    """
+    value = float(n)
+    for unit in ("B", "KB", "MB"):
+        if value < 1024:
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} GB"
+
+
+def byte_limit(n: int) -> str:
+    """A configured limit, as few digits as it needs: ``4 MB``, ``2 KB``, ``1.5 MB`` (1 KB = 1,024 bytes)."""
+    mib = n / (1024 * 1024)
+    return f"{mib:g} MB" if mib >= 1 else f"{n / 1024:g} KB"

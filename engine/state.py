@@ -10,6 +10,9 @@ Which value wins, per setting (``theme``, ``search_mode``):
 So the config holds the user's default and an edit to it always takes effect; switching theme in the UI is
 remembered across restarts without rewriting ``config.toml`` (whose comments the old way dropped). A corrupt or
 unreadable state file means the defaults plus a logged warning, never a crash; writes are atomic.
+
+It also holds the one reader and writer of memdeck's small JSON state files (:func:`read_json_state`,
+:func:`write_json_state`): this one, the flush record, the review's dismissals and its undo journal.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.config import Config
+from engine.display import byte_limit, safe_name
 from engine.errors import MemdeckError
 from engine.textio import atomic_write_text, make_private_dir
 
@@ -30,6 +34,57 @@ STATE_VERSION = 1
 MAX_STATE_BYTES = 64 * 1024  # a few choices; anything bigger is not ours
 
 log = logging.getLogger(__name__)
+
+MAX_JSON_STATE_BYTES = 1024 * 1024
+"""The largest state file :func:`read_json_state` reads unless told otherwise (memdeck's records are a few KB)."""
+
+
+@dataclass(frozen=True)
+class JsonState:
+    """A state file as read: its JSON ``document`` (None: missing, empty or ignored) and why it was ignored."""
+
+    document: Any = None
+    warning: str | None = None
+
+
+def read_json_state(path: Path, what: str, *, max_bytes: int = MAX_JSON_STATE_BYTES,
+                    then: str = "ignored") -> JsonState:
+    """Read one of memdeck's small JSON state files; never raises.
+
+    A missing file is no document and no warning. One that cannot be read, is larger than ``max_bytes``
+    (``/dev/zero`` in its place must not be read whole) or is not UTF-8 JSON (an empty file is not: the writer
+    never leaves one) is no document and a warning, logged: ``<what> <path>: <problem>; <then>``.
+    """
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(max_bytes + 1)
+    except FileNotFoundError:
+        return JsonState()
+    except OSError as exc:
+        return JsonState(warning=state_warning(path, what, f"cannot read it ({exc.strerror or exc})", then))
+    if len(data) > max_bytes:
+        return JsonState(warning=state_warning(path, what, f"larger than {byte_limit(max_bytes)}", then))
+    try:
+        return JsonState(json.loads(data.decode("utf-8")))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return JsonState(warning=state_warning(path, what, "not valid JSON", then))
+
+
+def write_json_state(path: Path, document: Any) -> None:
+    """Replace a state file with ``document`` as JSON: atomically, private (0600 in a 0700 folder).
+
+    Raises:
+        OSError: the folder or the file cannot be written.
+    """
+    make_private_dir(path.parent)
+    atomic_write_text(path, json.dumps(document, indent=1, sort_keys=True, ensure_ascii=False) + "\n", mode=0o600)
+
+
+def state_warning(path: Path, what: str, problem: str, then: str = "ignored") -> str:
+    """``<what> <path>: <problem>; <then>`` on one line, logged as a warning; returned for the caller to show."""
+    message = safe_name(f"{what} {path}: {problem}; {then}")
+    log.warning("%s", message)
+    return message
 
 
 class StateError(MemdeckError, ValueError):
@@ -101,8 +156,7 @@ def save_state(config: Config, **changes: str | None) -> UiState:
         document = {"version": STATE_VERSION,
                     "choices": {k: {"value": v, "config": over} for k, (v, over) in sorted(choices.items())}}
         try:
-            make_private_dir(path.parent)
-            atomic_write_text(path, json.dumps(document, indent=2, ensure_ascii=False) + "\n", mode=0o600)
+            write_json_state(path, document)
         except OSError as exc:
             raise StateError(f"cannot save memdeck's UI state to {path}: {exc.strerror or exc}") from exc
     return replace(load_state(config), warning=None)
@@ -115,19 +169,12 @@ def _configured(config: Config, name: str) -> str | None:
 
 def _read_choices(path: Path) -> tuple[dict[str, tuple[str, str | None]], str | None]:
     """``{setting: (value, config value it was chosen over)}`` and a warning when (part of) the file was ignored."""
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_STATE_BYTES + 1)
-    except FileNotFoundError:
+    read = read_json_state(path, _WHAT, max_bytes=MAX_STATE_BYTES, then=_THEN)
+    if read.warning is not None:
+        return {}, read.warning
+    document = read.document
+    if document is None:
         return {}, None
-    except OSError as exc:
-        return {}, _warn(path, f"cannot read it ({exc.strerror or exc})")
-    if len(data) > MAX_STATE_BYTES:
-        return {}, _warn(path, f"larger than {MAX_STATE_BYTES // 1024} KiB")
-    try:
-        document: Any = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        return {}, _warn(path, "not valid JSON")
     if not isinstance(document, dict) or document.get("version") != STATE_VERSION:
         return {}, _warn(path, f"not a version {STATE_VERSION} state file")
     raw = document.get("choices")
@@ -149,9 +196,8 @@ def _read_choices(path: Path) -> tuple[dict[str, tuple[str, str | None]], str | 
     return choices, warning
 
 
-def _warn(path: Path, problem: str) -> str:
-    from engine.display import safe_name
+_WHAT, _THEN = "memdeck's UI state file", "using the defaults"
 
-    message = safe_name(f"memdeck's UI state file {path}: {problem}; using the defaults")
-    log.warning("%s", message)
-    return message
+
+def _warn(path: Path, problem: str) -> str:
+    return state_warning(path, _WHAT, problem, _THEN)

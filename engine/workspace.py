@@ -12,7 +12,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from engine.config import Config
-from engine.display import has_control_chars, odd_name_issue, plural
+from engine.display import byte_limit, byte_size, has_control_chars, odd_name_issue, plural
 from engine.errors import LineRangeRefused, MemdeckError, PathRefused
 from engine.textio import read_text_file
 
@@ -72,17 +72,10 @@ def require_workspace(path: Path) -> None:
         raise WorkspaceUnavailable(problem)
 
 
-def _megabytes(n: int) -> str:
-    mib = n / (1024 * 1024)
-    return f"{mib:.1f} MB" if mib >= 0.1 else f"{n / 1024:.1f} KB"
-
-
 def oversize_issue(rel: str, size: int, limit: int) -> str:
     """The report for a file over ``[index] max_file_bytes``: ``memory/big.md: 30.0 MB, over max_file_bytes 4 MB:
     not indexed``."""
-    mib = limit / (1024 * 1024)
-    shown = f"{mib:g} MB" if mib >= 1 else f"{limit / 1024:g} KB"
-    return f"{rel}: {_megabytes(size)}, over max_file_bytes {shown}: not indexed"
+    return f"{rel}: {byte_size(size)}, over max_file_bytes {byte_limit(limit)}: not indexed"
 
 
 @dataclass(frozen=True)

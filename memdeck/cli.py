@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from engine.config import Config, load_config
-from engine.display import plural, safe_name
+from engine.display import byte_size, plural, safe_name
 from engine.errors import MemdeckError
 from memdeck.output import (
     EXIT_ERROR,
@@ -33,7 +33,7 @@ from memdeck.output import (
 )
 
 if TYPE_CHECKING:
-    from engine.index.indexer import SyncProgress
+    from engine.api import SyncProgress
 
 _fail = fail  # the one error path: a stderr line, and {"ok": false, "error"} on stdout with --json
 
@@ -182,7 +182,7 @@ def status(obj: _Ctx, as_json: bool, deep: bool) -> None:
         return
     lines = [
         f"Workspace: {st.workspace}",
-        f"Index: {st.index_path} ({_size(st.index_bytes)})",
+        f"Index: {st.index_path} ({byte_size(st.index_bytes)})",
         f"SQLite: {st.driver} {st.sqlite_version} · sqlite-vec {st.vec_version or 'not loaded'}",
         f"Provider: {st.provider} (requested: {st.requested_provider})",
     ]
@@ -231,15 +231,6 @@ def _session_source_lines(where: Any) -> list[str]:
     lines = [head if where.available else f"{head} · unavailable: {where.detail}"]
     lines += [f"  warning: {warning}" for warning in where.warnings]
     return lines
-
-
-def _size(n: int) -> str:
-    size = float(n)
-    for unit in ("B", "KB", "MB", "GB"):
-        if size < 1024 or unit == "GB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{n} B"
 
 
 @cli.command()
@@ -377,7 +368,7 @@ class ProgressLines:
         self._last = clock()
 
     def __call__(self, p: SyncProgress) -> None:
-        """Called with every :class:`~engine.index.indexer.SyncProgress` update; prints when one is due."""
+        """Called with every :class:`~engine.api.SyncProgress` update; prints when one is due."""
         now = self._clock()
         if now - self._last < self._every:
             return
@@ -520,8 +511,7 @@ def doctor(obj: _Ctx, fix: bool, as_json: bool) -> None:
 
     Exits 1 when a problem needs attention.
     """
-    from engine.api import MemoryEngine
-    from engine.health.doctor import format_report, run_doctor
+    from engine.api import MemoryEngine, format_report, run_doctor
 
     cfg = obj.config(as_json)
 

@@ -18,6 +18,7 @@ from engine.api import (
     FLUSH_STATE_FILE,
     Draft,
     FlushError,
+    LLMError,
     MemoryFiles,
     SessionInfo,
     SessionReadError,
@@ -30,7 +31,6 @@ from engine.api import (
 from engine.config import Config, LLMConfig
 from engine.display import plural, safe_name
 from engine.errors import MemdeckError
-from engine.memory.llm import LLMError
 from memdeck.output import EXIT_USAGE, echo_json, not_empty_path, report_error, say, say_lines
 
 TITLE_COLUMN_CHARS = 40

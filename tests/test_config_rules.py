@@ -14,22 +14,32 @@ from typing import Any
 import pytest
 import tomli_w
 
-from engine.config import ChunkingConfig, Config, load_config
+from engine.config import (
+    SECTION_CLASSES,
+    ChunkingConfig,
+    Config,
+    load_config,
+    section_defaults,
+    section_fields,
+)
 from engine.config_rules import (
     ENV_PREFIXES,
     KNOWN_TOP,
-    SECTION_CLASSES,
     SECTIONS,
     TABLES,
     TOP_LEVEL,
     Rule,
     check_value,
-    section_fields,
-    validate,
 )
+from engine.config_rules import validate as validate_with_defaults
 from engine.errors import ConfigError
 
 REPO = Path(__file__).resolve().parent.parent
+
+
+def validate(raw: dict[str, Any], **kwargs: Any) -> None:
+    """The rules as ``load_config`` runs them: with the dataclasses' defaults for the keys left unset."""
+    validate_with_defaults(raw, defaults=section_defaults(), **kwargs)
 NOT_FILE_KEYS = {"home", "config_path"}  # Config fields that come from arguments, never from the file
 
 
@@ -263,3 +273,19 @@ def test_cli_exits_1_with_one_line_and_no_traceback(tmp_path: Path, content: str
     assert "Traceback" not in out.stderr
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and str(bad) in lines[0] and needle in lines[0], out.stderr
+
+
+def test_an_unknown_local_model_is_refused_where_it_was_set(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The catalogue is engine.local_models (base layer): config checks names without importing engine.embed.
+    cfg = tmp_path / "config.toml"
+    cfg.write_text('[embedding]\nprovider = "local"\nmodel = "bert-base"\n', encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        load_config(workspace=tmp_path, home=tmp_path / "home", config_path=cfg)
+    assert (info.value.path, info.value.key) == (str(cfg), "embedding.model")
+    assert "unknown local model 'bert-base' (known: all-MiniLM-L6-v2," in str(info.value)
+    monkeypatch.setenv("MEMDECK_EMBEDDING_MODEL", "nope")
+    with pytest.raises(ConfigError) as info:
+        load_config(workspace=tmp_path, home=tmp_path / "home", config_path=cfg)
+    assert info.value.path == "environment variable MEMDECK_EMBEDDING_MODEL" and "'nope'" in str(info.value)
+    monkeypatch.setenv("MEMDECK_EMBEDDING_MODEL", "E5")  # an alias, any case
+    assert load_config(workspace=tmp_path, home=tmp_path / "home", config_path=cfg).embedding.model == "E5"

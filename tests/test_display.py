@@ -92,3 +92,17 @@ def test_every_unsafe_code_point_is_escaped_and_non_printable() -> None:
         assert not chr(cp).isprintable()  # the fast path (isprintable → nothing to escape) is sound
         assert safe_name(chr(cp)) == expected
         assert safe_text(chr(cp)) == (chr(cp) if cp in (0x09, 0x0A, 0x2028, 0x2029) else expected)
+
+
+def test_one_byte_size_format_everywhere() -> None:
+    from engine.api import byte_size as through_the_api
+    from engine.display import byte_limit, byte_size
+    from engine.workspace import oversize_issue
+
+    assert through_the_api is byte_size  # the TUI's index line and big-file banner use this one
+    assert [byte_size(n) for n in (0, 1023, 1024, 2400, 30 * 2**20, 3 * 2**29, 2**50)] == [
+        "0 B", "1023 B", "1.0 KB", "2.3 KB", "30.0 MB", "1.5 GB", "1048576.0 GB"]
+    assert [byte_limit(n) for n in (2048, 4 * 2**20, 3 * 2**19)] == ["2 KB", "4 MB", "1.5 MB"]
+    # The scan's oversize report reads like the status line (it said "0.5 MB" where status said "512.0 KB").
+    assert oversize_issue("memory/a.md", 512 * 1024, 256 * 1024) == (
+        "memory/a.md: 512.0 KB, over max_file_bytes 256 KB: not indexed")

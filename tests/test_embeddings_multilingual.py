@@ -12,7 +12,8 @@ import pytest
 from engine.api import MemoryEngine
 from engine.config import load_config
 from engine.embed.choice import E5Embedder, USEEmbedder, choose_provider, make_embedder
-from engine.embed.local import DEFAULT_LOCAL_MODEL, english_only_model
+from engine.embed.local import english_only_model
+from engine.local_models import DEFAULT_LOCAL_MODEL
 
 pytestmark = pytest.mark.model
 

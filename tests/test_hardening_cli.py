@@ -351,7 +351,7 @@ def test_a_session_file_name_with_control_characters_is_not_indexed(home: Home) 
     (home.sessions / "odd\nname.jsonl").write_text("".join(json.dumps(line) + "\n" for line in SESSION_LINES))
     cfg = load_config(workspace=home.ws, home=home.home, sessions_dir=home.sessions,
                       overrides={"sources": ["memory", "sessions"]})
-    from engine.index.scan import scan_sources
+    from engine.sessions.scan import scan_sources
 
     scan = scan_sources(cfg)
     assert not [f for f in scan.files if "odd" in f.rel]
@@ -367,7 +367,7 @@ def test_a_name_that_is_not_utf8_is_reported_as_such(home: Home) -> None:
         "".join(json.dumps(line) + "\n" for line in SESSION_LINES))
     cfg = load_config(workspace=home.ws, home=home.home, sessions_dir=home.sessions,
                       overrides={"sources": ["memory", "sessions"]})
-    from engine.index.scan import scan_sources
+    from engine.sessions.scan import scan_sources
 
     issues = scan_sources(cfg).issues
     assert "memory/caf\udce9.md: file name is not valid UTF-8 (its odd bytes shown escaped); rename it to index it" \

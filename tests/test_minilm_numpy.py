@@ -17,7 +17,6 @@ import pytest
 
 from engine.embed import minilm as minilm_numpy
 from engine.embed.local import (
-    LOCAL_MODELS,
     MINILM_ENGINE_ENV,
     LocalEmbedder,
     local_model_path,
@@ -31,6 +30,7 @@ from engine.embed.minilm import (
     read_config,
     read_safetensors,
 )
+from engine.local_models import LOCAL_MODELS
 
 REPO = Path(__file__).resolve().parents[1]
 MODEL_PATH = local_model_path()

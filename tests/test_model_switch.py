@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from engine.api import MemoryEngine
 from engine.config import load_config
 from engine.embed.choice import HashingEmbedder, describe_model_change
-from engine.embed.local import DEFAULT_LOCAL_MODEL
+from engine.local_models import DEFAULT_LOCAL_MODEL
 from memdeck.cli import cli
 
 OLD = "all-MiniLM-L6-v2"

@@ -18,7 +18,7 @@ import pytest
 from engine.api import AgentDbSource, FolderSource, MemoryEngine, MemoryFiles, open_session_source
 from engine.config import load_config
 from engine.sessions.agentdb import DB_FILE_NAME
-from engine.sessions.sources import session_source_at
+from engine.sessions.locate import session_source_at
 from memdeck.mcp import MemoryService
 
 DATA = Path(__file__).parent / "data"

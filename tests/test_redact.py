@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.health.secrets import find_secrets, mask_token, redact_secrets
+from engine.secrets import find_secrets, mask_token, redact_secrets
 
 # Fake secrets, long enough to be masked to first 6 + … + last 4.
 OPENAI = "sk-proj-AbCdEfGhIjKlMnOpQrSt1234"

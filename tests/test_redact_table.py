@@ -1,7 +1,7 @@
 """A labelled table of secrets redaction must mask, and of ordinary text it must leave alone.
 
 Session text (search index, excerpts, flush drafts, session notes) is redacted with
-:func:`engine.health.secrets.redact_secrets`; ``doctor`` scans memory files with :func:`find_secrets`. Both run
+:func:`engine.secrets.redact_secrets`; ``doctor`` scans memory files with :func:`find_secrets`. Both run
 the same rule set, so every positive here must be masked by the one *and* found by the other, and every
 negative left unchanged by both. ``python -m tests.test_redact_table`` prints precision and recall.
 """
@@ -17,7 +17,7 @@ import pytest
 from engine.api import MemoryFiles
 from engine.config import load_config
 from engine.health.checks import scan_secrets
-from engine.health.secrets import find_secrets, redact_secrets
+from engine.secrets import find_secrets, redact_secrets
 
 # (label, text, the secret that must not survive)
 POSITIVE: list[tuple[str, str, str]] = [

@@ -11,7 +11,16 @@ from pathlib import Path
 import pytest
 
 from engine.config import Config, load_config
-from engine.state import STATE_FILE, StateError, UiState, load_state, save_state, state_path
+from engine.state import (
+    MAX_JSON_STATE_BYTES,
+    STATE_FILE,
+    StateError,
+    UiState,
+    load_state,
+    read_json_state,
+    save_state,
+    state_path,
+)
 
 
 def make_config(tmp_path: Path, toml: str = "") -> Config:
@@ -145,3 +154,48 @@ def test_writes_are_atomic_and_private(tmp_path: Path, monkeypatch: pytest.Monke
     assert state_path(cfg).read_bytes() == before  # the old file, whole
     assert sorted(p.name for p in state_path(cfg).parent.iterdir()) == [STATE_FILE]  # no temp file left
     assert load_state(cfg).theme == "nord"
+
+
+# -- the one reader and writer of memdeck's small JSON state files ------------------------------------------------
+def test_every_state_file_is_written_private_through_the_one_writer(tmp_path: Path) -> None:
+    from datetime import UTC, datetime
+
+    from engine.memory.append import record_flush
+    from engine.review.model import DismissStore
+    from engine.review.undo import JournalEntry, ReviewJournal
+
+    home = tmp_path / "home"
+    DismissStore(home, tmp_path).dismiss("dup:1", "2026-11-27T10:00:00Z")
+    ReviewJournal(home, tmp_path).push(JournalEntry("dismiss", "dismissed one", "2026-11-27T10:00:00Z", "dup:1"))
+    record_flush(home / "flush-state.json", "abc", datetime(2026, 11, 27, 10, 0, tzinfo=UTC))
+    save_state(make_config(tmp_path), theme="nord")
+    for name in ("review-dismissed.json", "review-journal.json", "flush-state.json", "ui-state.json"):
+        assert stat.S_IMODE((home / name).stat().st_mode) == 0o600, name
+        assert (home / name).read_text(encoding="utf-8").startswith("{\n \""), name  # one format: indent 1
+    assert DismissStore(home, tmp_path).ids() == {"dup:1"}
+    assert [e.finding_id for e in ReviewJournal(home, tmp_path).entries()] == ["dup:1"]
+
+
+def test_a_state_file_too_big_or_not_json_is_ignored_with_a_warning(tmp_path: Path,
+                                                                     caplog: pytest.LogCaptureFixture) -> None:
+    from engine.memory.append import record_flush
+    from engine.review.model import DismissStore
+    from engine.sessions.sources import read_flush_state
+
+    flush = tmp_path / "flush-state.json"
+    flush.write_bytes(b" " * (MAX_JSON_STATE_BYTES + 1))  # never read whole (a device there would never end)
+    with caplog.at_level(logging.WARNING, logger="engine.state"):
+        assert read_flush_state(flush) == {}
+        assert read_json_state(flush, "x").document is None
+    assert any(f"memdeck's flush record {flush}: larger than 1 MB; ignored" in r.getMessage() for r in caplog.records)
+    from datetime import UTC, datetime
+
+    record_flush(flush, "abc", datetime(2026, 11, 27, tzinfo=UTC))  # the bad record is kept aside, not lost
+    assert (tmp_path / "flush-state.json.corrupt").stat().st_size == MAX_JSON_STATE_BYTES + 1
+    assert set(read_flush_state(flush)) == {"abc"}
+    (tmp_path / "review-dismissed.json").write_text("{not json", encoding="utf-8")
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="engine.state"):
+        assert DismissStore(tmp_path, tmp_path).ids() == frozenset()
+    assert [r.getMessage() for r in caplog.records] == [
+        f"memdeck's review dismissals {tmp_path / 'review-dismissed.json'}: not valid JSON; ignored"]

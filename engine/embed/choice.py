@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import math
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -12,26 +11,23 @@ from typing import Any, Protocol
 
 from engine.config import Config, EmbeddingConfig
 from engine.display import plural
-from engine.embed.base import EmbeddingError, estimate_tokens, public_url
+from engine.embed.base import EmbeddingError, estimate_tokens, normalize, public_url
 from engine.embed.gemini import DEFAULT_BASE_URL as GEMINI_BASE_URL
 from engine.embed.gemini import GEMINI_MODELS, GeminiEmbedder, normalize_gemini_model
 from engine.embed.gemini import KEY_ENVS as GEMINI_KEY_ENVS
 from engine.embed.local import (
-    DEFAULT_LOCAL_MODEL,
-    LOCAL_MODELS,
     E5Embedder,
     LocalEmbedder,
-    LocalModelSpec,
     USEEmbedder,
     local_model_path,
     local_model_problem,
     make_local_embedder,
-    resolve_local_model,
 )
 from engine.embed.openai import DEFAULT_BASE_URL as OPENAI_BASE_URL
 from engine.embed.openai import DEFAULT_KEY_ENV as OPENAI_KEY_ENV
 from engine.embed.openai import OPENAI_MODELS, OpenAIEmbedder, normalize_openai_model
 from engine.embed.remote import RemoteEmbedder
+from engine.local_models import DEFAULT_LOCAL_MODEL, LOCAL_MODELS, LocalModelSpec, resolve_local_model
 
 __all__ = [
     "LOCAL_MODELS",
@@ -85,13 +81,6 @@ class Embedder(Protocol):
         ...
 
 
-def _normalize(vec: list[float]) -> list[float]:
-    norm = math.sqrt(sum(x * x for x in vec))
-    if norm == 0:
-        return vec
-    return [x / norm for x in vec]
-
-
 class HashingEmbedder:
     """A deterministic embedder for tests: hashed word and character-trigram features, unit length.
 
@@ -122,7 +111,7 @@ class HashingEmbedder:
                 idx = int.from_bytes(h[:4], "little") % self.dims
                 sign = 1.0 if h[4] & 1 else -1.0
                 vec[idx] += sign * (1.0 if not feature.startswith("#") else 0.3)
-        return _normalize(vec)
+        return normalize(vec)
 
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         self.calls += 1

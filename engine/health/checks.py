@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from engine.config import Config
-from engine.display import plural
-from engine.health.secrets import find_secrets
+from engine.display import byte_size, plural
 from engine.index import queries, schema
 from engine.index.indexer import pid_alive
-from engine.index.scan import scan_sources
+from engine.secrets import find_secrets
+from engine.sessions.scan import scan_sources
 from engine.textio import read_text_file
 from engine.workspace import (
     ScanReport,
@@ -117,7 +117,7 @@ def scan_secrets(config: Config) -> list[SecretFound]:
     """Find API keys, tokens, passwords and private keys in the memory files (never in sessions).
 
     Memory files are plain text that agents paste into prompts and people sync and share; a secret in
-    one is a leak waiting to happen. Previews are masked (see :func:`engine.health.secrets.find_secrets`).
+    one is a leak waiting to happen. Previews are masked (see :func:`engine.secrets.find_secrets`).
 
     Args:
         config: the configuration (workspace and extra paths).
@@ -137,15 +137,6 @@ def scan_secrets(config: Config) -> list[SecretFound]:
 
 
 # -- helpers ------------------------------------------------------------------------------------------
-
-
-def _size(n: int) -> str:
-    value = float(n)
-    for unit in ("B", "KB", "MB", "GB"):
-        if value < 1024 or unit == "GB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{n} B"
 
 
 _n = plural  # the one plural rule (engine.display)
@@ -275,14 +266,14 @@ def _check_files_on_disk(config: Config, now: float) -> list[Finding]:
                 copies.append(entry)
     if leftovers:
         size = sum(_file_size(p) for p in leftovers)
-        out.append(Finding("temp-files", "warn", f"{_n(len(leftovers), 'temp file')} from interrupted rebuilds ({_size(size)})",
+        out.append(Finding("temp-files", "warn", f"{_n(len(leftovers), 'temp file')} from interrupted rebuilds ({byte_size(size)})",
                            len(leftovers), tuple(p.name for p in leftovers), "delete them"))
     else:
         out.append(Finding("temp-files", "ok", "no temp files left by interrupted rebuilds"))
     if copies:
         size = sum(_file_size(p) for p in copies)
         out.append(Finding("corrupt-copies", "info",
-                           f"{_n(len(copies), 'damaged index copy', 'damaged index copies')} kept for inspection ({_size(size)})",
+                           f"{_n(len(copies), 'damaged index copy', 'damaged index copies')} kept for inspection ({byte_size(size)})",
                            len(copies), tuple(p.name for p in copies), "delete them"))
     temps = workspace_temp_files(config, now)
     if temps:
@@ -431,7 +422,7 @@ def _check_index(config: Config) -> _IndexFacts:
                                           tuple(problems), rebuild))
             return facts
         size = sum(os.path.getsize(str(path) + s) for s in ("", "-wal") if os.path.exists(str(path) + s))
-        facts.findings.append(Finding("index", "ok", f"index file is sound ({_size(size)}, schema {version})"))
+        facts.findings.append(Finding("index", "ok", f"index file is sound ({byte_size(size)}, schema {version})"))
         recovered = queries.get_meta(conn, schema.RECOVERED_META)
         with contextlib.suppress(ValueError, TypeError, AttributeError, KeyError):
             last: dict[str, Any] = json.loads(recovered) if recovered else {}
@@ -650,7 +641,8 @@ def _check_secrets(config: Config) -> tuple[Finding, list[SecretFound]]:
 def _check_sessions(config: Config) -> Finding:
     """Where sessions come from and whether they can be read: a locked, damaged or newer OpenClaw database is a
     finding (memdeck never repairs OpenClaw's files: ``openclaw doctor`` does)."""
-    from engine.sessions.sources import KIND_AGENT_DB, open_session_source  # deferred: only doctor needs it
+    from engine.sessions.locate import open_session_source  # deferred: only doctor needs it
+    from engine.sessions.sources import KIND_AGENT_DB
 
     where = open_session_source(config).describe()
     used = "sessions" in config.sources

@@ -12,10 +12,10 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from engine.config import Config
-from engine.display import plural
+from engine.display import byte_limit, plural
 from engine.embed.choice import Embedder, ProviderChoice
 from engine.errors import IndexBusy
 from engine.index import queries
@@ -137,27 +137,34 @@ class Document:
     issue: str | None = None
 
 
+@runtime_checkable
+class ReadsItself(Protocol):
+    """A listed file the index cannot open as Markdown — a session — that reads its own searchable text.
+
+    :class:`engine.sessions.sources.SessionFile` is one; the index never imports ``engine.sessions`` (it sits below).
+    """
+
+    def searchable_text(self) -> tuple[str, Sequence[int], int]:
+        """``(text, the file's line number of each text line, how many lines were skipped)``.
+
+        Raises:
+            OSError: it vanished (``FileNotFoundError``) or cannot be read.
+        """
+        ...
+
+
 def load_document(file: MemoryFile) -> Document:
     """Read a memory or session file into searchable text (never raises for bad content).
 
     Raises:
         OSError: the file vanished (``FileNotFoundError``) or cannot be read.
     """
-    if file.source == "sessions":
-        from engine.sessions.model import SessionReadError
-        from engine.sessions.reader import session_search_text
-        from engine.sessions.sources import read_session_file
-
-        try:
-            # Through its source: a session in OpenClaw's database has no file to open.
-            transcript = read_session_file(file)
-        except SessionReadError as exc:
-            # Same contract as Markdown files: OSError when the file vanished or cannot be read.
-            if isinstance(exc.__cause__, OSError):
-                raise exc.__cause__ from None
-            raise OSError(str(exc)) from exc
-        text, line_map = session_search_text(transcript)
-        return Document(text, tuple(line_map), len(transcript.skipped))
+    if isinstance(file, ReadsItself):
+        # A session: through its source (a session in OpenClaw's database has no file to open).
+        text, line_map, skipped = file.searchable_text()
+        return Document(text, tuple(line_map), skipped)
+    if file.source != "memory":
+        raise TypeError(f"{file.rel}: a {file.source} file that cannot read itself (see ReadsItself)")
     decoded = read_text_file(file.path, MAX_FILE_BYTES)
     issue = None
     if decoded.binary:
@@ -165,8 +172,7 @@ def load_document(file: MemoryFile) -> Document:
     elif decoded.errors:
         issue = f"{file.rel}: {plural(decoded.errors, 'byte is', 'bytes are')} not UTF-8; indexed the rest"
     if decoded.truncated:
-        mib = MAX_FILE_BYTES / (1024 * 1024)
-        limit = f"{mib:g} MB" if mib >= 1 else f"{MAX_FILE_BYTES // 1024} KB"
+        limit = byte_limit(MAX_FILE_BYTES)
         issue = f"{file.rel}: larger than {limit}; indexed the first {limit}" + (f" ({issue})" if issue else "")
     return Document(decoded.text, None, decoded.errors, issue)
 

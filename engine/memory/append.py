@@ -4,7 +4,6 @@ of which sessions were flushed."""
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 from datetime import UTC, date, datetime, tzinfo
 from pathlib import Path
@@ -12,7 +11,9 @@ from pathlib import Path
 from engine.memory.draft import Draft, DraftItem
 from engine.memory.names import daily_file, daily_heading
 from engine.memory.saving import FlushError, append_or_create
-from engine.textio import WriteRefused, atomic_write_bytes
+from engine.sessions.sources import FLUSH_RECORD
+from engine.state import read_json_state, write_json_state
+from engine.textio import WriteRefused
 
 
 def render_flush_block(draft: Draft, now: datetime, tz: tzinfo | None = None) -> str:
@@ -79,21 +80,13 @@ def record_flush(state_path: Path, session_id: str, when: datetime) -> None:
     """
     path = Path(state_path)
     state: dict[str, str] = {}
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raw = b""
-    if raw.strip():
-        try:
-            loaded = json.loads(raw.decode("utf-8", errors="replace"))
-        except (ValueError, RecursionError):
-            loaded = None
-        if isinstance(loaded, dict):
-            state = {key: value for key, value in loaded.items() if isinstance(value, str)}
-        else:
-            with contextlib.suppress(OSError):
-                os.replace(path, path.with_name(path.name + ".corrupt"))
+    read = read_json_state(path, FLUSH_RECORD, then="kept aside as .corrupt")
+    if isinstance(read.document, dict):
+        state = {key: value for key, value in read.document.items() if isinstance(value, str)}
+    elif read.warning is not None or read.document is not None:
+        with contextlib.suppress(OSError):
+            os.replace(path, path.with_name(path.name + ".corrupt"))
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
     state[session_id] = when.astimezone(UTC).isoformat().replace("+00:00", "Z")
-    atomic_write_bytes(path, (json.dumps(state, indent=2, sort_keys=True) + "\n").encode("utf-8"))
+    write_json_state(path, state)

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Protocol
 
 from engine.config import LLMConfig
-from engine.health.secrets import redact_secrets
 from engine.memory.draft import MAX_ITEM_CHARS, Draft, DraftItem
 from engine.memory.slugs import FUNCTION_WORDS, WORD
+from engine.secrets import redact_secrets
 from engine.sessions.model import Entry, Transcript
 from engine.sessions.reader import spoken
 

@@ -217,11 +217,11 @@ class MemoryFiles:
     # -- sessions ----------------------------------------------------------------------------
     @property
     def sessions(self) -> SessionSource:
-        """Where sessions come from: :func:`engine.sessions.sources.open_session_source` (OpenClaw's agent
+        """Where sessions come from: :func:`engine.sessions.locate.open_session_source` (OpenClaw's agent
         database when it exists, else the legacy folder; ``--sessions``/``MEMDECK_SESSIONS``/``sessions_dir``
         may name either) unless another source was given."""
         if self._sessions is None:
-            from engine.sessions.sources import open_session_source
+            from engine.sessions.locate import open_session_source
 
             self._sessions = open_session_source(self.config, flush_state=self.flush_state_path)
         return self._sessions

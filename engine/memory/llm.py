@@ -13,10 +13,10 @@ from typing import Any
 
 from engine.config import LLMConfig
 from engine.errors import MemdeckError
-from engine.health.secrets import redact_secrets
 from engine.http import HttpClient, HttpError, RetryPolicy, Transport, public_url, validate_timeout
 from engine.memory.draft import DRAFT_KINDS, MAX_ITEM_CHARS, Draft, DraftItem
 from engine.memory.slugs import clean_slug
+from engine.secrets import redact_secrets
 from engine.sessions.model import Transcript
 from engine.sessions.reader import normalize_session_text, spoken
 from engine.textio import clean_note_text

@@ -8,9 +8,9 @@ from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 
 from engine.clock import Clock, zone_label
-from engine.health.secrets import redact_secrets
 from engine.memory.saving import FlushError
 from engine.memory.slugs import clean_slug, keyword_slug
+from engine.secrets import redact_secrets
 from engine.sessions.model import Transcript
 from engine.textio import create_new_file
 

@@ -3,19 +3,15 @@
 from __future__ import annotations
 
 import hashlib
-import json
-import logging
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.textio import atomic_write_text, make_private_dir
+from engine.state import read_json_state, write_json_state
 
 KINDS = ("duplicate", "conflict", "promote")
 """The finding kinds, in the order the CLI and the Review screen list them."""
-
-log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -135,13 +131,7 @@ class DismissStore:
         self.key = str(workspace.resolve())
 
     def _read(self) -> dict[str, dict[str, str]]:
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return {}
-        except (OSError, ValueError) as exc:
-            log.warning("ignoring %s: %s", self.path, exc)
-            return {}
+        data = read_json_state(self.path, "memdeck's review dismissals").document
         if not isinstance(data, dict):
             return {}
         return {k: v for k, v in data.items() if isinstance(v, dict)}
@@ -167,5 +157,4 @@ class DismissStore:
             else:
                 mine[finding_id] = when
             data[self.key] = mine
-            make_private_dir(self.path.parent)
-            atomic_write_text(self.path, json.dumps(data, indent=1, sort_keys=True) + "\n")
+            write_json_state(self.path, data)

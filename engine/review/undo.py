@@ -4,20 +4,19 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
-import logging
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engine.textio import atomic_write_text, make_private_dir
+from engine.state import read_json_state, write_json_state
 
 JOURNAL_FILE = "review-journal.json"
 JOURNAL_LIMIT = 50
+JOURNAL_MAX_BYTES = 512 * 1024 * 1024
+"""The largest journal read: it keeps whole files' text before each of its last actions (a bound, not a budget)."""
 """How many review actions per workspace can be undone (the oldest are forgotten)."""
 
-log = logging.getLogger(__name__)
 _LOCK = threading.Lock()
 
 
@@ -103,20 +102,13 @@ class ReviewJournal:
         self.key = str(workspace.resolve())
 
     def _read(self) -> dict[str, list[Any]]:
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return {}
-        except (OSError, ValueError) as exc:
-            log.warning("ignoring %s: %s", self.path, exc)
-            return {}
+        data = read_json_state(self.path, "memdeck's review undo journal", max_bytes=JOURNAL_MAX_BYTES).document
         if not isinstance(data, dict):
             return {}
         return {k: v for k, v in data.items() if isinstance(v, list)}
 
     def _write(self, data: dict[str, list[Any]]) -> None:
-        make_private_dir(self.path.parent)
-        atomic_write_text(self.path, json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
+        write_json_state(self.path, data)
 
     def entries(self) -> list[JournalEntry]:
         """This workspace's undoable actions, oldest first."""

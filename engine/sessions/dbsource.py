@@ -8,7 +8,6 @@ import sqlite3
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from engine.display import plural
 from engine.sessions.agentdb import (
@@ -33,10 +32,6 @@ from engine.sessions.reader import (
     read_transcript_rows,
     spoken,
 )
-
-if TYPE_CHECKING:
-    pass
-
 from engine.sessions.sources import (
     _EPOCH,
     _TITLE_SCAN_ROWS,

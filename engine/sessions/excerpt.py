@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from engine.citation import Citation
 from engine.citation import parse_citation as _parse
-from engine.health.secrets import redact_secrets
+from engine.secrets import redact_secrets
 from engine.sessions.model import Entry, Transcript
 from engine.sessions.reader import spoken
 

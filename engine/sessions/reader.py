@@ -12,7 +12,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
-from engine.health.secrets import redact_secrets
+from engine.secrets import redact_secrets
 from engine.sessions.model import (
     ENTRY_KINDS,
     Entry,

@@ -1,6 +1,6 @@
 """Where sessions come from: OpenClaw's agent database, or a legacy folder of transcripts; and flush state.
 
-Callers go through a :class:`SessionSource`, made by :func:`open_session_source`: an
+Callers go through a :class:`SessionSource`, made by :func:`engine.sessions.locate.open_session_source`: an
 :class:`AgentDbSource` over OpenClaw 2026.9's ``agents/<agent>/agent/openclaw-agent.sqlite`` when it
 exists (plus the ``.reset.`` / ``.deleted.`` archives OpenClaw leaves in the old folder), else a
 :class:`FolderSource` over the legacy ``agents/<agent>/sessions`` folder. Both are read-only: memdeck
@@ -19,10 +19,7 @@ from stat import S_ISREG
 from typing import TYPE_CHECKING, Any, Protocol
 
 from engine.display import plural
-from engine.health.secrets import redact_secrets
-from engine.sessions.agentdb import (
-    DB_FILE_NAME,
-)
+from engine.secrets import redact_secrets
 from engine.sessions.legacy import LegacyName, classify_legacy_name
 from engine.sessions.model import (
     SessionInfo,
@@ -38,9 +35,11 @@ from engine.sessions.model import (
 )
 from engine.sessions.reader import (
     read_transcript,
+    session_search_text,
     summarize_transcript,
 )
 from engine.sessions.speech import is_injected
+from engine.state import read_json_state
 from engine.textio import scrub_json
 from engine.workspace import MemoryFile
 
@@ -48,6 +47,7 @@ if TYPE_CHECKING:
     from engine.config import Config
 
 FLUSH_STATE_FILE = "flush-state.json"
+FLUSH_RECORD = "memdeck's flush record"
 """memdeck's own record of which sessions it flushed (in its data dir, never in OpenClaw's folders)."""
 
 BUSY_TIMEOUT_ENV = "MEMDECK_AGENT_DB_TIMEOUT"
@@ -143,6 +143,22 @@ class SessionFile(MemoryFile):
 
     session: str = ""
     reader: SessionSource | None = field(default=None, compare=False, repr=False)
+
+    def searchable_text(self) -> tuple[str, list[int], int]:
+        """What the index stores of this session (:class:`engine.index.indexer.ReadsItself`): the text, the
+        transcript line of each of its lines, and how many transcript lines were skipped.
+
+        Raises:
+            OSError: the session vanished (``FileNotFoundError``) or cannot be read — a Markdown file's contract.
+        """
+        try:
+            transcript = read_session_file(self)
+        except SessionReadError as exc:
+            if isinstance(exc.__cause__, OSError):
+                raise exc.__cause__ from None
+            raise OSError(str(exc)) from exc
+        text, line_map = session_search_text(transcript)
+        return text, list(line_map), len(transcript.skipped)
 
 
 class SessionSource(Protocol):
@@ -576,10 +592,7 @@ def read_flush_state(state_path: Path | None) -> dict[str, datetime]:
     """
     if state_path is None:
         return {}
-    try:
-        data = json.loads(Path(state_path).read_bytes().decode("utf-8", errors="replace"))
-    except (OSError, ValueError, RecursionError):
-        return {}
+    data = read_json_state(Path(state_path), FLUSH_RECORD).document
     if not isinstance(data, dict):
         return {}
     state: dict[str, datetime] = {}
@@ -776,70 +789,6 @@ def explicit_sessions_location(config: Config) -> Path | None:
     if env:
         return Path(env).expanduser()
     return Path(config.sessions_dir).expanduser() if config.sessions_dir is not None else None
-
-
-def _agent_of(db_path: Path, default: str) -> str:
-    """The agent id in ``<state>/agents/<agent>/agent/openclaw-agent.sqlite``, else ``default``."""
-    parent = db_path.parent
-    if parent.name == "agent" and parent.parent.parent.name == "agents" and parent.parent.name:
-        return parent.parent.name
-    return default
-
-
-def session_source_at(location: Path, *, agent: str = "main", flush_state: Path | None = None,
-                      busy_timeout: float | None = None) -> SessionSource:
-    """The source a path names: an ``openclaw-agent.sqlite`` file (or a folder holding one) or a sessions folder.
-
-    A legacy ``agents/<agent>/sessions`` folder whose agent has a database next to it (``../agent/``) is read
-    through the database (OpenClaw migrated it; the folder keeps only archives, which are listed too).
-    """
-    from engine.sessions.dbsource import AgentDbSource  # deferred: dbsource builds on this module
-
-    path = Path(location).expanduser()
-    if path.is_dir():
-        inside = path / DB_FILE_NAME
-        if inside.is_file():
-            legacy = path.parent / "sessions" if path.name == "agent" else None
-            return AgentDbSource(inside, agent=_agent_of(inside, agent), flush_state=flush_state,
-                                 legacy_folder=legacy, busy_timeout=busy_timeout)
-        sibling = path.parent / "agent" / DB_FILE_NAME
-        if path.name == "sessions" and sibling.is_file():
-            return AgentDbSource(sibling, agent=_agent_of(sibling, agent), flush_state=flush_state,
-                                 legacy_folder=path, busy_timeout=busy_timeout)
-        return FolderSource(path, flush_state)
-    if path.is_file() or path.suffix in (".sqlite", ".sqlite3", ".db"):
-        legacy = path.parent.parent / "sessions" if path.parent.name == "agent" else None
-        return AgentDbSource(path, agent=_agent_of(path, agent), flush_state=flush_state, legacy_folder=legacy,
-                             busy_timeout=busy_timeout)
-    return FolderSource(path, flush_state)
-
-
-def open_session_source(config: Config, *, flush_state: Path | None = None,
-                        location: Path | None = None) -> SessionSource:
-    """The one way every door finds an agent's sessions.
-
-    ``location`` (else ``MEMDECK_SESSIONS``, else ``sessions_dir`` from ``--sessions`` or the config) may
-    name a folder or an ``openclaw-agent.sqlite`` file (see :func:`session_source_at`). Without one:
-    OpenClaw's database ``<state>/agents/<agent>/agent/openclaw-agent.sqlite`` when it exists
-    (``$OPENCLAW_STATE_DIR``, else ``~/.openclaw``), else the legacy folder ``<state>/agents/<agent>/sessions``.
-
-    Args:
-        config: the agent id, the sessions setting and memdeck's data dir.
-        flush_state: memdeck's flush record; defaults to ``<home>/flush-state.json``.
-        location: a path that wins over the configured one.
-    """
-    from engine.sessions.dbsource import AgentDbSource  # deferred: dbsource builds on this module
-
-    state_file = flush_state if flush_state is not None else config.home / FLUSH_STATE_FILE
-    named = location if location is not None else explicit_sessions_location(config)
-    if named is not None:
-        return session_source_at(named, agent=config.agent, flush_state=state_file)
-    agent_dir = openclaw_state_dir() / "agents" / config.agent
-    database = agent_dir / "agent" / DB_FILE_NAME
-    legacy = agent_dir / "sessions"
-    if database.exists():
-        return AgentDbSource(database, agent=config.agent, flush_state=state_file, legacy_folder=legacy)
-    return FolderSource(legacy, state_file)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -28,7 +28,7 @@ def _stable_text(monkeypatch: pytest.MonkeyPatch, demo_workspace: Path) -> None:
 
     monkeypatch.setattr(index_status, "display_path", display_path)
     monkeypatch.setattr(index_status, "format_clock", lambda ts: "09:30:00" if ts else "never")
-    monkeypatch.setattr(index_status, "format_size", lambda n: "1.2 MB")
+    monkeypatch.setattr("engine.display.byte_size", lambda n: "1.2 MB")  # engine.api hands it on
 
 
 def _prepared(then: Callable[[Pilot], Awaitable[None]] | None = None) -> Callable[[Pilot], Awaitable[None]]:

@@ -29,7 +29,7 @@ from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from engine.api import ByteLines, byte_lines, plural, safe_name, safe_text
+from engine.api import ByteLines, byte_lines, byte_size, plural, safe_name, safe_text
 from tui.widgets.text_line import TextLine
 
 BIG_FILE_BYTES = 1 << 20
@@ -44,16 +44,6 @@ BLOCK_BYTES = 1 << 20
 """The index is built and handed over this many bytes at a time."""
 HANDOVER_SECONDS = 0.05
 """A finished block waits at most this long before the widget gets it (fewer, bigger handovers)."""
-
-
-def format_size(n: int) -> str:
-    """``30.0 MB`` (binary units, as the status line has them)."""
-    size = float(n)
-    for unit in ("B", "KB", "MB", "GB"):
-        if size < 1024 or unit == "GB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{n} B"
 
 
 def too_big_for_editor(size: int) -> bool:
@@ -275,7 +265,7 @@ class BigFileView(Vertical):
         self.rel, self.path, self.file_size, self.reason = rel, path, size, reason
         index = LineIndex(size=size)
         self.lines.show(fh, index)
-        banner = f"{reason or 'large file'}: read-only here, {format_size(size)}"
+        banner = f"{reason or 'large file'}: read-only here, {byte_size(size)}"
         self.query_one("#bigfile-banner", TextLine).update(Content(banner))
         self._pending = select
         self._header()
@@ -298,7 +288,7 @@ class BigFileView(Vertical):
         if index.done:
             parts.append((f"  {plural(index.lines, 'line', grouped=True)}", "$text-muted"))
         else:
-            parts.append((f"  counting lines… {format_size(index.scanned)} of {format_size(self.file_size)}",
+            parts.append((f"  counting lines… {byte_size(index.scanned)} of {byte_size(self.file_size)}",
                           "$text-accent"))
         if self.lines.selected is not None:
             start, end = self.lines.selected

@@ -34,16 +34,6 @@ def display_path(path: str) -> str:
     return path
 
 
-def format_size(n: int) -> str:
-    """Bytes as B / KB / MB / GB."""
-    size = float(n)
-    for unit in ("B", "KB", "MB", "GB"):
-        if size < 1024 or unit == "GB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{n} B"
-
-
 def vector_part(state: str, model_pending: bool) -> tuple[str, str]:
     """How the vector leg is doing, with its colour."""
     if state == "ready":
@@ -101,7 +91,7 @@ class IndexStatus(Vertical):
 
     def show_status(self, status: Any, vector_state: str | None = None) -> None:
         """Render an engine Status (``vector_state`` overrides its vector state, e.g. after a model load)."""
-        from engine.api import safe_name  # paths and issues name files: shown through the display rule
+        from engine.api import byte_size, safe_name  # names shown through the display rule
 
         self.status = status
         state = vector_state or status.vector_state
@@ -127,7 +117,7 @@ class IndexStatus(Vertical):
             index += [("  not embedded ", "$text-muted"), (f"{status.pending_embeddings:,}", "bold")]
         index += [("  synced ", "$text-muted"), (format_clock(status.last_sync), "bold")]
         index += [_sep(), (safe_name(display_path(status.index_path)), "$text-muted"),
-                  (f" {format_size(status.index_bytes)}", "$text-muted")]
+                  (f" {byte_size(status.index_bytes)}", "$text-muted")]
         if status.issues:
             index += [_sep(), (f"⚠ {safe_name(status.issues[0])}", "$text-warning")]
         self.query_one("#status-index", TextLine).update(Content.assemble(*index))

@@ -1,4 +1,8 @@
-"""The files an index covers: the memory files, plus the agent's sessions when sessions are a source."""
+"""The files an index covers: the memory files, plus the agent's sessions when sessions are a source.
+
+It lives in the sessions layer, above the index: listing sessions needs the session source, and the index never
+imports ``engine.sessions`` (each :class:`~engine.sessions.sources.SessionFile` reads its own searchable text).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,10 @@ from pathlib import Path
 
 from engine.config import Config
 from engine.display import has_control_chars, odd_name_issue
+from engine.sessions.agentdb import AgentDbError
+from engine.sessions.locate import open_session_source
+from engine.sessions.model import SessionReadError
+from engine.sessions.sources import SessionFile
 from engine.workspace import FolderLink, MemoryFile, ScanReport, memory_file_stats, scan_memory_files
 
 Indexed = Callable[[], Mapping[str, tuple[int, int]]]
@@ -21,10 +29,6 @@ def _session_files(config: Config, indexed: Indexed | None = None) -> tuple[list
     OpenClaw database that is there but cannot be read now (locked, damaged): with ``indexed``, the sessions
     the index holds are listed as they were, so a moment's lock does not drop them from the index.
     """
-    from engine.sessions.agentdb import AgentDbError  # deferred: only when sessions are a source
-    from engine.sessions.model import SessionReadError
-    from engine.sessions.sources import open_session_source
-
     source = open_session_source(config)
     try:
         files: list[MemoryFile] = list(source.index_files())
@@ -34,7 +38,7 @@ def _session_files(config: Config, indexed: Indexed | None = None) -> tuple[list
         cause = exc.__cause__
         if indexed is None or (isinstance(cause, AgentDbError) and cause.reason == "missing"):
             return [], [f"sessions unavailable: {exc}"]
-        kept = [MemoryFile(rel, Path(rel), "sessions", mtime_ns, size)
+        kept: list[MemoryFile] = [SessionFile(rel, Path(rel), "sessions", mtime_ns, size)
                 for rel, (mtime_ns, size) in sorted(indexed().items()) if rel.startswith("sessions/")]
         return kept, [f"sessions unavailable: {exc} (the indexed sessions are kept as they were)"]
     # The memory files' rule (engine.workspace): a name with control or line-break characters is reported, not indexed.
