@@ -2,7 +2,8 @@
 
 Run: ``python scripts/screenshots.py [--provider auto|hash|none] [--only NAME ...]``. The default loads the real
 model, as a user would see it; ``--only review`` rewrites just that shot (the others are still driven, not saved).
-PNGs need ``pip install cairosvg``; without it only SVGs are written.
+PNGs come from cairosvg (``pip install cairosvg``; it needs the system's libcairo), else from ``rsvg-convert`` or
+``inkscape`` on the PATH; without any of them only SVGs are written.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import asyncio
 import os
 import re
 import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -34,16 +36,29 @@ async def settle(pilot: object, rounds: int = 400) -> None:
 
 
 def to_png(svg_path: Path) -> bool:
-    """Render an SVG to PNG with cairosvg (the terminal font swapped for a local monospace one)."""
-    try:
-        import cairosvg
-    except ImportError:
-        return False
+    """Render an SVG to PNG (the terminal font swapped for a local monospace one) with the first converter found."""
     svg = svg_path.read_text(encoding="utf-8")
     svg = re.sub(r"font-family:\s*Fira Code[^;\"]*", "font-family: DejaVu Sans Mono, Menlo, monospace", svg)
     svg = re.sub(r"@font-face\s*{[^}]*}", "", svg)
-    cairosvg.svg2png(bytestring=svg.encode("utf-8"), write_to=str(svg_path.with_suffix(".png")), output_width=1800)
-    return True
+    png = svg_path.with_suffix(".png")
+    try:
+        import cairosvg
+    except (ImportError, OSError):  # OSError: the package is there, libcairo is not
+        cairosvg = None
+    if cairosvg is not None:
+        cairosvg.svg2png(bytestring=svg.encode("utf-8"), write_to=str(png), output_width=1800)
+        return True
+    with tempfile.NamedTemporaryFile("w", suffix=".svg", encoding="utf-8", delete=False) as tmp:
+        tmp.write(svg)
+    try:
+        for tool, args in (("rsvg-convert", ["-w", "1800", "-o", str(png), tmp.name]),
+                           ("inkscape", [tmp.name, "--export-type=png", f"--export-filename={png}", "-w", "1800"])):
+            if shutil.which(tool):
+                subprocess.run([tool, *args], check=True, capture_output=True)
+                return True
+    finally:
+        os.unlink(tmp.name)
+    return False
 
 
 async def shoot(provider: str, only: set[str] | None = None) -> list[Path]:
@@ -156,7 +171,7 @@ def main() -> None:
     for path, png in zip(written, pngs, strict=True):
         print(f"{path.relative_to(ROOT)}" + (" (+ .png)" if png else ""))
     if not all(pngs):
-        print("PNG needs cairosvg: pip install cairosvg", file=sys.stderr)
+        print("PNG needs cairosvg (pip install cairosvg), rsvg-convert or inkscape", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -210,7 +210,7 @@ BY_HAND = re.compile(r"""['"]s['"] if [^:]*?!= ?1|['"]['"] if [^:]*?== ?1 else [
 AGREEMENT = {  # a word that agrees with a count written beside it through plural(): not a count of its own
     "engine/health/doctor.py": ('"it" if n == 1 else "them"',),
     "tui/screens/review.py": ("'is' if len(rest) == 1 else 'are'",),
-    "tui/screens/main.py": ("'was' if n == 1 else 'were'",),
+    "tui/screens/recovery.py": ("'was' if n == 1 else 'were'",),
 }
 NEVER_ONE = {  # a count written by hand where it can never be 1 (a limit, or a count that is at least 2)
     "engine/config_rules.py": ("{self.max_len} characters", "{self.max_items} entries"),

@@ -251,6 +251,9 @@ async def test_several_copies_are_one_list_later_keeps_one_discard_all_the_rest(
         assert len(app.screen.items) == 99  # type: ignore[attr-defined]
         await pilot.click("#pick-discard-all")
         await wait_until(pilot, lambda: not isinstance(app.screen, PickScreen), "the list closed")
+        # The discards run after the list closes; leaving the app earlier would cancel them (a busy machine).
+        await wait_until(pilot, lambda: not any(w.is_running for w in app.main.workers if w.group == "recovery"),
+                         "the discards done")
     (kept,) = list_recovery(config)
     assert picked.startswith(kept.rel)
 

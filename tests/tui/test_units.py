@@ -287,3 +287,15 @@ def test_sync_queue_runs_one_sync_and_merges_what_is_asked_meanwhile() -> None:
     queue.cancel()
     assert queue.finished() == (True, False)  # the user's cancel drops what was queued
     assert host.started == [(False, False), (True, True)] and not queue.running
+
+
+def test_no_tui_module_imports_one_that_imports_it_back() -> None:
+    # grimp counts every import, TYPE_CHECKING and function-level ones too: the workbench's mixins and the review
+    # screen see MainScreen only as the tui.screens.workbench Protocol.
+    import grimp
+
+    graph = grimp.build_graph("tui")
+    modules = sorted(graph.modules)
+    cycles = [(a, b) for i, a in enumerate(modules) for b in modules[i + 1:]
+              if graph.chain_exists(a, b) and graph.chain_exists(b, a)]
+    assert not cycles, cycles

@@ -23,7 +23,7 @@ from tui.messages import FilesChanged
 
 if TYPE_CHECKING:
     from engine.api import Finding, ReviewAction, ReviewItem, ReviewReport
-    from tui.screens.main import MainScreen
+    from tui.screens.workbench import Workbench
 
 KIND_TITLES = {"duplicate": "Duplicates", "conflict": "Conflicts", "promote": "Worth promoting"}
 """The list's group titles, in the engine's order of kinds."""
@@ -212,7 +212,7 @@ class ReviewScreen(Screen[None]):
     ReviewScreen.-narrow #review-list { max-height: 30%; }
     """
 
-    def __init__(self, bridge: Bridge, main: MainScreen) -> None:
+    def __init__(self, bridge: Bridge, main: Workbench) -> None:
         super().__init__()
         self.bridge = bridge
         self.main = main
@@ -529,7 +529,7 @@ def _item_content(item: ReviewItem, lines: list[tuple[int, str]], fresh: bool) -
     return Content("\n").join(rows)
 
 
-def after_action(main: MainScreen, done: ReviewAction) -> None:
+def after_action(main: Workbench, done: ReviewAction) -> None:
     """Say what a review action did, and tell the workbench which files changed (its tree, index and any open
     editor of them catch up, as for a change on disk)."""
     undo = "" if done.action == "undo" else " — u or ctrl+p → Undo review action undoes it"
@@ -541,7 +541,7 @@ def after_action(main: MainScreen, done: ReviewAction) -> None:
         main.post_message(FilesChanged(frozenset(Path(workspace, rel) for rel in done.files)))
 
 
-async def undo_review(main: MainScreen) -> None:
+async def undo_review(main: Workbench) -> None:
     """The palette's Undo review action: undo, say so, and refresh an open Review screen."""
     try:
         done = await asyncio.to_thread(main.bridge.review_undo)
