@@ -10,7 +10,7 @@ import re
 import reprlib
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from datetime import date, datetime, time
 from typing import Any, Literal
 
@@ -27,6 +27,7 @@ from engine.config import (
     MemoryConfig,
     ReviewConfig,
     SearchConfig,
+    file_fields,
 )
 from engine.display import has_control_chars, plural, safe_name
 from engine.errors import ConfigError
@@ -609,4 +610,4 @@ def _num(value: float | None) -> str:
 
 def section_fields() -> dict[str, set[str]]:
     """Each dataclass section's field names (what the rules must cover exactly)."""
-    return {name: {f.name for f in fields(cls)} for name, cls in SECTION_CLASSES.items()}
+    return {name: {f.name for f in file_fields(cls)} for name, cls in SECTION_CLASSES.items()}
