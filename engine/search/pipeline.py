@@ -27,7 +27,19 @@ _HEURISTICS = SearchHeuristics()
 
 @dataclass(frozen=True)
 class Hit:
-    """One search result: where it is, how it scored, and the snippet an agent reads."""
+    """One search result: where it is, how it scored, and the snippet an agent reads.
+
+    ``score`` (0–1, or up to 1.25 with an importance weight) is the one score of a result: it orders the
+    results, every door shows it, and ``min_score`` judges it. Its scale depends on the search:
+
+    - hybrid, a calibrated model (the shipped local models): ``0.7·vectorScore + 0.3·textScore`` where both
+      parts are fitted probabilities that the chunk holds what was asked (most hits score .02–.35);
+    - hybrid, an uncalibrated model (remote providers): OpenClaw's ``0.7·cosine + 0.3·keyword``;
+    - keyword (including a hybrid search that fell back to keyword): BM25 relative to the best match (1.0),
+      blended with the best line's, halved and lifted when the query names a date;
+    - vector: the best window's cosine blended with the best line's;
+    - re-ranked (``rerank = true``): the re-ranker's probability (``rerank`` says how much it moved).
+    """
 
     path: str
     start_line: int
