@@ -271,23 +271,23 @@ def run(modes: Sequence[str], home: Path, date_words: str | None, show_misses: b
         boosts: Sequence[float] = (), model: str | None = None) -> dict[str, Any]:
     """Every question in every mode; per-question ranks and per-form/language top-1/top-3."""
     os.environ["MEMDECK_TODAY"] = TODAY.isoformat()
-    import engine.search.query as query_module
+    from dataclasses import replace
+
     from engine.api import MemoryEngine
-    from engine.config import load_config
+    from engine.config import SearchHeuristics, load_config
 
-    if date_words is not None and hasattr(query_module, "DATE_WORDS_IN_TERMS"):
-        query_module.DATE_WORDS_IN_TERMS = date_words == "keep"
-    if boosts:
-        import engine.search.pipeline as pipeline
-
-        for name, value in zip(("DAY_BOOST", "RANGE_BOOST", "NEAR_BOOST", "MONTH_BOOST"), boosts, strict=False):
-            setattr(pipeline, name, value)
+    heur: dict[str, Any] = {}
+    if date_words is not None:
+        heur["date_words_in_terms"] = date_words == "keep"
+    heur.update(zip(("day_boost", "range_boost", "near_boost", "month_boost"), boosts, strict=False))
+    heuristics = replace(SearchHeuristics(), **heur)
     ws = write_workspace(home)
     out: dict[str, Any] = {"modes": {}}
     for mode in modes:
         overrides: dict[str, Any] = {"embedding": {"provider": "hash"}} if mode == "keyword" else (
             {"embedding": {"model": model}} if model else {})
         config = load_config(workspace=ws, home=home / mode, overrides=overrides)
+        config = replace(config, search=replace(config.search, heuristics=heuristics))
         rows = []
         used: set[str] = set()
         with MemoryEngine(config) as engine:

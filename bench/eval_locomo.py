@@ -14,14 +14,13 @@ reuse the index and the embedding cache.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import hashlib
 import json
 import re
 import statistics
 import sys
 from collections import Counter, defaultdict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -300,7 +299,7 @@ def render_markdown(payload: Mapping[str, Any], modes: Sequence[str]) -> str:
         f"# LoCoMo retrieval — {Path(meta['data']).name}, categories 1–4",
         "",
         f"{meta['date']} · {meta['questions']} questions in {len(meta['conversations'])} conversations · "
-        f"max_results={MAX_RESULTS}, min_score=0 · chunking {meta['config']['chunking']['tokens']}/"
+        f"max_results={MAX_RESULTS}, min_score={meta.get('min_score', 0)} · chunking {meta['config']['chunking']['tokens']}/"
         f"{meta['config']['chunking']['overlap']} tokens · weights vector {meta['config']['search']['vector_weight']}"
         f" / text {meta['config']['search']['text_weight']}"
         + (f" · overrides `{json.dumps(meta['overrides'])}`" if meta["overrides"] else ""),
@@ -409,7 +408,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 for q in conv.questions:
                     for mode in modes:
                         with Stopwatch() as sw:
-                            resp = engine.search(q.text, mode=mode, max_results=MAX_RESULTS, min_score=0.0,
+                            resp = engine.search(q.text, mode=mode, max_results=MAX_RESULTS, min_score=args.min_score,
                                                  ensure_fresh=False)
                         latencies[mode].append(sw.seconds)
                         if resp.mode != mode:
@@ -438,7 +437,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "modes": modes,
         "questions": total_q,
         "max_results": MAX_RESULTS,
-        "min_score": 0.0,
+        "min_score": args.min_score,
         "home": str(home),
         "overrides": overrides,
         "config_file": args.config,
@@ -469,11 +468,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 # -- cross-validation ------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Variant:
-    """One setting of the CV grid: ``SearchConfig`` overrides and/or a heuristic switched off in the pipeline."""
+    """One setting of the CV grid: ``SearchConfig`` overrides and/or ``SearchHeuristics`` overrides."""
 
     name: str
     search: Mapping[str, Any] = field(default_factory=dict)
-    patch: str | None = None  # "dates", "spread" or "common": that pipeline heuristic off
+    heuristics: Mapping[str, Any] = field(default_factory=dict)  # e.g. {"date_boosts": False}: a heuristic off
     modes: tuple[str, ...] = ("keyword", "vector", "hybrid")
     about: str = ""
 
@@ -486,12 +485,12 @@ GRID: tuple[Variant, ...] = (
     Variant("line-vectors-0.5", {"line_weight": 0.5}, modes=("vector", "hybrid"), about="line_weight 0.5"),
     Variant("no-best-line-bm25", {"line_text_weight": 0.0}, modes=("keyword", "hybrid"),
             about="[search] line_text_weight 0.3 → 0"),
-    Variant("no-date-boosts", patch="dates", modes=("keyword", "hybrid"), about="pipeline dated_chunks off"),
-    Variant("no-spread", patch="spread", modes=("keyword", "vector", "hybrid"),
+    Variant("no-date-boosts", heuristics={"date_boosts": False}, modes=("keyword", "hybrid"), about="pipeline dated_chunks off"),
+    Variant("no-spread", heuristics={"spread_limit": 2.0}, modes=("keyword", "vector", "hybrid"),
             about="spread_overlaps off (SPREAD_LIMIT 0.7 → never)"),
-    Variant("no-common-drop", patch="common", modes=("keyword", "hybrid"), about="common_terms drop off"),
-    Variant("no-calibrated-date-lift", patch="datelift", modes=("hybrid",),
-            about="calibrated keyword leg without the dated-note floor (pipeline CALIBRATED_DATE_LIFT off)"),
+    Variant("no-common-drop", heuristics={"drop_common_terms": False}, modes=("keyword", "hybrid"), about="common_terms drop off"),
+    Variant("no-calibrated-date-lift", heuristics={"calibrated_date_lift": False}, modes=("hybrid",),
+            about="calibrated keyword leg without the dated-note floor (heuristics.calibrated_date_lift off)"),
     Variant("weights-50-50", {"vector_weight": 0.5, "text_weight": 0.5}, modes=("hybrid",),
             about="vector_weight/text_weight .5/.5"),
     Variant("weights-30-70", {"vector_weight": 0.3, "text_weight": 0.7}, modes=("hybrid",),
@@ -499,37 +498,22 @@ GRID: tuple[Variant, ...] = (
     Variant("minmax", {"vector_norm": "minmax"}, modes=("vector", "hybrid"), about="vector_norm minmax"),
     Variant("raw-fusion", {"vector_norm": "raw"}, modes=("hybrid",), about="vector_norm raw (OpenClaw's)"),
     Variant("line-vectors-0.7", {"line_weight": 0.7}, modes=("vector", "hybrid"), about="line_weight 0.7"),
+    # the threshold on the score a hit shows (the fixed rows run at --min-score, 0 unless given)
+    *(Variant(f"min-score-{t:g}", {"min_score": t}, modes=("keyword", "hybrid"), about=f"min_score {t:g}")
+      for t in (0.02, 0.03, 0.05, 0.08, 0.1, 0.15)),
 )
 # Fitted per fold on the other four conversations (pass 2): calibration and the re-ranker.
 FITTED = ("calibrated", "rerank")
 CV_METRICS = ("hit@1", "hit@3", "hit@5", "mrr@10", "snip@1", "snip@5", "chars@5")
 
 
-@contextlib.contextmanager
-def heuristic_off(patch: str | None) -> Iterator[None]:
-    """Switch one pipeline heuristic off for the duration (module attributes the search reads at call time)."""
-    from engine.search import pipeline
+def variant_settings(base: Any, variant: Variant, min_score: float, **more: Any) -> Any:
+    """``base`` (a ``SearchConfig``) with the variant's settings and heuristics, at ``min_score`` unless the
+    variant sets its own."""
+    from dataclasses import replace
 
-    saved: dict[str, Any] = {}
-    if patch == "dates":
-        saved["dated_chunks"] = pipeline.dated_chunks
-        pipeline.dated_chunks = lambda *a, **k: {}  # type: ignore[assignment]
-    elif patch == "spread":
-        saved["SPREAD_LIMIT"] = pipeline.SPREAD_LIMIT
-        pipeline.SPREAD_LIMIT = 2.0  # a share of lines never reaches 2: nothing is moved back
-    elif patch == "datelift":
-        saved["CALIBRATED_DATE_LIFT"] = pipeline.CALIBRATED_DATE_LIFT
-        pipeline.CALIBRATED_DATE_LIFT = False
-    elif patch == "common":
-        saved["common_terms"] = pipeline.common_terms
-        pipeline.common_terms = lambda store, terms: frozenset()  # type: ignore[assignment]
-    elif patch is not None:
-        raise ValueError(f"unknown patch {patch!r}")
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            setattr(pipeline, name, value)
+    heuristics = replace(base.heuristics, **dict(variant.heuristics))
+    return replace(base, **{"min_score": min_score, **more, **dict(variant.search)}, heuristics=heuristics)
 
 
 def labels_for(rec: Mapping[str, Any], gold: Sequence[tuple[str, int]]) -> dict[int, int]:
@@ -565,15 +549,18 @@ class ConvRunner:
                 vec = self.engine.embedder.embed_query(q.text)
                 self.qvecs[q.index] = vec if any(vec) else None
 
-    def search(self, q: Question, mode: str, settings: Any, **kw: Any) -> list[Any]:
-        """``run_search`` for one question (min_score 0, ``MAX_RESULTS`` results) with these settings."""
-        from engine.search.pipeline import run_search
+    def search(self, q: Question, mode: str, settings: Any, **hooks: Any) -> list[Any]:
+        """``run_search`` for one question (``MAX_RESULTS`` results, ``settings.min_score``) with these settings,
+        its query parsed as ``MemoryEngine.search`` parses it (dates counted from today)."""
+        from engine.search.pipeline import SearchHooks, SearchRequest, parse, run_search
 
         qvec = self.qvecs.get(q.index) if mode != "keyword" else None
         effective = mode if (mode == "keyword" or qvec is not None) else "keyword"
-        return run_search(self.engine.store, settings, q.text, effective, qvec, MAX_RESULTS, 0.0,
-                          self.config.sources, self.engine._vindex,
-                          english_only_vectors=self.model == "all-MiniLM-L6-v2", model=self.model, **kw)
+        sources = tuple(self.config.sources)
+        parsed = parse(self.engine.store, q.text, date.today(), sources, settings.heuristics)
+        request = SearchRequest(parsed, effective, qvec, MAX_RESULTS, settings.min_score, sources, model=self.model,
+                                english_only_vectors=self.model == "all-MiniLM-L6-v2")
+        return run_search(self.engine.store, settings, request, self.engine._vindex, SearchHooks(**hooks))
 
     def close(self) -> None:
         """Close the engine."""
@@ -715,7 +702,7 @@ def run_cv(args: argparse.Namespace) -> dict[str, Any]:
     and the per-fold fitted calibration and re-ranker (trained on the other four conversations)."""
     from dataclasses import replace
 
-    from train_rerank import (
+    from _rerank_fit import (
         FEATURES_FOR,
         calibration_object,
         fit_calibration,
@@ -753,12 +740,12 @@ def run_cv(args: argparse.Namespace) -> dict[str, Any]:
                 if train_h:
                     fold_cal[r.conv.sample_id] = calibration_object(fit_calibration(train_h), r.model or "unknown")
             for variant in grid:
-                with Stopwatch() as sw, heuristic_off(variant.patch):
+                with Stopwatch() as sw:
                     for mode in [m for m in modes if m in variant.modes]:
                         out = rows.setdefault(variant.name, {}).setdefault(mode, [])
                         for r in runners:
                             # never the shipped re-ranker or calibration here: both saw every conversation
-                            settings = replace(r.config.search, rerank=False, **dict(variant.search))
+                            settings = variant_settings(r.config.search, variant, args.min_score, rerank=False)
                             for q in r.conv.questions:
                                 hits = r.search(q, mode, settings, calibration=fold_cal.get(r.conv.sample_id))
                                 out.append({"conv": r.conv.sample_id, "category": q.category,
@@ -800,13 +787,14 @@ def run_cv(args: argparse.Namespace) -> dict[str, Any]:
                                                                    models.get("hybrid")))
                     for m in fitted_modes:
                         out = rows.setdefault("rerank", {}).setdefault(m, [])
-                        settings = replace(r.config.search, rerank=True)
+                        settings = replace(r.config.search, rerank=True, min_score=args.min_score)
                         for q in r.conv.questions:
                             hits = r.search(q, m, settings, reranker=rr, calibration=cal)
                             out.append({"conv": held, "category": q.category, **score_results(hits, q.gold)})
                     if "hybrid" in fitted_modes and cal is not None:
                         out = rows.setdefault("calibrated", {}).setdefault("hybrid", [])
-                        settings = replace(r.config.search, vector_norm="calibrated", rerank=False)
+                        settings = replace(r.config.search, vector_norm="calibrated", rerank=False,
+                                           min_score=args.min_score)
                         for q in r.conv.questions:
                             hits = r.search(q, "hybrid", settings, calibration=cal)
                             out.append({"conv": held, "category": q.category, **score_results(hits, q.gold)})
@@ -847,7 +835,8 @@ def run_cv(args: argparse.Namespace) -> dict[str, Any]:
                  "chunks": {r.conv.sample_id: r.chunks for r in runners},
                  "model": runners[0].model if runners else None, "config_file": args.config,
                  "overrides": load_overrides(Path(args.config) if args.config else None),
-                 "grid": [{"name": v.name, "about": v.about, "search": dict(v.search), "patch": v.patch,
+                 "min_score": args.min_score,
+                 "grid": [{"name": v.name, "about": v.about, "search": dict(v.search), "heuristics": dict(v.heuristics),
                            "modes": list(v.modes)} for v in grid],
                  "fitted": list(FITTED), "l2": args.l2, "loss": args.loss, "dropped_features": args.drop_features, "timings": {**timings, "total": round(total.seconds, 1)},
                  "machine": machine_info(), "git": git_revision(REPO), "argv": sys.argv[1:]},
@@ -860,7 +849,7 @@ def render_cv_markdown(payload: Mapping[str, Any], modes: Sequence[str]) -> str:
     convs = meta["conversations"]
     parts = [f"# LoCoMo leave-one-conversation-out CV — {Path(meta['data']).name}", "",
              f"{meta['date']} · model {meta['model']} · {sum(meta['questions'].values())} questions in "
-             f"{len(convs)} folds · max_results={MAX_RESULTS}, min_score=0"
+             f"{len(convs)} folds · max_results={MAX_RESULTS}, min_score={meta.get('min_score', 0)}"
              + (f" · overrides `{json.dumps(meta['overrides'])}`" if meta["overrides"] else ""), "",
              "Each fold holds one conversation out; fixed settings are scored per fold as they are, "
              "`calibrated` and `rerank` are fitted on the other four conversations and scored on the fifth.", ""]
@@ -943,6 +932,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cv", action="store_true",
                    help="leave-one-conversation-out: per-fold tables, heuristics off one by one, fitted calibration "
                         "and re-ranker per fold")
+    p.add_argument("--min-score", type=float, default=0.0,
+                   help="the threshold of every search (on the score a hit shows; default 0: every candidate)")
     p.add_argument("--grid", default="all", help="with --cv: comma-separated variant names (default: all)")
     p.add_argument("--l2", type=float, default=1.0, help="with --cv: the re-ranker's ridge penalty")
     p.add_argument("--drop-features", default="", help="with --cv: comma-separated re-ranker features left out")

@@ -117,7 +117,7 @@ def render_markdown(payload: Mapping[str, Any], modes: Sequence[str]) -> str:
         + (f", questions from {Path(meta['questions_from']).name}" if meta.get("questions_from") else ""),
         "",
         f"{meta['date']} · {meta['questions']} questions over {meta['notes']} notes ({meta['chunks']} chunks) · "
-        f"max_results={MAX_RESULTS}, min_score=0"
+        f"max_results={MAX_RESULTS}, min_score={meta.get('min_score', 0)}"
         + (f" · overrides `{json.dumps(meta['overrides'], ensure_ascii=False)}`" if meta["overrides"] else ""),
         "",
         markdown_table(["mode", "n", *METRICS, "p50 ms", "p95 ms"],
@@ -172,7 +172,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         for q in questions:
             for mode in modes:
                 with Stopwatch() as sw:
-                    resp = engine.search(q.text, mode=mode, max_results=MAX_RESULTS, min_score=0.0,
+                    resp = engine.search(q.text, mode=mode, max_results=MAX_RESULTS, min_score=args.min_score,
                                          ensure_fresh=False)
                 latencies[mode].append(sw.seconds)
                 if resp.mode != mode:
@@ -185,6 +185,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "data": str(data_path),
         "data_sha256": hashlib.sha256(raw).hexdigest(),
         "questions_from": args.questions_from,
+        "min_score": args.min_score,
         "date": now_iso(),
         "modes": modes,
         "questions": len(questions),
@@ -224,6 +225,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="ask this parallel SQuAD file's questions (another language) against --data's paragraphs")
     p.add_argument("--modes", default="keyword", help="comma-separated: keyword,vector,hybrid")
     p.add_argument("--config", default=None, help="TOML merged over the defaults")
+    p.add_argument("--min-score", type=float, default=0.0, help="every search's threshold (default 0)")
     p.add_argument("--limit-questions", type=int, default=0, help="only the first N questions")
     p.add_argument("--home", default=None, help="data dir for the workspace and index (default: MEMDECK_HOME, else temp)")
     p.add_argument("--torch-threads", type=int, default=0,

@@ -94,8 +94,10 @@ def _time(fn: Any, queries: list[str]) -> Timings:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """Build or reuse the index, then time every mode and baseline."""
-    from engine.index.fts import build_fts_query
+    from datetime import date
+
     from engine.index.store import serialize_vector
+    from engine.search.query import build_fts_query, parse_query
 
     result = header("search_latency", args)
     started = time.perf_counter()
@@ -161,7 +163,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     _record(rows, "query embedding alone (warm model)", embed_times, started)
 
     def fts(q: str) -> None:
-        m = build_fts_query(q)
+        m = build_fts_query(parse_query(q, date.today()))
         if m is not None:
             conn.execute("SELECT rowid, bm25(chunks_fts) AS r FROM chunks_fts WHERE chunks_fts MATCH ?"
                          " ORDER BY r LIMIT 20", (m,)).fetchall()

@@ -55,8 +55,7 @@ from engine.index.store import (
 from engine.index.vectors import VectorIndex
 from engine.memory.files import FlushWritten, MemoryFiles, SessionNote
 from engine.search.dates import DateSpan
-from engine.search.pipeline import Hit, SearchResponse, run_search, settle_date_words
-from engine.search.query import parse_query
+from engine.search.pipeline import Hit, SearchRequest, SearchResponse, parse, run_search
 from engine.sessions.model import (
     Entry,
     Message,
@@ -755,7 +754,8 @@ class MemoryEngine(MemoryFiles):
             query: any text; FTS syntax is treated as plain words.
             mode: ``hybrid``, ``keyword`` or ``vector``.
             max_results: defaults to ``search.max_results``.
-            min_score: defaults to ``search.min_score`` (soft: see :func:`select_results`).
+            min_score: defaults to ``search.min_score``; no result scores below it, on the scale each
+                result's ``score`` shows (see :attr:`engine.search.pipeline.Hit.score`).
             ensure_fresh: sync a never-built or stale index first.
             allow_model_load: load the model if needed; when False and it is not loaded, the search runs
                 keyword-only with a warning (the TUI uses this while the model loads).
@@ -793,7 +793,7 @@ class MemoryEngine(MemoryFiles):
             except IndexAccessError as exc:
                 warnings.append(f"the index could not be updated; results may be out of date: {exc}")
         # Relative dates ("yesterday", "上周五") count from today in the notes' zone, as the notes are named.
-        parsed = settle_date_words(self.store, parse_query(query, today=self._query_today(warnings)), sources)
+        parsed = parse(self.store, query, self._query_today(warnings), sources, settings.heuristics)
         warnings.extend(parsed.date_notes)  # "'tomorrow' falls outside the calendar …": the rest still runs
         qvec: list[float] | None = None
         effective = "keyword" if change else mode
@@ -822,10 +822,10 @@ class MemoryEngine(MemoryFiles):
                     pending = self.store.pending_count() if self.store.has_pending() else 0
                     if pending:
                         warnings.append(f"{plural(pending, 'chunk')} not embedded yet")
-        results = run_search(self.store, settings, parsed, effective, qvec, max_results, min_score,
-                             sources, self._vindex,
-                             english_only_vectors=english_only_model(self.choice.provider, self.choice.model),
-                             model=self.choice.model if self.choice.provider == "local" else None)
+        request = SearchRequest(parsed, effective, qvec, max_results, min_score, tuple(sources),
+                                model=self.choice.model if self.choice.provider == "local" else None,
+                                english_only_vectors=english_only_model(self.choice.provider, self.choice.model))
+        results = run_search(self.store, settings, request, self._vindex)
         return SearchResponse(tuple(results), self.choice.provider if qvec is not None else "none",
                               self.choice.model if qvec is not None else None, effective, tuple(warnings),
                               dates=parsed.resolved)

@@ -55,11 +55,51 @@ class ChunkingConfig:
 
 
 @dataclass(frozen=True)
+class SearchHeuristics:
+    """The search's fixed heuristics, measured on the evals (bench/README.md) and not set from the config file:
+    the evals switch each off by replacing this value (``replace(settings, heuristics=...)``).
+
+    Attributes:
+        date_boosts: lift the dated notes a query names (its day, week or month) on the keyword leg.
+        day_boost: a named or resolved day's lift: above .5, the best a note outside the named period reaches
+            once BM25 is halved.
+        range_boost: a day of a named week or weekend ("last week", "上周末"): BM25 picks among its days.
+        near_boost: a day beside the one a "two weeks ago" names (±3 days): people count weeks loosely.
+        month_boost: a day of a named month.
+        calibrated_date_lift: under calibrated fusion and a relative date, a dated note's keyword part is at
+            least its lift.
+        date_words_in_terms: a relative date phrase's words stay in the keyword query ("yesterday", "ago").
+        spread_limit: a chunk with this share of its lines already in a better-ranked result of the same file
+            goes behind the rest (above 1: never).
+        drop_common_terms: leave the query terms found in more than half of the chunks out of the MATCH.
+    """
+
+    date_boosts: bool = True
+    day_boost: float = 0.55
+    range_boost: float = 0.55
+    near_boost: float = 0.4
+    month_boost: float = 0.3
+    calibrated_date_lift: bool = True
+    date_words_in_terms: bool = False
+    spread_limit: float = 0.7
+    drop_common_terms: bool = True
+
+
+INTERNAL = {"internal": True}
+"""Field metadata of a setting the config file does not hold (it has no rule in ``engine.config_rules``)."""
+
+
+def file_fields(cls: Any) -> tuple[Any, ...]:
+    """The fields of a config section that the config file may set (all but those marked :data:`INTERNAL`)."""
+    return tuple(f for f in fields(cls) if not f.metadata.get("internal"))
+
+
+@dataclass(frozen=True)
 class SearchConfig:
     """Hybrid search parameters (OpenClaw's defaults, decay and MMR off)."""
 
     max_results: int = 6
-    min_score: float = 0.35
+    min_score: float = 0.05  # on the scale a hit's score shows (see engine/search/pipeline.py Hit)
     vector_weight: float = 0.7
     text_weight: float = 0.3
     candidate_multiplier: int = 4
@@ -72,6 +112,7 @@ class SearchConfig:
     line_text_weight: float = 0.3  # share of the keyword score given to the chunk's best line (BM25 per line)
     importance: bool = True  # OpenClaw's <!-- importance: N --> in MEMORY.md/USER.md: score × (0.75 + 0.05·N)
     rerank: bool = False  # the learned re-ranker (engine/search/rerank.json); opt-in: it hurt Chinese paraphrases
+    heuristics: SearchHeuristics = field(default_factory=SearchHeuristics, metadata=INTERNAL)
 
 
 @dataclass(frozen=True)
@@ -187,12 +228,12 @@ SECTION_CLASSES: dict[str, type] = {
 
 def section_fields() -> dict[str, set[str]]:
     """Each dataclass section's field names (what the rules must cover exactly)."""
-    return {name: {f.name for f in fields(cls)} for name, cls in SECTION_CLASSES.items()}
+    return {name: {f.name for f in file_fields(cls)} for name, cls in SECTION_CLASSES.items()}
 
 
 def section_defaults() -> dict[str, dict[str, Any]]:
     """Each dataclass section's default values, by key: what :func:`engine.config_rules.validate` assumes unset."""
-    return {name: {f.name: getattr(cls(), f.name) for f in fields(cls)} for name, cls in SECTION_CLASSES.items()}
+    return {name: {f.name: getattr(cls(), f.name) for f in file_fields(cls)} for name, cls in SECTION_CLASSES.items()}
 
 
 def memdeck_home() -> Path:

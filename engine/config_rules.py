@@ -328,7 +328,7 @@ SECTIONS: dict[str, dict[str, Rule]] = {
     },
     "search": {
         "max_results": Rule("int", "results returned", lo=1, hi=1000),
-        "min_score": _share("the soft score threshold"),
+        "min_score": _share("results whose shown score is below this are dropped"),
         "vector_weight": _share("fusion weight of the vector score"),
         "text_weight": _share("fusion weight of the keyword score"),
         "candidate_multiplier": Rule("int", "candidates per leg = max_results × this", lo=1, hi=100),

@@ -301,7 +301,7 @@ class SearchArguments(ToolArguments):
     max_results: Annotated[int | None, BeforeValidator(_lenient_int), _Clamped(1, MAX_RESULTS_CAP), Field(
         alias="maxResults", description="Most results to return (default 6).")] = None
     min_score: Annotated[float | None, BeforeValidator(_lenient_float), _Clamped(0, 1), Field(
-        alias="minScore", description="Drop results scoring below this (0-1, default 0.35).")] = None
+        alias="minScore", description="Drop results whose score (as returned) is below this (0-1, default 0.05).")] = None
     corpus: Annotated[Corpus | None, Field(
         description="memory (MEMORY.md and memory/*.md), sessions (session transcripts) or all (default); "
                     "wiki is not supported.")] = None

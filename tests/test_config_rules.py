@@ -18,6 +18,7 @@ from engine.config import (
     SECTION_CLASSES,
     ChunkingConfig,
     Config,
+    file_fields,
     load_config,
     section_defaults,
     section_fields,
@@ -109,7 +110,7 @@ def test_rule_kinds_match_the_dataclass_types_and_defaults_pass() -> None:
     kinds = {int: {"int"}, float: {"float"}, bool: {"bool"}, str: {"str", "enum", "path"}, dict: {"dict"}}
     for section, cls in SECTION_CLASSES.items():
         default = cls()
-        for f in fields(cls):
+        for f in file_fields(cls):
             rule = SECTIONS[section][f.name]
             value = getattr(default, f.name)
             assert rule.kind in kinds[type(value)], f"{section}.{f.name}"
@@ -192,7 +193,7 @@ def test_every_default_written_out_loads_as_the_default(tmp_path: Path) -> None:
                             "keys": {"memdeck.save": "ctrl+s,f2"}}
     for section, cls in SECTION_CLASSES.items():
         default = cls()
-        data[section] = {f.name: getattr(default, f.name) for f in fields(cls)}
+        data[section] = {f.name: getattr(default, f.name) for f in file_fields(cls)}
     cfg_file = tmp_path / "config.toml"
     cfg_file.write_text(tomli_w.dumps(data), encoding="utf-8")
     cfg = load_config(home=tmp_path / "home", config_path=cfg_file)

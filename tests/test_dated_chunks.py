@@ -8,9 +8,13 @@ from pathlib import Path
 import pytest
 
 from engine.api import MemoryEngine
-from engine.search.pipeline import DAY_BOOST, MONTH_BOOST, NEAR_BOOST, RANGE_BOOST, dated_chunks
+from engine.config import SearchHeuristics
+from engine.search.pipeline import dated_chunks
 from engine.search.query import parse_query
 from tests.helpers import hash_config
+
+_H = SearchHeuristics()
+DAY_BOOST, RANGE_BOOST, NEAR_BOOST, MONTH_BOOST = _H.day_boost, _H.range_boost, _H.near_boost, _H.month_boost
 
 NOTES = ("2026-10-14.md", "2025-10-14-retro.md", "2026-10-15.md", "2026-03-02.md", "2026-03-30-plan.md",
          "2025-03-02.md", "notes-10-14.md", "2026-10-18.md", "2026-10-19-0930.md", "2026-10-21.md", "2026-10-08.md",
@@ -38,7 +42,7 @@ def engine(tmp_path: Path) -> MemoryEngine:
     ("no date here", {}),
 ])
 def test_dated_chunks(engine: MemoryEngine, query: str, expected: dict[str, float]) -> None:
-    found = dated_chunks(engine.store, query, ("memory",))
+    found = dated_chunks(engine.store, parse_query(query, today=THU), ("memory",))
     paths = dict(engine.store.conn.execute("SELECT id, path FROM chunks").fetchall())
     assert {paths[k].removeprefix("memory/"): v for k, v in found.items()} == expected
 

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from engine.api import MemoryEngine
 from engine.clock import TODAY_ENV, pinned_today
 from engine.search.dates import DateSpan, resolve_dates, span_label
-from engine.search.pipeline import settle_date_words
+from engine.search.pipeline import parse
 from engine.search.query import parse_query
 from memdeck.cli import cli
 from tests.helpers import hash_config
@@ -298,8 +298,8 @@ def test_a_bad_pinned_today_is_a_warning(workspace: Path, monkeypatch: pytest.Mo
 def test_a_phrase_whose_days_hold_no_note_keeps_its_words(workspace: Path) -> None:
     with MemoryEngine(hash_config(workspace)) as eng:
         eng.sync()
-        found = settle_date_words(eng.store, parse_query("risotto yesterday", today=THU), ("memory",))
-        empty = settle_date_words(eng.store, parse_query("risotto yesterday", today=date(2026, 6, 2)), ("memory",))
+        found = parse(eng.store, "risotto yesterday", THU, ("memory",))
+        empty = parse(eng.store, "risotto yesterday", date(2026, 6, 2), ("memory",))
     assert found.terms == ("risotto",)  # Wed 21 Oct has a note: lifted, the word leaves the keyword query
     assert empty.terms == ("risotto", "yesterday") and empty.resolved[0].keeps_words  # 1 Jun has none
     assert empty.vector_text == "risotto yesterday"

@@ -372,17 +372,17 @@ def test_fold_stats_and_verdict_follow_the_house_rule() -> None:
     assert not eval_locomo.verdict(base, base, ["a", "b"])["adopt"]
 
 
-def test_heuristic_off_restores_the_pipeline() -> None:
-    from engine.search import pipeline
+def test_variants_switch_heuristics_off_through_the_settings() -> None:
+    from engine.config import SearchConfig
 
-    before = (pipeline.dated_chunks, pipeline.SPREAD_LIMIT, pipeline.common_terms)
-    for patch in ("dates", "spread", "common"):
-        with eval_locomo.heuristic_off(patch):
-            assert (pipeline.dated_chunks, pipeline.SPREAD_LIMIT, pipeline.common_terms) != before
-    assert (pipeline.dated_chunks, pipeline.SPREAD_LIMIT, pipeline.common_terms) == before
-    with pytest.raises(ValueError), eval_locomo.heuristic_off("nope"):
-        pass
-
+    base = SearchConfig()
+    off = {v.name: eval_locomo.variant_settings(base, v, 0.0) for v in eval_locomo.GRID}
+    assert off["no-spread"].heuristics.spread_limit == 2.0 and not off["no-date-boosts"].heuristics.date_boosts
+    assert not off["no-common-drop"].heuristics.drop_common_terms
+    assert not off["no-calibrated-date-lift"].heuristics.calibrated_date_lift
+    assert off["default"].heuristics == base.heuristics and off["default"].min_score == 0.0
+    assert off["min-score-0.05"].min_score == 0.05
+    assert base.heuristics.spread_limit == 0.7  # the shipped value is untouched
 
 def test_labels_for_marks_chunks_that_hold_evidence() -> None:
     rec = {"keys": [1, 2], "rows": {1: ("memory/a.md", 1, 10), 2: ("memory/b.md", 1, 10)}}

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+from datetime import date
+
 import pytest
 
-from engine.index.fts import build_fts_query, fts_text
+from engine.index.fts import fts_text
 from engine.index.store import Store
-from engine.search.query import query_terms
+from engine.search.query import build_fts_query as _build
+from engine.search.query import parse_query, query_terms
+
+
+def build_fts_query(text: str) -> str | None:
+    return _build(parse_query(text, date(2026, 12, 1)))
 
 NASTY = [
     '"', "'", '""', "don't", "20.04", "C++", "NEAR(", "NEAR(a b)", "*", "a*", "-", "multi-agent", "HERON-112",

@@ -121,13 +121,3 @@ def test_query_months(query: str, expected: set[tuple[int, int]]) -> None:
     from engine.search.dates import query_months
 
     assert query_months(query) == expected
-
-
-def test_selection_rescues_vector_hits_at_half_the_threshold_when_no_word_matches() -> None:
-    from engine.search.fusion import Fused
-    from engine.search.pipeline import select_results
-
-    fused = [Fused(1, 0.30, 0.43, 0.0), Fused(2, 0.10, 0.14, 0.0)]
-    assert [f.key for f in select_results(fused, 6, 0.35, has_vector=True)] == [1]
-    with_word = [Fused(1, 0.30, 0.43, 0.0), Fused(2, 0.12, 0.1, 0.17)]
-    assert [f.key for f in select_results(with_word, 6, 0.35, has_vector=True)] == [2]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import unicodedata
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -74,8 +75,8 @@ def test_session_text_is_normalised_too(demo_workspace: Path) -> None:
 
 
 def test_query_parse_and_chunks_are_nfc() -> None:
-    assert parse_query(_nfd("Vračar naïve")).terms == ("vračar", "naïve")
-    assert parse_query(_nfd("Vračar")).text == "Vračar"
+    assert parse_query(_nfd("Vračar naïve"), date(2026, 12, 1)).terms == ("vračar", "naïve")
+    assert parse_query(_nfd("Vračar"), date(2026, 12, 1)).text == "Vračar"
     assert query_terms(_nfd("Čukarica")) == ["čukarica"]
     chunks = chunk_document(_nfd("# t\n\nVračar\nnaïve\n"))
     assert all(unicodedata.is_normalized("NFC", c.text) for c in chunks)

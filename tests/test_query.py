@@ -12,8 +12,7 @@ import pytest
 
 import engine.search.query as query_module
 from engine.api import MemoryEngine
-from engine.index.fts import build_fts_query
-from engine.search.query import ParsedQuery, as_parsed, parse_query
+from engine.search.query import ParsedQuery, build_fts_query, parse_query
 from tests.helpers import hash_config
 
 TODAY = date(2026, 12, 1)
@@ -65,18 +64,22 @@ def test_match_expression_is_built_from_the_parse() -> None:
     parsed = parse_query("Postgres HERON-112 pool", today=TODAY)
     assert build_fts_query(parsed) == '"postgres" OR "heron" OR "112" OR "pool" OR "heron 112"'
     assert build_fts_query(parsed, frozenset({"postgres"})) == '"heron" OR "112" OR "pool" OR "heron 112"'
-    assert build_fts_query(parse_query("what is the")) is None
+    assert build_fts_query(parse_query("what is the", TODAY)) is None
 
 
-def test_parsed_query_is_frozen_and_passed_through() -> None:
+def test_parsed_query_is_frozen() -> None:
     parsed = parse_query("heron", today=TODAY)
-    assert as_parsed(parsed) is parsed
     with pytest.raises(AttributeError):
         parsed.terms = ()  # type: ignore[misc]
 
 
-def test_today_defaults_to_the_local_date() -> None:
-    assert parse_query("x").today == date.today()
+def test_today_is_the_callers() -> None:
+    # No clock inside engine/search: relative dates count from the day the caller passes (the engine's one clock).
+    assert parse_query("yesterday", date(2020, 3, 1)).dates == frozenset({(2020, 2, 29)})
+    with pytest.raises(TypeError):
+        parse_query("yesterday")  # type: ignore[call-arg]
+    search = Path(__file__).resolve().parents[1] / "engine" / "search"
+    assert not [p.name for p in search.glob("*.py") if "date.today()" in p.read_text(encoding="utf-8")]
 
 
 def _counting(monkeypatch: pytest.MonkeyPatch, name: str) -> list[str]:

@@ -8,12 +8,12 @@ import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from engine.lexicon import CJK_RE
+
 CHARS_PER_TOKEN = 4
 CJK_WEIGHT = 4
 
-_CJK_RE = re.compile(
-    "[\u2e80-\u9fff\ua000-\ua4ff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002fa1f\u3040-\u30ff\uff66-\uff9f]"
-)
+_CJK_RE = CJK_RE
 _FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 _HEADING = re.compile(r"^ {0,3}#{1,6}(\s|$)")
 _LIST_ITEM = re.compile(r"^\s*([-*+]|\d{1,9}[.)])\s")

@@ -1,22 +1,10 @@
-"""The FTS side of text: the transform that makes CJK searchable, and the safe MATCH expression of a query."""
+"""The FTS side of text: the transform that makes CJK searchable (the MATCH expression of a query is built
+by the search layer, :func:`engine.search.query.build_fts_query`)."""
 
 from __future__ import annotations
 
-import re
-from typing import TYPE_CHECKING
-
 from engine.index.chunking import has_cjk
-
-if TYPE_CHECKING:
-    from engine.search.query import ParsedQuery
-
-# At most this many words in a MATCH expression (the query's terms first, then its phrases): twice the
-# query's MAX_TERMS.
-MAX_PARTS = 96
-
-_CJK_RUN_RE = re.compile(
-    "[\u2e80-\u9fff\ua000-\ua4ff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002fa1f\u3040-\u30ff\uff66-\uff9f]+"
-)
+from engine.lexicon import CJK_RUN_RE
 
 
 def cjk_bigrams(run: str) -> list[str]:
@@ -34,7 +22,7 @@ def fts_text(text: str) -> str:
     """
     if not has_cjk(text):
         return text
-    return _CJK_RUN_RE.sub(lambda m: " " + " ".join(cjk_bigrams(m.group(0))) + " ", text)
+    return CJK_RUN_RE.sub(lambda m: " " + " ".join(cjk_bigrams(m.group(0))) + " ", text)
 
 
 def split_cjk(token: str) -> list[str]:
@@ -43,7 +31,7 @@ def split_cjk(token: str) -> list[str]:
         return [token]
     out: list[str] = []
     pos = 0
-    for m in _CJK_RUN_RE.finditer(token):
+    for m in CJK_RUN_RE.finditer(token):
         if m.start() > pos:
             out.append(token[pos : m.start()])
         out.extend(cjk_bigrams(m.group(0)))
@@ -52,22 +40,3 @@ def split_cjk(token: str) -> list[str]:
         out.append(token[pos:])
     return out
 
-
-def build_fts_query(query: ParsedQuery | str, skip: frozenset[str] = frozenset()) -> str | None:
-    """The FTS5 MATCH expression of a query, or None when it has no searchable term.
-
-    Terms are quoted (so ``NEAR(``, ``*``, ``-``, ``:`` and quotes are plain text) and OR-joined, so a natural
-    question does not need every word to match; BM25 ranks chunks that match more and rarer terms higher.
-    Words written with inner punctuation (``HERON-112``, ``20.04``) also add the exact phrase. Terms in
-    ``skip`` are left out (a term in most chunks ranks nothing but costs the most to match).
-    """
-    if isinstance(query, str):
-        # Imported here, not at the top: the query parser builds on split_cjk above.
-        from engine.search.query import parse_query
-
-        query = parse_query(query)
-    from_terms = [f'"{term}"' for term in query.terms if term not in skip]
-    parts = from_terms + [f'"{p}"' for p in query.phrases[: max(0, MAX_PARTS - len(from_terms))]]
-    if not parts:
-        return None
-    return " OR ".join(parts)

@@ -11,17 +11,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-STOPWORDS = frozenset("""
-a an the and or but if then than so as of in on at to for from by with without into onto over under about after
-before between during up down out off again further once here there when where why how all any both each few more
-most other some such no nor not only own same too very can will just should would could may might must shall
-is are was were be been being am do does did doing have has had having i me my mine myself we us our ours you your
-yours he him his she her hers it its they them their theirs this that these those who whom whose which what
-s t d ll m re ve also still yet already now currently usually always never really quite
-there's it's that's i'm i've i'd she's he's we're they're don't doesn't didn't isn't aren't wasn't won't can't
-one two get got gets getting make makes made let lets via per etc e g ie eg
-week weeks month months year years daily weekly monthly every each reminder note fyi
-""".split())
+from engine.lexicon import REVIEW_STOP_WORDS
+
+STOPWORDS = REVIEW_STOP_WORDS  # the one list of English function words, plus the review's extras
 
 NEGATIONS = frozenset({"not", "no", "never", "don't", "doesn't", "didn't", "isn't", "aren't", "won't", "can't",
                        "cannot", "stopped", "quit", "longer", "anymore", "dislike", "dislikes", "hate", "hates",

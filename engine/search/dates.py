@@ -144,7 +144,7 @@ class DateSpan:
         label: how the resolution reads (``Wed 21 Oct 2026``, ``Mon 23 Nov – Sun 29 Nov 2026``, ``March 2026``).
         kind: ``day``, ``range`` (a week, a weekend, a few days) or ``month``.
         relative: whether the phrase counts from today ("yesterday", "in March") rather than naming the date
-            ("2026-10-05"); a relative phrase's own words leave the keyword query (see ``DATE_WORDS_IN_TERMS``).
+            ("2026-10-05"); a relative phrase's own words leave the keyword query (see :func:`engine.search.query.parse_query`).
         every_year: a day written without a year ("Oct 5"): it lifts that day of every year, while ``start``
             is the most recent one not after today.
         peak: within a ``range`` around one day ("two weeks ago": ±3 days), that day.

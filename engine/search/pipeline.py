@@ -4,30 +4,42 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import date
 from typing import Any
 
-from engine.config import SearchConfig
+from engine.config import SearchConfig, SearchHeuristics
 from engine.index import queries
 from engine.index.chunking import importance_multiplier
-from engine.index.fts import build_fts_query
 from engine.index.store import DB_ERRORS, Store, is_corruption, serialize_vector
 from engine.index.vectors import VectorIndex
 from engine.search.calibration import Calibration, calibration_for
 from engine.search.dates import DateSpan, date_matches, file_date, month_matches
 from engine.search.fusion import Fused, decay_factor, fuse_scores, mmr_order, normalize_bm25
-from engine.search.query import ParsedQuery, as_parsed, keeping_date_words
+from engine.search.query import ParsedQuery, build_fts_query, parse_query
 from engine.search.rerank import LegInputs, Reranker, candidate_features, shipped_reranker
 from engine.search.snippets import best_line_bm25, extract_snippet, term_weights
 
 MIN_CANDIDATES = 50
 COMPLETION_DEPTH = 8
+_HEURISTICS = SearchHeuristics()
 
 
 @dataclass(frozen=True)
 class Hit:
-    """One search result: where it is, how it scored, and the snippet an agent reads."""
+    """One search result: where it is, how it scored, and the snippet an agent reads.
+
+    ``score`` (0–1, or up to 1.25 with an importance weight) is the one score of a result: it orders the
+    results, every door shows it, and ``min_score`` judges it. Its scale depends on the search:
+
+    - hybrid, a calibrated model (the shipped local models): ``0.7·vectorScore + 0.3·textScore`` where both
+      parts are fitted probabilities that the chunk holds what was asked (most hits score .02–.35);
+    - hybrid, an uncalibrated model (remote providers): OpenClaw's ``0.7·cosine + 0.3·keyword``;
+    - keyword (including a hybrid search that fell back to keyword): BM25 relative to the best match (1.0),
+      blended with the best line's, halved and lifted when the query names a date;
+    - vector: the best window's cosine blended with the best line's;
+    - re-ranked (``rerank = true``): the re-ranker's probability (``rerank`` says how much it moved).
+    """
 
     path: str
     start_line: int
@@ -130,12 +142,13 @@ def common_terms(store: Store, terms: Sequence[str]) -> frozenset[str]:
 
 
 def keyword_candidates(
-    store: Store, query: ParsedQuery | str, limit: int, sources: Sequence[str]
+    store: Store, query: ParsedQuery, limit: int, sources: Sequence[str], drop_common: bool = True
 ) -> dict[int, float]:
-    """Chunk id → raw FTS5 ``bm25()`` rank (negative; lower is better) for the top ``limit`` matches."""
-    parsed = as_parsed(query)
+    """Chunk id → raw FTS5 ``bm25()`` rank (negative; lower is better) for the top ``limit`` matches.
+
+    ``drop_common`` leaves the terms of most chunks out of the MATCH (:func:`common_terms`)."""
     try:
-        fts = build_fts_query(parsed, common_terms(store, parsed.terms))
+        fts = build_fts_query(query, common_terms(store, query.terms) if drop_common else frozenset())
         if fts is None:
             return {}
         if not queries.has_other_sources(store.conn, sources):
@@ -212,33 +225,27 @@ def line_scores_for(store: Store, qvec: list[float], ids: Sequence[int]) -> dict
     return out
 
 
-DAY_BOOST = 0.55  # above .5, the best a note outside the named period reaches once BM25 is halved
-RANGE_BOOST = 0.55  # a day of a named week or weekend ("last week", "上周末"): BM25 picks among its days
-NEAR_BOOST = 0.4  # a day beside the one a "two weeks ago" names (±3 days): people count weeks loosely
-MONTH_BOOST = 0.3
-
-
-def range_days(ranges: Sequence[DateSpan]) -> dict[date, float]:
+def range_days(ranges: Sequence[DateSpan], heuristics: SearchHeuristics = _HEURISTICS) -> dict[date, float]:
     """Each day of the query's week-like spans with its boost (the larger one where spans overlap)."""
     out: dict[date, float] = {}
     for span in ranges:
-        boost = NEAR_BOOST if span.peak is not None else RANGE_BOOST
+        boost = heuristics.near_boost if span.peak is not None else heuristics.range_boost
         for day in span.days():
             out[day] = max(out.get(day, 0.0), boost)
     return out
 
 
-def settle_date_words(store: Store, query: ParsedQuery | str, sources: Sequence[str]) -> ParsedQuery:
-    """The parse, with the words of each relative date phrase whose days hold no dated note put back into the
-    keyword query.
+def parse(store: Store, text: str, today: date, sources: Sequence[str],
+          heuristics: SearchHeuristics = _HEURISTICS) -> ParsedQuery:
+    """The search's one parse of its query text, relative dates counted from ``today``; each relative date
+    phrase whose days hold no dated note keeps its words in the keyword query.
 
     A phrase that names days without notes is not about those notes: in a transcript "last weekend" is the
     speaker's, not today's (LoCoMo "What event did John volunteer at last weekend?" fell from rank 3 to none
     with the words dropped), and such a phrase lifts nothing, so its words may as well match what they say.
     """
-    parsed = as_parsed(query)
-    spans = [s for s in parsed.resolved if s.relative and not s.keeps_words]
-    return keeping_date_words(parsed, [s for s in spans if not _has_notes(store, s, sources)]) if spans else parsed
+    return parse_query(text, today, keeps_words=lambda span: not _has_notes(store, span, sources),
+                       date_words_in_terms=heuristics.date_words_in_terms)
 
 
 def _has_notes(store: Store, span: DateSpan, sources: Sequence[str]) -> bool:
@@ -250,12 +257,13 @@ def _has_notes(store: Store, span: DateSpan, sources: Sequence[str]) -> bool:
     return any((day := file_date(p)) is not None and span.start <= day <= span.end for p in paths)
 
 
-def dated_chunks(store: Store, query: ParsedQuery | str, sources: Sequence[str]) -> dict[int, float]:
+def dated_chunks(store: Store, query: ParsedQuery, sources: Sequence[str],
+                 heuristics: SearchHeuristics = _HEURISTICS) -> dict[int, float]:
     """Chunks of the dated daily notes (and session notes) whose day, range or month the query names, with
-    their keyword boost: a named or resolved day ``DAY_BOOST``, a day of a week or weekend ``RANGE_BOOST``, a
-    day around "N weeks ago" ``NEAR_BOOST``, a day of a month ``MONTH_BOOST`` (the largest that applies)."""
-    parsed = as_parsed(query)
-    dates, months, spans = parsed.dates, parsed.months, range_days(parsed.ranges)
+    their keyword boost (:class:`SearchHeuristics`): a named or resolved day ``day_boost``, a day of a week or
+    weekend ``range_boost``, a day around "N weeks ago" ``near_boost``, a day of a month ``month_boost`` (the
+    largest that applies)."""
+    dates, months, spans = query.dates, query.months, range_days(query.ranges, heuristics)
     if not dates and not months and not spans:
         return {}
     # Only the files whose names hold a named day or month (a superset the rules below then check exactly):
@@ -267,20 +275,16 @@ def dated_chunks(store: Store, query: ParsedQuery | str, sources: Sequence[str])
     boosts: dict[str, float] = {}
     for p in paths:
         day = file_date(p)
-        boost = DAY_BOOST if dates and date_matches(p, dates) else 0.0
+        boost = heuristics.day_boost if dates and date_matches(p, dates) else 0.0
         if day is not None:
             boost = max(boost, spans.get(day, 0.0))
         if not boost and months and month_matches(p, months):
-            boost = MONTH_BOOST
+            boost = heuristics.month_boost
         if boost:
             boosts[p] = boost
     if not boosts:
         return {}
     return {chunk_id: boosts[path] for chunk_id, path in queries.chunk_ids_for_paths(store.conn, sorted(boosts))}
-
-
-# Under a relative date, a dated note's calibrated keyword part is at least its lift (see run_search).
-CALIBRATED_DATE_LIFT = True
 
 
 def load_rows(store: Store, ids: Sequence[int]) -> dict[int, _Row]:
@@ -294,211 +298,321 @@ def load_rows(store: Store, ids: Sequence[int]) -> dict[int, _Row]:
     return out
 
 
-def select_results(
-    fused: Sequence[Fused], max_results: int, min_score: float, has_vector: bool
-) -> list[Fused]:
-    """OpenClaw's selection: keep scores ≥ min_score; if none pass, rescue keyword matches (else vector hits at
-    half the threshold); fill spare slots.
+# -- the request, the hooks, and the values the stages hand on ----------------------------------------------
+@dataclass(frozen=True)
+class SearchRequest:
+    """What one search asks for.
 
-    ``min_score`` is soft so a real keyword match is never hidden by a threshold tuned for cosine scores.
+    Attributes:
+        query: the one parse of the query text (:func:`parse`).
+        mode: ``hybrid``, ``keyword`` or ``vector`` (as run: a hybrid search without a query vector is keyword).
+        qvec: the query embedding (None: no vector leg).
+        max_results: results returned at most.
+        min_score: no result scores below it, on the scale results show (:attr:`Hit.score`).
+        sources: the sources searched (``memory``, ``sessions``).
+        model: the embedding model's name (it picks the calibration).
+        english_only_vectors: the model reads only English: CJK queries let the keyword leg lead.
     """
-    fused = [f for f in fused if f.score > 0]
-    passing = [f for f in fused if f.score >= min_score]
-    if not passing:
-        rescue = [f for f in fused if f.keyword > 0] if has_vector else list(fused)
-        if not rescue and has_vector:
-            # No word matched and nothing reached the threshold: the query may be a paraphrase or in another
-            # language than the notes; the nearest notes that come at least halfway are still worth reading.
-            rescue = [f for f in fused if f.score >= min_score / 2]
-        return rescue[:max_results]
-    chosen = passing[:max_results]
-    if len(chosen) < max_results:
-        taken = {f.key for f in chosen}
-        for f in fused:
-            if len(chosen) >= max_results:
-                break
-            if f.key not in taken and f.keyword > 0:
-                chosen.append(f)
-    return chosen
+
+    query: ParsedQuery
+    mode: str
+    qvec: list[float] | None
+    max_results: int
+    min_score: float
+    sources: tuple[str, ...]
+    model: str | None = None
+    english_only_vectors: bool = False
+
+    @property
+    def use_kw(self) -> bool:
+        """Whether the keyword leg runs."""
+        return self.mode in ("hybrid", "keyword")
+
+    @property
+    def use_vec(self) -> bool:
+        """Whether the vector leg runs."""
+        return self.mode in ("hybrid", "vector") and self.qvec is not None
+
+    def depth(self, settings: SearchConfig) -> int:
+        """Candidates taken from each leg."""
+        return max(self.max_results * settings.candidate_multiplier, MIN_CANDIDATES)
 
 
-def run_search(
-    store: Store,
-    settings: SearchConfig,
-    query: ParsedQuery | str,
-    mode: str,
-    qvec: list[float] | None,
-    max_results: int,
-    min_score: float,
-    sources: Sequence[str],
-    vindex: VectorIndex | None = None,
-    english_only_vectors: bool = False,
-    model: str | None = None,
-    reranker: Reranker | None = None,
-    collect: list[dict[str, Any]] | None = None,
-    calibration: Calibration | None = None,
-) -> list[Hit]:
-    """Search an index. ``qvec`` is the query embedding (None: no vector leg).
+@dataclass(frozen=True)
+class SearchHooks:
+    """What an evaluation plugs into a search (a product search passes none).
 
-    ``vindex`` holds an in-memory copy of the vectors, used instead of sqlite-vec's KNN on large indexes.
-    The query text is parsed once here (or by the caller); every step below reads that one parse.
-    ``model`` names the embedding model (it picks the calibration); ``reranker`` replaces the shipped
-    re-ranker (the CV harness passes each fold's); ``collect`` receives the top candidates' re-ranker
-    features (for training), whether or not re-ranking is on; ``calibration`` replaces the shipped
-    calibration (a CV fold's).
+    Attributes:
+        reranker: replaces the shipped re-ranker (the CV harness passes each fold's).
+        calibration: replaces the shipped calibration (a CV fold's).
+        collect: receives the top candidates' re-ranker features (for training), whether or not re-ranking is on.
     """
-    query = as_parsed(query)
-    depth = max(max_results * settings.candidate_multiplier, MIN_CANDIDATES)
-    use_kw = mode in ("hybrid", "keyword")
-    use_vec = mode in ("hybrid", "vector") and qvec is not None
+
+    reranker: Reranker | None = None
+    calibration: Calibration | None = None
+    collect: list[dict[str, Any]] | None = None
+
+
+NO_HOOKS = SearchHooks()
+
+
+@dataclass
+class Candidates:
+    """The candidate chunks of both legs with their raw scores.
+
+    Attributes:
+        deep: chunk id → raw FTS5 ``bm25()`` rank of the deep keyword list (its tail completes vector candidates).
+        ranks: the keyword candidates: the top of ``deep``, plus the vector candidates it holds.
+        vector: chunk id → best-window cosine (None: no vector leg), including the keyword and dated candidates.
+        focus: chunk id → the best window's line offsets.
+        dated: the chunks of the dated notes the query names, with their lift (see :func:`dated_chunks`).
+    """
+
+    deep: dict[int, float]
+    ranks: dict[int, float]
+    vector: dict[int, float] | None
+    focus: dict[int, tuple[int, int]]
+    dated: dict[int, float]
+
+
+@dataclass
+class Legs:
+    """Each leg's score per candidate, in [0, 1], as fused.
+
+    Attributes:
+        keyword: normalised BM25 (mixed with best-line BM25), then lifted by dates and calibrated.
+        vector: best-window cosine mixed with the best line's (None: no vector leg), then normalised.
+        window: the raw best-window cosines (re-ranker features).
+        lines: chunk id → {line offset: cosine} of its line vectors.
+        best_lines: chunk id → best-line BM25 (raw).
+        rows: the chunks already read from the index.
+        calibrated: whether both legs are probabilities of relevance (:func:`calibrate`).
+    """
+
+    keyword: dict[int, float]
+    vector: dict[int, float] | None
+    window: dict[int, float] | None
+    lines: dict[int, dict[int, float]]
+    best_lines: dict[int, float]
+    rows: dict[int, _Row]
+    calibrated: bool = False
+    raw: tuple[dict[int, float] | None, dict[int, float]] | None = None
+
+    @property
+    def uncalibrated(self) -> tuple[dict[int, float] | None, dict[int, float]]:
+        """The vector leg (None: none, or empty) and the keyword leg as they were before :func:`calibrate`."""
+        return self.raw if self.raw is not None else (self.vector or None, self.keyword)
+
+
+# -- the stages ---------------------------------------------------------------------------------------------
+def candidates(store: Store, settings: SearchConfig, req: SearchRequest, vindex: VectorIndex | None) -> Candidates:
+    """Stage 1: the keyword leg's FTS matches and the vector leg's nearest chunks, each completed with the other
+    leg's score, and the chunks of the dates the query names (with their vector scores)."""
+    depth = req.depth(settings)
+    heur = settings.heuristics
     # One FTS query, deeper than the candidate list: its tail completes the vector candidates' keyword scores
     # (a second MATCH restricted by rowid costs as much as the first).
-    deep = keyword_candidates(store, query, depth * COMPLETION_DEPTH if use_vec else depth, sources) if use_kw else {}
+    deep = keyword_candidates(store, req.query, depth * COMPLETION_DEPTH if req.use_vec else depth, req.sources,
+                              heur.drop_common_terms) if req.use_kw else {}
     ranks = dict(sorted(deep.items(), key=lambda kv: kv[1])[:depth])
     vec: dict[int, float] | None = None
     focus: dict[int, tuple[int, int]] = {}
-    in_memory = vindex is not None and use_vec and vindex.worthwhile(store)
-    nearest = vindex.nearest if in_memory and vindex is not None else (
-        lambda st, q, n, src: vector_candidates(st, q, n, src))
+    in_memory = vindex is not None and req.use_vec and vindex.worthwhile(store)
+    nearest = vindex.nearest if in_memory and vindex is not None else vector_candidates
     scores_for = vindex.scores_for if in_memory and vindex is not None else vector_scores_for
-    if use_vec and qvec is not None:
-        vec, focus = nearest(store, qvec, depth, sources)
-        if use_kw:
-            missing = [i for i in ranks if i not in vec]
-            more, more_focus = scores_for(store, qvec, missing)
+    qvec = req.qvec
+    if req.use_vec and qvec is not None:
+        vec, focus = nearest(store, qvec, depth, req.sources)
+        if req.use_kw:
+            more, more_focus = scores_for(store, qvec, [i for i in ranks if i not in vec])
             vec.update(more)
             focus.update(more_focus)
             ranks.update({i: deep[i] for i in vec if i not in ranks and i in deep})
-    keyword = normalize_bm25(ranks)
-    terms = query.terms
-    loaded: dict[int, _Row] = {}
+    dated = dated_chunks(store, req.query, req.sources, heur) if req.use_kw and heur.date_boosts else {}
+    if dated and vec is not None and qvec is not None:
+        more, more_focus = scores_for(store, qvec, [c for c in dated if c not in vec])
+        vec.update(more)
+        focus.update(more_focus)
+    return Candidates(deep, ranks, vec, focus, dated)
+
+
+def legs(store: Store, settings: SearchConfig, req: SearchRequest, cands: Candidates) -> Legs:
+    """Stage 2: each leg's [0, 1] score: BM25 relative to the best match, blended with each chunk's best line's
+    BM25; the best window's cosine blended with the best line's (``line_weight``), min-max scaled if asked."""
+    keyword = normalize_bm25(cands.ranks)
+    terms = req.query.terms
+    rows: dict[int, _Row] = {}
     best_lines: dict[int, float] = {}
     if keyword and terms and settings.line_text_weight > 0:
-        loaded = load_rows(store, list(keyword))
-        best_lines = _best_lines(loaded, terms)
+        rows = load_rows(store, list(keyword))
+        best_lines = _best_lines(rows, terms)
         keyword = _mix_best_lines(best_lines, keyword, settings.line_text_weight)
-    dated = dated_chunks(store, query, sources) if use_kw else {}
-    if dated:
-        # A query that names a day ("what happened on October 14", "yesterday", "上周五"), a week ("last week")
-        # or a month ("in July 2023", "last month") lifts that period's notes, never hiding the others: BM25
-        # takes half the keyword scale and the named period adds to it, so the notes keep their BM25 order
-        # among themselves.
-        day = set(dated)
-        keyword = {k: v / 2 for k, v in keyword.items()}
-        for chunk_id, boost in dated.items():
-            keyword[chunk_id] = min(1.0, boost + keyword.get(chunk_id, 0.0))
-        if vec is not None and qvec is not None:
-            more, more_focus = scores_for(store, qvec, [c for c in day if c not in vec])
-            vec.update(more)
-            focus.update(more_focus)
+    vec = cands.vector
     lines: dict[int, dict[int, float]] = {}
     window = dict(vec) if vec else None  # raw best-window cosines, before the best line joins them
-    if vec and qvec is not None and settings.line_weight > 0:
+    if vec and req.qvec is not None and settings.line_weight > 0:
         # A question usually matches one line (a turn, a bullet): each chunk's best line joins its window.
-        lines = line_scores_for(store, qvec, list(vec))
+        lines = line_scores_for(store, req.qvec, list(vec))
         m = settings.line_weight
         vec = {k: (1 - m) * v + m * max(lines[k].values()) if k in lines else v for k, v in vec.items()}
     if vec and settings.vector_norm == "minmax":
         lo, hi = min(vec.values()), max(vec.values())
         vec = {k: (v - lo) / (hi - lo) if hi > lo else 1.0 for k, v in vec.items()}
-    cal = calibration if calibration is not None else calibration_for(model)
-    legs_raw = (dict(vec) if vec else None, dict(keyword))  # the legs as fused before any calibration
-    calibrated = bool(vec and settings.vector_norm == "calibrated" and mode == "hybrid" and use_vec
-                      and cal.vector_leg is not None and cal.keyword_leg is not None)
-    if calibrated:
-        # Both legs as probabilities of relevance fitted for this model, so 0.7·vector + 0.3·keyword adds
-        # comparable parts (an unknown model keeps raw cosines: nobody fitted its range).
-        vmap, kmap = cal.vector_leg, cal.keyword_leg
-        assert vec is not None and vmap is not None and kmap is not None  # what ``calibrated`` checked
-        vec = {k: vmap(v) for k, v in vec.items()}
-        keyword = {k: kmap(v) for k, v in keyword.items()}
-        if dated and CALIBRATED_DATE_LIFT and any(s.relative and not s.keeps_words for s in query.resolved):
-            # A relative phrase ("yesterday", "上周五") left the keyword query, so the lift is the keyword leg's
-            # only sign of the day, and the keyword fit squashes a lifted note without a matching word to ~.07
-            # (.55 → kmap): such a note keeps at least its lift on the calibrated scale. Named dates keep their
-            # words and the plain fit (a floor for them too cost dev CV hit@1 .735 → .726, conv-41 −.033).
-            for chunk_id, boost in dated.items():
-                keyword[chunk_id] = max(keyword.get(chunk_id, 0.0), boost)
-    if mode == "vector":
-        fused = fuse_scores(vec or {}, {}, 1.0, 0.0)
-    elif use_vec:
-        wv, wt = settings.vector_weight, settings.text_weight
-        if english_only_vectors and query.has_cjk:
-            # all-MiniLM-L6-v2 reads Chinese, Japanese and Korean poorly (XQuAD zh hybrid hit@1 .878 at
-            # 0.7/0.3 vs .931 at 0.3/0.7): let the bigram keyword leg lead for such queries.
-            wv, wt = min(wv, wt), max(wv, wt)
-        fused = fuse_scores(vec, keyword, wv, wt)
-    else:
-        fused = fuse_scores(None, keyword)
-    extra = load_rows(store, [f.key for f in fused if f.key not in loaded])
-    rows = {f.key: loaded.get(f.key) or extra[f.key] for f in fused if f.key in loaded or f.key in extra}
-    weights = term_weights([r.text for r in rows.values()], terms)
+    return Legs(keyword, vec, window, lines, best_lines, rows)
+
+
+def lift_dates(keyword: dict[int, float], dated: dict[int, float]) -> dict[int, float]:
+    """Stage 3: a query that names a day ("what happened on October 14", "yesterday", "上周五"), a week ("last
+    week") or a month ("in July 2023", "last month") lifts that period's notes, never hiding the others: BM25
+    takes half the keyword scale and the named period adds to it, so the notes keep their BM25 order among
+    themselves."""
+    if not dated:
+        return keyword
+    lifted = {k: v / 2 for k, v in keyword.items()}
+    for chunk_id, boost in dated.items():
+        lifted[chunk_id] = min(1.0, boost + lifted.get(chunk_id, 0.0))
+    return lifted
+
+
+def calibrate(settings: SearchConfig, req: SearchRequest, leg: Legs, dated: dict[int, float],
+              cal: Calibration) -> Legs:
+    """Stage 4: under ``vector_norm = "calibrated"`` in a hybrid search with a fitted model, both legs as
+    probabilities of relevance fitted for this model, so 0.7·vector + 0.3·keyword adds comparable parts (an
+    unknown model keeps raw cosines: nobody fitted its range)."""
+    vmap, kmap = cal.vector_leg, cal.keyword_leg
+    if not (leg.vector and settings.vector_norm == "calibrated" and req.mode == "hybrid" and req.use_vec
+            and vmap is not None and kmap is not None):
+        return leg
+    vec = {k: vmap(v) for k, v in leg.vector.items()}
+    keyword = {k: kmap(v) for k, v in leg.keyword.items()}
+    if dated and settings.heuristics.calibrated_date_lift and any(
+            s.relative and not s.keeps_words for s in req.query.resolved):
+        # A relative phrase ("yesterday", "上周五") left the keyword query, so the lift is the keyword leg's
+        # only sign of the day, and the keyword fit squashes a lifted note without a matching word to ~.07
+        # (.55 → kmap): such a note keeps at least its lift on the calibrated scale. Named dates keep their
+        # words and the plain fit (a floor for them too cost dev CV hit@1 .735 → .726, conv-41 −.033).
+        for chunk_id, boost in dated.items():
+            keyword[chunk_id] = max(keyword.get(chunk_id, 0.0), boost)
+    return replace(leg, keyword=keyword, vector=vec, calibrated=True, raw=(dict(leg.vector), dict(leg.keyword)))
+
+
+def fuse(settings: SearchConfig, req: SearchRequest, leg: Legs) -> list[Fused]:
+    """Stage 5: OpenClaw's weighted sum of the legs (a vector search: the vector leg; a keyword search: the
+    keyword leg), best first."""
+    if req.mode == "vector":
+        return fuse_scores(leg.vector or {}, {}, 1.0, 0.0)
+    if not req.use_vec:
+        return fuse_scores(None, leg.keyword)
+    wv, wt = settings.vector_weight, settings.text_weight
+    if req.english_only_vectors and req.query.has_cjk:
+        # all-MiniLM-L6-v2 reads Chinese, Japanese and Korean poorly (XQuAD zh hybrid hit@1 .878 at
+        # 0.7/0.3 vs .931 at 0.3/0.7): let the bigram keyword leg lead for such queries.
+        wv, wt = min(wv, wt), max(wv, wt)
+    return fuse_scores(leg.vector, leg.keyword, wv, wt)
+
+
+def weigh(settings: SearchConfig, fused: list[Fused], rows: dict[int, _Row]) -> list[Fused]:
+    """Stage 5b: OpenClaw's weights of the fused score: temporal decay of dated notes (``decay``), then the
+    importance of curated chunks (``importance``)."""
     if settings.decay:
         fused = [Fused(f.key, f.score * decay_factor(rows[f.key].path, settings.half_life_days), f.vector, f.keyword)
                  for f in fused if f.key in rows]
         fused.sort(key=lambda f: (-f.score, f.key))
     if settings.importance:
         fused = apply_importance(fused, rows)
-    fused = spread_overlaps(fused, rows, SPREAD_LIMIT)
-    active = _active_reranker(settings, reranker, mode, use_vec, cal)
-    depth_rr = active[1].depth if active is not None else 0
-    want = len(fused) if settings.mmr else max(max_results, depth_rr)
-    # min_score and OpenClaw's rescue rules judge the fused score; the re-ranker then orders what they kept.
-    if calibrated:
-        # ... on OpenClaw's raw scale: a calibrated probability rarely reaches 0.35 (13–35% of LoCoMo
-        # questions have one), and a paraphrase or another language with no word in common would find nothing
-        # at all. The threshold keeps its old meaning; only the order is calibrated.
-        raw_v, raw_k = legs_raw
-        wsum = (wv + wt) or 1.0
-        judge = sorted((Fused(f.key, (wv * (raw_v or {}).get(f.key, 0.0) + wt * raw_k.get(f.key, 0.0)) / wsum,
-                              f.vector, f.keyword) for f in fused), key=lambda f: (-f.score, f.key))
-        kept = {f.key for f in select_results(judge, want, min_score, has_vector=True)}
-        chosen = [f for f in fused if f.key in kept]
-    else:
-        chosen = select_results(fused, want, min_score, has_vector=mode == "hybrid" and use_vec)
-    deltas: dict[int, float] = {}
-    if active is not None or collect is not None:
-        depth_c = depth_rr or (shipped_reranker() or Reranker({})).depth
-        top = chosen[:depth_c]
-        if not best_lines and terms and settings.line_text_weight <= 0:
-            # best-line BM25 was not mixed in: compute it for the keyword leg's candidates the re-ranker sees
-            best_lines = _best_lines({f.key: rows[f.key] for f in top if f.key in rows and f.key in ranks}, terms)
-        feats = candidate_features(
-            [f.key for f in top], {k: r.text for k, r in rows.items()}, {f.key: f.score for f in top},
-            {k: importance_multiplier(r.importance) - 1.0 for k, r in rows.items() if r.importance is not None},
-            terms, weights, LegInputs(ranks, best_lines, window, lines, dated, cal))
-        if collect is not None:
-            collect.append({
-                "keys": [f.key for f in top], "features": feats,
-                "rows": {f.key: (rows[f.key].path, rows[f.key].start_line, rows[f.key].end_line)
-                         for f in top if f.key in rows},
-                # raw leg values, so a trainer can refit the calibration per fold
-                "raw": {f.key: {"window": (window or {}).get(f.key),
-                                "line": max(lines[f.key].values()) if lines.get(f.key) else None,
-                                "vleg": None if legs_raw[0] is None else legs_raw[0].get(f.key, 0.0),
-                                "kleg": legs_raw[1].get(f.key, 0.0)}
-                        for f in top},
-            })
-        if active is not None:
-            chosen, deltas = _rerank(chosen, feats, active[0], len(top))
-            chosen = spread_overlaps(chosen, rows, SPREAD_LIMIT)
-    if not settings.mmr:
-        chosen = chosen[:max_results]
+    return fused
+
+
+def select(settings: SearchConfig, fused: list[Fused], rows: dict[int, _Row], want: int) -> list[Fused]:
+    """Stage 6: the best ``want`` candidates that score above 0, a chunk whose lines mostly repeat a
+    better-ranked one's moved behind the rest."""
+    spread = spread_overlaps(fused, rows, settings.heuristics.spread_limit)
+    return [f for f in spread if f.score > 0][:want]
+
+
+def rerank(settings: SearchConfig, req: SearchRequest, hooks: SearchHooks, chosen: list[Fused], cands: Candidates,
+           leg: Legs, rows: dict[int, _Row], weights: dict[str, float], cal: Calibration,
+           active: tuple[Any, Reranker] | None) -> tuple[list[Fused], dict[int, float]]:
+    """Stage 7: the learned re-ranker's probability replaces the fused score of the top candidates (when on),
+    and the candidates' features go to ``hooks.collect`` (when asked). Returns the list and each score's change."""
+    if active is None and hooks.collect is None:
+        return chosen, {}
+    terms = req.query.terms
+    depth_c = active[1].depth if active is not None else (shipped_reranker() or Reranker({})).depth
+    top = chosen[:depth_c]
+    best_lines = leg.best_lines
+    if not best_lines and terms and settings.line_text_weight <= 0:
+        # best-line BM25 was not mixed in: compute it for the keyword leg's candidates the re-ranker sees
+        best_lines = _best_lines({f.key: rows[f.key] for f in top if f.key in rows and f.key in cands.ranks}, terms)
+    feats = candidate_features(
+        [f.key for f in top], {k: r.text for k, r in rows.items()}, {f.key: f.score for f in top},
+        {k: importance_multiplier(r.importance) - 1.0 for k, r in rows.items() if r.importance is not None},
+        terms, weights, LegInputs(cands.ranks, best_lines, leg.window, leg.lines, cands.dated, cal))
+    if hooks.collect is not None:
+        raw_v, raw_k = leg.uncalibrated
+        hooks.collect.append({
+            "keys": [f.key for f in top], "features": feats,
+            "rows": {f.key: (rows[f.key].path, rows[f.key].start_line, rows[f.key].end_line)
+                     for f in top if f.key in rows},
+            # raw leg values, so a trainer can refit the calibration per fold
+            "raw": {f.key: {"window": (leg.window or {}).get(f.key),
+                            "line": max(leg.lines[f.key].values()) if leg.lines.get(f.key) else None,
+                            "vleg": None if raw_v is None else raw_v.get(f.key, 0.0),
+                            "kleg": raw_k.get(f.key, 0.0)}
+                    for f in top},
+        })
+    if active is None:
+        return chosen, {}
+    ranked, deltas = _rerank(chosen, feats, active[0], len(top))
+    return spread_overlaps(ranked, rows, settings.heuristics.spread_limit), deltas
+
+
+def to_hits(settings: SearchConfig, req: SearchRequest, chosen: list[Fused], rows: dict[int, _Row],
+            focus: dict[int, tuple[int, int]], weights: dict[str, float], lines: dict[int, dict[int, float]],
+            deltas: dict[int, float]) -> list[Hit]:
+    """Stage 8: the candidates scoring at least ``min_score`` (the score a hit shows), MMR-ordered if asked, at
+    most ``max_results``, each with its snippet (a line another hit of its file shows already is not shown
+    twice)."""
+    passing = [f for f in chosen if f.score >= req.min_score]
     if settings.mmr:
-        order = mmr_order([(f.key, f.score, rows[f.key].text) for f in chosen], settings.mmr_lambda)
-        by_key = {f.key: f for f in chosen}
-        chosen = [by_key[k] for k in order][:max_results]
+        order = mmr_order([(f.key, f.score, rows[f.key].text) for f in passing], settings.mmr_lambda)
+        by_key = {f.key: f for f in passing}
+        passing = [by_key[k] for k in order]
     hits: list[Hit] = []
     shown: dict[str, set[int]] = {}
-    for f in chosen:
+    for f in passing[: req.max_results]:
         row = rows.get(f.key)
         if row is None:
             continue
         seen = shown.setdefault(row.path, set())
-        hit = _to_hit(row, f, terms, focus.get(f.key), weights, lines.get(f.key), seen, deltas.get(f.key))
+        hit = _to_hit(row, f, req.query.terms, focus.get(f.key), weights, lines.get(f.key), seen, deltas.get(f.key))
         seen.update(range(hit.snippet_start_line, hit.snippet_end_line + 1))
         hits.append(hit)
     return hits
+
+
+def run_search(store: Store, settings: SearchConfig, req: SearchRequest, vindex: VectorIndex | None = None,
+               hooks: SearchHooks = NO_HOOKS) -> list[Hit]:
+    """Search an index: candidates → legs → date lift → calibrate → fuse → select → re-rank → hits.
+
+    ``vindex`` holds an in-memory copy of the vectors, used instead of sqlite-vec's KNN on large indexes.
+    Every stage reads the request's one parse of the query (:func:`parse`).
+    """
+    cal = hooks.calibration if hooks.calibration is not None else calibration_for(req.model)
+    cands = candidates(store, settings, req, vindex)
+    leg = legs(store, settings, req, cands)
+    leg = replace(leg, keyword=lift_dates(leg.keyword, cands.dated))
+    leg = calibrate(settings, req, leg, cands.dated, cal)
+    fused = fuse(settings, req, leg)
+    extra = load_rows(store, [f.key for f in fused if f.key not in leg.rows])
+    rows = {f.key: leg.rows.get(f.key) or extra[f.key] for f in fused if f.key in leg.rows or f.key in extra}
+    weights = term_weights([r.text for r in rows.values()], req.query.terms)
+    fused = weigh(settings, fused, rows)
+    active = _active_reranker(settings, hooks.reranker, req.mode, req.use_vec, cal)
+    want = len(fused) if settings.mmr else max(req.max_results, active[1].depth if active is not None else 0)
+    chosen = select(settings, fused, rows, want)
+    chosen, deltas = rerank(settings, req, hooks, chosen, cands, leg, rows, weights, cal, active)
+    return to_hits(settings, req, chosen, rows, cands.focus, weights, leg.lines, deltas)
 
 
 def apply_importance(fused: list[Fused], rows: dict[int, _Row]) -> list[Fused]:
@@ -517,10 +631,6 @@ def apply_importance(fused: list[Fused], rows: dict[int, _Row]) -> list[Fused]:
         out.append(f if weight == 1.0 else Fused(f.key, f.score * weight, f.vector, f.keyword))
     out.sort(key=lambda f: (-f.score, f.key))
     return out
-
-
-# A chunk with this share of its lines already in a better-ranked result of the same file goes behind the rest.
-SPREAD_LIMIT = 0.7
 
 
 def _file_lines(row: _Row) -> list[int]:

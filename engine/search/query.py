@@ -3,35 +3,22 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import date
 
 from engine.index.chunking import has_cjk, nfc
-from engine.index.fts import MAX_PARTS, split_cjk
+from engine.index.fts import split_cjk
+from engine.lexicon import SEARCH_STOP_WORDS
 from engine.search.dates import DateSpan, Day, Month, query_dates, query_months, resolve_dates_noting
 from engine.textio import scrub_surrogates
 
 MAX_TERMS = 48
 
-# Whether a relative date phrase's own words ("yesterday", "last", "Friday", "weeks", "ago", "昨天") stay in the
-# keyword query. They match notes that merely contain the word, while the resolved day is lifted anyway; the
-# dates eval (bench/eval_dates.py, bench/results/2026-12-01-dates.md) measured both ways.
-DATE_WORDS_IN_TERMS = False
+# At most this many words in a MATCH expression (the query's terms first, then its phrases): twice MAX_TERMS.
+MAX_PARTS = 96
 
-# English stop words: function words that match nearly every chunk and only add noise to BM25.
-STOP_WORDS = frozenset(
-    """a about above after again against all am an and any are aren't as at be because been before being below
-    between both but by can can't cannot could couldn't did didn't do does doesn't doing don't down during each
-    few for from further had hadn't has hasn't have haven't having he he'd he'll he's her here here's hers
-    herself him himself his how how's i i'd i'll i'm i've if in into is isn't it it's its itself let's me more
-    most mustn't my myself no nor not of off on once only or other ought our ours ourselves out over own same
-    shan't she she'd she'll she's should shouldn't so some such than that that's the their theirs them
-    themselves then there there's these they they'd they'll they're they've this those through to too under
-    until up very was wasn't we we'd we'll we're we've were weren't what what's when when's where where's which
-    while who who's whom why why's with won't would wouldn't you you'd you'll you're you've your yours yourself
-    yourselves did does s t d ll m o re ve y ever also just like get got yes""".split()
-)
+STOP_WORDS = SEARCH_STOP_WORDS  # English function words that match nearly every chunk: noise to BM25
 
 _WORD_RE = re.compile(r"[^\W_]+|_+", re.UNICODE)
 
@@ -119,16 +106,25 @@ def split_query(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return tuple(terms), tuple(phrases)
 
 
-def parse_query(text: str, today: date | None = None) -> ParsedQuery:
-    """Parse a query once for the whole search. ``today`` defaults to the local date.
+def parse_query(text: str, today: date, keeps_words: Callable[[DateSpan], bool] | None = None,
+                date_words_in_terms: bool = False) -> ParsedQuery:
+    """Parse a query once for the whole search; relative dates count from ``today`` (the caller's one clock).
 
     The text is taken in NFC, as the index holds it (:func:`engine.index.chunking.nfc`: ``Vrac`` + U+030C +
     ``ar`` finds ``Vračar``), lone surrogates (an undecodable byte of a command-line argument) as U+FFFD.
+
+    A relative date phrase's own words ("yesterday", "last", "Friday", "weeks", "ago", "昨天") leave the keyword
+    query and :attr:`ParsedQuery.vector_text`: they match notes that merely contain the word, while the resolved
+    day is lifted anyway (the dates eval, bench/eval_dates.py, measured both ways). ``keeps_words`` settles each
+    such phrase before the words are split: true keeps its words (a search passes "its days hold no note": see
+    :func:`engine.search.pipeline.parse`). ``date_words_in_terms`` keeps every phrase's words (an eval switch).
     """
     text = query_text(text)
-    today = today or date.today()
     resolved, date_notes = resolve_dates_noting(text, today)
-    terms, phrases = split_query(text if DATE_WORDS_IN_TERMS else _without_relative_dates(text, resolved))
+    if keeps_words is not None and not date_words_in_terms:
+        resolved = tuple(replace(s, keeps_words=True) if s.relative and not s.keeps_words and keeps_words(s) else s
+                         for s in resolved)
+    terms, phrases = split_query(text if date_words_in_terms else _without_relative_dates(text, resolved))
     days = query_dates(text, today)
     months = query_months(text, today, days)
     for span in resolved:
@@ -152,15 +148,19 @@ def parse_query(text: str, today: date | None = None) -> ParsedQuery:
     )
 
 
-def keeping_date_words(parsed: ParsedQuery, keep: Sequence[DateSpan]) -> ParsedQuery:
-    """The parse with the words of the ``keep`` phrases back in the keyword query and in :attr:`vector_text`
-    (their days are still lifted). Splits the text again only when there is something to keep."""
-    if not keep or DATE_WORDS_IN_TERMS:
-        return parsed
-    resolved = tuple(replace(s, keeps_words=True) if s in keep else s for s in parsed.resolved)
-    terms, phrases = split_query(_without_relative_dates(parsed.text, resolved))
-    return replace(parsed, terms=terms, phrases=phrases, bigrams=tuple(t for t in terms if has_cjk(t)),
-                   resolved=resolved)
+def build_fts_query(query: ParsedQuery, skip: frozenset[str] = frozenset()) -> str | None:
+    """The FTS5 MATCH expression of a query, or None when it has no searchable term.
+
+    Terms are quoted (so ``NEAR(``, ``*``, ``-``, ``:`` and quotes are plain text) and OR-joined, so a natural
+    question does not need every word to match; BM25 ranks chunks that match more and rarer terms higher.
+    Words written with inner punctuation (``HERON-112``, ``20.04``) also add the exact phrase. Terms in
+    ``skip`` are left out (a term in most chunks ranks nothing but costs the most to match).
+    """
+    from_terms = [f'"{term}"' for term in query.terms if term not in skip]
+    parts = from_terms + [f'"{p}"' for p in query.phrases[: max(0, MAX_PARTS - len(from_terms))]]
+    if not parts:
+        return None
+    return " OR ".join(parts)
 
 
 def _without_relative_dates(text: str, resolved: tuple[DateSpan, ...]) -> str:
@@ -171,11 +171,6 @@ def _without_relative_dates(text: str, resolved: tuple[DateSpan, ...]) -> str:
             lo, hi = span.where
             text = text[:lo] + " " * (hi - lo) + text[hi:]
     return text
-
-
-def as_parsed(query: ParsedQuery | str) -> ParsedQuery:
-    """``query`` itself, or the text parsed (the search steps accept either; a search passes its one parse)."""
-    return query if isinstance(query, ParsedQuery) else parse_query(query)
 
 
 def query_text(text: str) -> str:

@@ -1,0 +1,65 @@
+"""One score scale: the score a threshold judges is the score a hit shows (CLI text, --json, MCP, TUI)."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from engine.api import MemoryEngine
+from engine.config import SearchConfig, load_config
+from engine.demo import DEMO_SOURCE
+
+QUERIES = ["deploy checklist", "what did we decide about the database", "postgres migration", "HERON-112",
+           "what happened on October 14", "last week", "数据库", "the user likes tea", "xyzzy nothing here",
+           "who owns billing"]
+THRESHOLDS = [0.0, 0.01, 0.03, 0.05, 0.1, 0.2, 0.35, 0.5, 0.8]
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryEngine]:
+    """The demo workspace on the shipped default model (calibrated fusion)."""
+    root = tmp_path_factory.mktemp("scale")
+    ws = root / "demo"
+    shutil.copytree(DEMO_SOURCE, ws)
+    eng = MemoryEngine(load_config(workspace=ws, home=root / "home"))
+    eng.sync(embed=True)
+    yield eng
+    eng.close()
+
+
+@pytest.mark.parametrize("mode", ["keyword", "hybrid"])
+def test_no_hit_scores_below_the_threshold(demo: MemoryEngine, mode: str) -> None:
+    for query in QUERIES:
+        everything = demo.search(query, mode=mode, min_score=0.0, max_results=50, ensure_fresh=False).results
+        for t in THRESHOLDS:
+            resp = demo.search(query, mode=mode, min_score=t, max_results=50, ensure_fresh=False)
+            assert resp.mode == mode
+            low = [(h.citation, h.score) for h in resp.results if h.score < t]
+            assert not low, f"{mode} {query!r} at min_score {t}: {low}"
+            # and the threshold only hides: what passes is what scored at least t, in the same order
+            assert [h.citation for h in resp.results] == [h.citation for h in everything if h.score >= t]
+            for h in resp.results:  # the JSON an agent reads shows the same score
+                assert h.to_json()["score"] == round(h.score, 6)
+
+
+def test_the_default_threshold_hides_junk_and_keeps_real_matches(demo: MemoryEngine) -> None:
+    default = SearchConfig().min_score
+    assert demo.config.search.min_score == default
+    junk = demo.search("xyzzy nothing here", mode="hybrid", ensure_fresh=False).results
+    assert all(h.score >= default for h in junk)
+    everything = demo.search("xyzzy nothing here", mode="hybrid", min_score=0.0, ensure_fresh=False).results
+    assert any(h.score < default for h in everything), "the demo lists near-zero hits without a threshold"
+    hits = demo.search("deploy checklist", mode="hybrid", ensure_fresh=False).results
+    assert hits and hits[0].path == "memory/2026-11-17.md"
+
+
+def test_help_and_schema_describe_the_shown_scale() -> None:
+    from memdeck.mcp import SearchArguments
+
+    text = SearchArguments.model_fields["min_score"].description or ""
+    assert f"default {SearchConfig().min_score:g}" in text and "score" in text
+    cli = (Path(__file__).resolve().parents[1] / "memdeck" / "cli.py").read_text(encoding="utf-8")
+    assert f"(default {SearchConfig().min_score:g})" in cli
