@@ -88,6 +88,10 @@ if TYPE_CHECKING:  # loaded on first use (see __getattr__): status and search ne
     from engine.display import safe_name as safe_name
     from engine.display import safe_text as safe_text
     from engine.display import show_separators as show_separators
+    from engine.markdown import Blocks as Blocks
+    from engine.markdown import LineRole as LineRole
+    from engine.markdown import Reparser as Reparser
+    from engine.markdown import parse_blocks as parse_blocks
     from engine.memory.drafting import DRAFT_KINDS as DRAFT_KINDS
     from engine.memory.drafting import Draft as Draft
     from engine.memory.drafting import DraftItem as DraftItem
@@ -153,6 +157,7 @@ _LAZY = {
     "engine.memory.notes": ("DATED_NOTE", "Appended", "DatedNote", "Deleted", "FlushError", "Note", "RenamePlan",
                             "SaveConflict", "SaveResult", "daily_heading", "daily_rel", "dated_note", "topic_rel"),
     "engine.display": ("SEPARATOR_GLYPHS", "has_control_chars", "safe_name", "safe_text", "show_separators"),
+    "engine.markdown": ("Blocks", "LineRole", "Reparser", "parse_blocks"),
     "engine.recovery": ("RecoveryCopy", "RecoveryError", "RecoveryListing", "discard_recovery", "list_recovery",
                         "recovery_dir", "recovery_disk_state", "recovery_listing", "save_recovery"),
     "engine.state": ("StateError", "UiState", "load_state", "save_state", "state_path"),
@@ -177,6 +182,7 @@ __all__ = [
     "WATCH_DEBOUNCE_MS",
     "AgentDbSource",
     "Appended",
+    "Blocks",
     "ByteLines",
     "DateSpan",
     "DatedNote",
@@ -192,6 +198,7 @@ __all__ = [
     "FolderSource",
     "GetResult",
     "Hit",
+    "LineRole",
     "MemoryEngine",
     "MemoryFile",
     "MemoryFiles",
@@ -249,6 +256,7 @@ __all__ = [
     "merge_text",
     "needs_flush",
     "open_session_source",
+    "parse_blocks",
     "parse_citation",
     "plural",
     "promote_target",

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from engine.markdown import HEADING, LITERALS, Blocks
-from engine.markdown import parse as parse_blocks
+from engine.markdown import parse_blocks
 
 CHARS_PER_TOKEN = 4
 CJK_WEIGHT = 4
@@ -147,7 +147,7 @@ def chunk_markdown(text: str, tokens: int = 400, overlap: int = 80, *, blocks: B
         text: the file's text (``\\n`` line endings).
         tokens: target chunk size in tokens (x4 chars; CJK characters weigh 4).
         overlap: overlap in tokens carried from the end of a chunk into the next.
-        blocks: ``engine.markdown.parse(text)`` when the caller has it already (else it is parsed here).
+        blocks: ``engine.markdown.parse_blocks(text)`` when the caller has it already (else it is parsed here).
 
     Returns:
         The chunks in file order.
