@@ -8,8 +8,7 @@ import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from engine.markdown import HEADING, LITERALS, Blocks
-from engine.markdown import parse_blocks
+from engine.markdown import HEADING, LITERALS, Blocks, parse_blocks
 
 CHARS_PER_TOKEN = 4
 CJK_WEIGHT = 4
