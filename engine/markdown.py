@@ -1,16 +1,16 @@
 """The one Markdown block model: what is code, a heading, a list item, a quote, a table … in a note, by line.
 
-The chunker (:mod:`engine.index.chunking`), the review's statements (:mod:`engine.review.statements`) and the
-editor's highlighter (``tui/widgets/markdown_area.py``) all read a note through :func:`parse_blocks`, so they agree on
-where a code block starts and ends — CommonMark's rules, as ``markdown-it-py`` implements them (fences of ``````
-or ``~~~`` closed only by a run of the same character at least as long, indented code, fences inside list items
-and block quotes, an unclosed fence running to the end of its container), plus GFM tables and YAML front matter.
+The chunker (:mod:`engine.index.chunking`), the review's statements and sections (:mod:`engine.review`) and the
+editor's highlighter (``tui/widgets/markdown_area.py``, through :mod:`engine.api`) all read a note through
+:func:`parse_blocks`, so they agree on where a code block starts and ends — CommonMark's rules, as
+``markdown-it-py`` implements them: a backtick or tilde fence is closed only by a run of the same character at
+least as long, indented code is code, fences work inside list items and block quotes, an unclosed fence runs to
+the end of its container. GFM tables and YAML front matter are read too.
 
 Lines are memdeck's lines: the text split at ``\\n`` only (U+2028/U+2029 and a lone ``\\r`` stay inside their
 line), numbered from 0. Every block carries its exact line range from markdown-it's token maps.
 
-Only the block structure is parsed (no inline pass: emphasis, links and code spans are not needed here), which
-keeps a parse at several MB/s.
+Only the block structure is parsed (no inline pass: emphasis, links and code spans are not needed here).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from markdown_it import MarkdownIt
 HEADING = "heading"
 PARAGRAPH = "paragraph"
 FENCE = "fence"
-"""A fenced code block (````` or ``~~~``)."""
+"""A fenced code block (backticks or tildes)."""
 CODE = "code"
 """An indented code block."""
 LIST = "list"
@@ -42,7 +42,6 @@ FRONT_MATTER = "front_matter"
 CONTAINERS = frozenset({LIST, ITEM, QUOTE})
 LITERALS = frozenset({FENCE, CODE, FRONT_MATTER})
 """Blocks whose lines are taken literally, not as Markdown: never split, never statements, drawn as code."""
-
 
 
 class LineRole(StrEnum):
@@ -71,7 +70,8 @@ LITERAL_ROLES = frozenset({LineRole.FENCE_OPEN, LineRole.FENCE_CLOSE, LineRole.C
 
 FRONT_MATTER_MAX_LINES = 200
 MAX_NESTING = 100
-"""markdown-it stops building blocks past this depth of nested containers; the lines past it get :attr:`LineRole.NONE`."""
+"""markdown-it stops building blocks past this depth of nested containers (the lines past it get
+:attr:`LineRole.NONE`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +82,8 @@ class Block:
         kind: :data:`HEADING`, :data:`PARAGRAPH`, :data:`FENCE`, :data:`CODE`, :data:`LIST`, :data:`ITEM`,
             :data:`QUOTE`, :data:`TABLE`, :data:`HTML`, :data:`RULE` or :data:`FRONT_MATTER`.
         start: its first line (0-based).
-        end: the line after its last (exclusive, as markdown-it's ``token.map``).
+        end: the line after its last (exclusive, as markdown-it's ``token.map``); a list's or an item's range
+            takes in the blank lines after it.
         depth: how many list items and block quotes hold it (0: top level).
         level: a heading's level (1–6); 0 otherwise.
         text: a heading's text (without its ``#`` marks or underline); a fence's info string.
@@ -131,10 +132,6 @@ class Blocks:
         """The blocks of the given kinds (all leaves — not lists, items, quotes — when none is given)."""
         wanted = frozenset(kinds) if kinds else None
         return [b for b in self.blocks if (b.kind in wanted if wanted is not None else b.kind not in CONTAINERS)]
-
-    def literal(self, line: int) -> bool:
-        """Whether the line is code, a fence or front matter (taken literally, not as Markdown)."""
-        return self.roles[line] in LITERAL_ROLES
 
 
 @functools.cache

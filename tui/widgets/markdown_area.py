@@ -50,9 +50,9 @@ _CACHE_LIMIT = 20_000
 def _markdown() -> tuple[Callable[[str], Blocks], type[LineRole], type[Reparser]]:
     """The engine's block model (:func:`engine.api.parse_blocks`, :class:`engine.api.LineRole`,
     :class:`engine.api.Reparser`), loaded on first use: the app's first screen loads no ``engine.api``."""
-    from engine import api
+    from engine.api import LineRole, Reparser, parse_blocks
 
-    return api.parse_blocks, api.LineRole, api.Reparser
+    return parse_blocks, LineRole, Reparser
 
 
 def new_reparser() -> Reparser:
