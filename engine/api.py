@@ -92,6 +92,10 @@ if TYPE_CHECKING:  # loaded on first use (see __getattr__): status and search ne
     from engine.health.checks import DoctorReport as DoctorReport
     from engine.health.doctor import format_report as format_report
     from engine.health.doctor import run_doctor as run_doctor
+    from engine.markdown import Blocks as Blocks
+    from engine.markdown import LineRole as LineRole
+    from engine.markdown import Reparser as Reparser
+    from engine.markdown import parse_blocks as parse_blocks
     from engine.memory.draft import DRAFT_KINDS as DRAFT_KINDS
     from engine.memory.draft import Draft as Draft
     from engine.memory.draft import DraftItem as DraftItem
@@ -164,6 +168,7 @@ _LAZY = {
     "engine.memory.trash": ("Deleted",),
     "engine.display": ("SEPARATOR_GLYPHS", "byte_size", "has_control_chars", "safe_name", "safe_text",
                        "show_separators"),
+    "engine.markdown": ("Blocks", "LineRole", "Reparser", "parse_blocks"),
     "engine.recovery": ("RecoveryCopy", "RecoveryError", "RecoveryListing", "discard_recovery", "list_recovery",
                         "recovery_dir", "recovery_disk_state", "recovery_listing", "save_recovery"),
     "engine.state": ("StateError", "UiState", "load_state", "save_state", "state_path"),
@@ -189,6 +194,7 @@ __all__ = [
     "WATCH_DEBOUNCE_MS",
     "AgentDbSource",
     "Appended",
+    "Blocks",
     "ByteLines",
     "DateSpan",
     "DatedNote",
@@ -206,6 +212,7 @@ __all__ = [
     "GetResult",
     "Hit",
     "LLMError",
+    "LineRole",
     "MemoryEngine",
     "MemoryFile",
     "MemoryFiles",
@@ -265,6 +272,7 @@ __all__ = [
     "merge_text",
     "needs_flush",
     "open_session_source",
+    "parse_blocks",
     "parse_citation",
     "plural",
     "promote_target",

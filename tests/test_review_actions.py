@@ -310,3 +310,11 @@ def test_a_file_whose_edit_would_lose_bytes_is_refused(engine: MemoryEngine, dat
     with pytest.raises(ReviewActionError, match=message):
         engine.review_delete(finding, 0)
     assert path.read_bytes() == data
+
+
+def test_a_heading_inside_a_four_backtick_fence_is_no_section(engine: MemoryEngine) -> None:
+    # One block model: a ```` fence holding a ``` line is code to its closing ````, so the "## Fake" in it is not a
+    # section to promote into (a fence toggle read it as one).
+    path = engine.config.workspace / "MEMORY.md"
+    path.write_text(MEMORY + "\n````md\n```\n## Fake\n```\n````\n\n## Later\n\n- a fact\n", encoding="utf-8")
+    assert engine.review_sections() == ["Preferences", "People", "Later"]

@@ -9,14 +9,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from engine.lexicon import CJK_RE
+from engine.markdown import HEADING, LITERALS, Blocks, parse_blocks
 
 CHARS_PER_TOKEN = 4
 CJK_WEIGHT = 4
 
 _CJK_RE = CJK_RE
-_FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
-_HEADING = re.compile(r"^ {0,3}#{1,6}(\s|$)")
-_LIST_ITEM = re.compile(r"^\s*([-*+]|\d{1,9}[.)])\s")
 
 # Break scores: how good a place it is to start a new chunk before a line.
 BREAK_HEADING = 4
@@ -72,60 +70,37 @@ class _Unit:
     fence: bool = False
 
 
-def _fence_end(lines: Sequence[str], start: int) -> int:
-    m = _FENCE_OPEN.match(lines[start])
-    assert m is not None
-    marker = m.group(1)
-    char, length = marker[0], len(marker)
-    close = re.compile(r"^ {0,3}" + re.escape(char) + "{" + str(length) + r",}\s*$")
-    for j in range(start + 1, len(lines)):
-        if close.match(lines[j]):
-            return j
-    return len(lines) - 1  # an unclosed fence runs to the end of the file (CommonMark)
-
-
-def _is_fence_open(line: str) -> bool:
-    m = _FENCE_OPEN.match(line)
-    return bool(m) and not (m.group(1).startswith("`") and "`" in m.group(2))  # type: ignore[union-attr]
-
-
-def _front_matter_end(lines: Sequence[str]) -> int | None:
-    if not lines or lines[0].strip() != "---":
-        return None
-    for j in range(1, min(len(lines), 200)):
-        if lines[j].strip() in ("---", "..."):
-            return j
-    return None
-
-
-def _units(lines: Sequence[str], budget: int) -> list[_Unit]:
+def _units(lines: Sequence[str], budget: int, blocks: Blocks) -> list[_Unit]:
     sizes = [weighted_len(line) + 1 for line in lines]
+    # A literal block (fenced or indented code, front matter) is one unit; so is a heading (a setext one has two
+    # lines or more). Section breaks are the top-level headings: a "#" line in a quote or a list starts no section.
+    spans: dict[int, tuple[int, bool]] = {}
+    headings: set[int] = set()
+    for block in blocks.blocks:
+        if block.kind in LITERALS:
+            spans[block.start] = (block.last, True)
+        elif block.kind == HEADING:
+            spans[block.start] = (block.last, False)
+            if block.depth == 0:
+                headings.add(block.start)
+    items = blocks.items
     units: list[_Unit] = []
     i = 0
-    fm_end = _front_matter_end(lines)
     while i < len(lines):
-        if i == 0 and fm_end is not None:
-            end = fm_end
-            kind_fence = True
-        elif _is_fence_open(lines[i]):
-            end = _fence_end(lines, i)
-            kind_fence = True
-        else:
-            end = i
-            kind_fence = False
+        end, kind_fence = spans.get(i, (i, False))
+        end = min(end, len(lines) - 1)
         size = sum(sizes[i : end + 1])
         prev_blank = i > 0 and not lines[i - 1].strip()
         prev_fence = bool(units) and units[-1].fence
-        line = lines[i]
-        if _HEADING.match(line):
+        if i in headings:
             score = BREAK_HEADING
         elif prev_blank or prev_fence or kind_fence:
             score = BREAK_BLOCK
-        elif _LIST_ITEM.match(line):
+        elif i in items:
             score = BREAK_ITEM
         else:
             score = BREAK_LINE
-        if kind_fence and size > budget:
+        if end > i and size > budget:
             # A block larger than a whole chunk cannot stay whole: its lines become units.
             for j in range(i, end + 1):
                 units.append(_Unit(j, j, sizes[j], score if j == i else BREAK_LINE))
@@ -157,18 +132,20 @@ def _split_long_line(line: str, line_no: int, budget: int) -> list[Chunk]:
     return pieces
 
 
-def chunk_markdown(text: str, tokens: int = 400, overlap: int = 80) -> list[Chunk]:
+def chunk_markdown(text: str, tokens: int = 400, overlap: int = 80, *, blocks: Blocks | None = None) -> list[Chunk]:
     """Split Markdown into chunks of about ``tokens`` tokens with about ``overlap`` tokens of whole-line overlap.
 
-    Breaks prefer headings, then blank lines and block edges, then list items; a fenced code block (or YAML
-    front matter) is never split unless it alone exceeds the budget; a heading starts its section's chunk
-    (no overlap carried across it). A line longer than the budget is hard-split into pieces that share its
-    line number. Every non-blank line lands in at least one chunk; a chunk's text is exactly its lines.
+    The blocks are :mod:`engine.markdown`'s (CommonMark): breaks prefer top-level headings, then blank lines and
+    block edges, then list items; a code block (fenced or indented, also inside a list item or a quote) or YAML
+    front matter is never split unless it alone exceeds the budget; a heading starts its section's chunk (no
+    overlap carried across it). A line longer than the budget is hard-split into pieces that share its line
+    number. Every non-blank line lands in at least one chunk; a chunk's text is exactly its lines.
 
     Args:
         text: the file's text (``\\n`` line endings).
         tokens: target chunk size in tokens (x4 chars; CJK characters weigh 4).
         overlap: overlap in tokens carried from the end of a chunk into the next.
+        blocks: ``engine.markdown.parse_blocks(text)`` when the caller has it already (else it is parsed here).
 
     Returns:
         The chunks in file order.
@@ -180,7 +157,7 @@ def chunk_markdown(text: str, tokens: int = 400, overlap: int = 80) -> list[Chun
         lines.pop()
     if not lines:
         return []
-    units = _units(lines, budget)
+    units = _units(lines, budget, blocks if blocks is not None else parse_blocks(text))
     chunks: list[Chunk] = []
 
     def emit(first: int, last: int) -> None:
@@ -262,7 +239,10 @@ _ANNOTATION = re.compile(
 (``<!-- openclaw-memory-promotion:… -->``, ``<!-- openclaw-memory-lineage:… -->``): metadata, not memory text.
 One line each, closed on that line; any other comment is text and stays."""
 _IMPORTANCE = re.compile(r"<!--\s*importance\s*:\s*([+-]?\d+(?:\.\d+)?)\s*-->", re.IGNORECASE)
+# OpenClaw's own line rule for a curated entry (it chunks MEMORY.md bullet by bullet by lines, not by CommonMark):
+# importance follows OpenClaw, so it keeps OpenClaw's reading rather than engine.markdown's.
 _ENTRY_START = re.compile(r"^ {0,3}(?:[-*+]\s|#{1,6}(?:\s|$))")
+_ENTRY_HEADING = re.compile(r"^ {0,3}#{1,6}(\s|$)")
 IMPORTANCE_MIN = 1
 IMPORTANCE_MAX = 10
 
@@ -348,7 +328,7 @@ def chunk_importance(chunk: Chunk, lines: Sequence[str], importance: Mapping[int
     best: tuple[float, int | None] | None = None
     first = chunk.start_line - 1
     for entry in _entries(lines[first : chunk.end_line], first):
-        content = [n for n in entry if lines[n].strip() and not _HEADING.match(lines[n])]
+        content = [n for n in entry if lines[n].strip() and not _ENTRY_HEADING.match(lines[n])]
         if not content:
             continue
         marks = [importance[n] for n in entry if n in importance]
@@ -376,7 +356,7 @@ def chunk_document(text: str, tokens: int = 400, overlap: int = 80, *, annotatio
     if not annotations:
         return chunk_markdown(text, tokens, overlap)
     annotated = strip_annotations(text)
-    chunks = chunk_markdown(annotated.text, tokens, overlap)
+    chunks = chunk_markdown(annotated.text, tokens, overlap)  # blanking comments keeps every line where it was
     if not curated or not annotated.importance:
         return chunks
     lines = annotated.text.split("\n")

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from engine.display import plural
 from engine.errors import MemdeckError
+from engine.markdown import HEADING, parse_blocks
 from engine.review.model import DismissStore, Finding, ReviewItem
 from engine.review.undo import FileChange, JournalEntry, ReviewJournal
 from engine.textio import DiskStamp, decode_bytes, encode_edit, stamp_bytes
@@ -27,7 +28,6 @@ _SUGGESTED_TARGET = re.compile(r"\bto (MEMORY\.md|USER\.md)(?: \u00a7 (.+?))?\s*
 
 _MARKER = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
-_FENCE = re.compile(r"^\s*(```|~~~)")
 _SUPERSEDED = re.compile(r"\(superseded \d{4}-\d{2}-\d{2}")
 
 
@@ -194,17 +194,10 @@ def _cite(rel: str, block: tuple[int, int]) -> str:
 # Sections of MEMORY.md / USER.md
 
 def _headings(lines: Sequence[str]) -> list[tuple[int, int, str]]:
-    """``(line index, level, title)`` of each Markdown heading outside fenced code."""
-    out: list[tuple[int, int, str]] = []
-    fenced = False
-    for i, line in enumerate(lines):
-        body = _body(line).replace("\ufeff", "")
-        if _FENCE.match(body):
-            fenced = not fenced
-            continue
-        if not fenced and (m := _HEADING.match(body)):
-            out.append((i, len(m.group(1)), m.group(2).strip()))
-    return out
+    """``(line index, level, title)`` of each top-level ``#`` heading, by the one block model (:mod:`engine.markdown`:
+    a ``#`` line inside any code block, however fenced, is no heading)."""
+    blocks = parse_blocks("\n".join(_body(line).replace("\ufeff", "") for line in lines))
+    return [(b.start, b.level, b.text) for b in blocks.leaves(HEADING) if b.depth == 0 and not b.setext]
 
 
 def list_sections(files: MemoryFiles, target: str = "MEMORY.md") -> list[str]:

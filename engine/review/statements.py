@@ -10,17 +10,14 @@ from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
+from engine import markdown
 from engine.config import Config
 from engine.search.dates import file_date
 from engine.textio import read_text_file
 from engine.workspace import indexed_root_files, memory_tree_paths
 
-_FENCE = re.compile(r"^\s*(```|~~~)")
-_HEADING = re.compile(r"^\s{0,3}#{1,6}(\s|$)")
 _BULLET = re.compile(r"^(\s*)(?:[-*+]|\d{1,3}[.)])\s+")
 _CHECKBOX = re.compile(r"^\[[ xX]\]\s*")
-_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}")
-_HRULE = re.compile(r"^\s*([-*_])(\s*\1){2,}\s*$")
 _INLINE_COMMENT = re.compile(r"<!--.*?-->")
 # Leading clock times and dates a log line starts with ("14:07 CEST —", "2026-10-02 —"): not part of the fact.
 _LEAD_TIME = re.compile(r"^(?:\d{1,2}:\d{2}(?:\s*(?:[A-Z]{2,5}|[ap]\.?m\.?))?|\d{4}-\d{2}-\d{2})\s*(?:[—–:-]+\s*|\s)")
@@ -141,16 +138,21 @@ def _ordinal(day: str | None) -> int:
 
 def parse_statements(rel: str, text: str) -> list[Statement]:
     """The statements of one file: bullets (with indented continuation lines) and plain lines, without headings,
-    code fences, HTML comments, tables, rules and empty lines."""
+    code (fenced or indented, front matter), HTML comments, tables, rules and empty lines.
+
+    What is code, a heading, a table or a rule is :mod:`engine.markdown`'s reading (CommonMark), the one the
+    chunker and the editor use: a ```` fence holding a ``` line is code to its closing ````."""
     kind, day, minute = file_kind(rel)
     out: list[Statement] = []
     seen: dict[str, int] = {}
     section = ""
-    in_fence = False
     in_comment = False
     current: list[str] = []
     start = 0
     lines = text.split("\n")
+    blocks = markdown.parse_blocks(text)
+    roles = blocks.roles
+    titles = {b.start: b.text for b in blocks.blocks if b.kind == markdown.HEADING}
 
     def flush(end: int) -> None:
         nonlocal current
@@ -179,15 +181,13 @@ def parse_statements(rel: str, text: str) -> list[Statement]:
                              superseded=superseded, checkbox=bool(_CHECKBOX.match(stripped))))
 
     for number, line in enumerate(lines, 1):
+        role = roles[number - 1]
+        if role in markdown.LITERAL_ROLES:  # code, its fences, front matter
+            flush(number - 1)
+            continue
         if in_comment:
             if "-->" in line:
                 in_comment = False
-            continue
-        if _FENCE.match(line):
-            flush(number - 1)
-            in_fence = not in_fence
-            continue
-        if in_fence:
             continue
         bare = _INLINE_COMMENT.sub("", line)
         if "<!--" in bare:  # a comment that runs over several lines
@@ -199,11 +199,11 @@ def parse_statements(rel: str, text: str) -> list[Statement]:
         if not bare.strip():
             flush(number - 1)
             continue
-        if _HEADING.match(bare):
+        if role in (markdown.LineRole.HEADING, markdown.LineRole.UNDERLINE):
             flush(number - 1)
-            section = bare.strip().lstrip("#").strip()
+            section = titles.get(number - 1, section)
             continue
-        if bare.lstrip().startswith("|") or _TABLE_RULE.match(bare) or _HRULE.match(bare):
+        if role in (markdown.LineRole.TABLE, markdown.LineRole.RULE) or bare.lstrip().startswith("|"):
             flush(number - 1)
             continue
         bullet = _BULLET.match(bare)

@@ -23,26 +23,42 @@ from tui.widgets.transcript_layout import build_blocks, wrap_text
 
 
 @pytest.mark.parametrize(
-    ("line", "in_fence", "expected", "after"),
+    ("lines", "row", "expected"),
     [
-        ("## Heading", False, [(0, 2, "heading.marker"), (2, None, "heading")], False),
-        ("#hashtag", False, [], False),
-        ("- item with `code`", False, [(0, 1, "list.marker"), (12, 18, "inline_code")], False),
-        ("- [x] done", False, [(0, 1, "list.marker"), (2, 5, "task.done")], False),
-        ("**bold** and *it*", False, [(0, 8, "bold"), (13, 17, "italic")], False),
-        ("see [docs](https://x.y)", False, [(5, 9, "link.label"), (11, 22, "link.uri")], False),
-        ("```python", False, [(0, 3, "heading.marker"), (3, 9, "info_string")], True),
-        ("x = 1  # not a heading", True, [(0, None, "code_block")], True),
-        ("```", True, [(0, None, "heading.marker")], False),
-        ("> quoted", False, [(0, None, "quote")], False),
-        ("---", False, [(0, None, "rule")], False),
-        ("`**not bold**`", False, [(0, 14, "inline_code")], False),
+        (["## Heading"], 0, [(0, 2, "heading.marker"), (2, None, "heading")]),
+        (["#hashtag"], 0, []),
+        (["- item with `code`"], 0, [(0, 1, "list.marker"), (12, 18, "inline_code")]),
+        (["- [x] done"], 0, [(0, 1, "list.marker"), (2, 5, "task.done")]),
+        (["**bold** and *it*"], 0, [(0, 8, "bold"), (13, 17, "italic")]),
+        (["see [docs](https://x.y)"], 0, [(5, 9, "link.label"), (11, 22, "link.uri")]),
+        (["```python", "x = 1"], 0, [(0, 3, "heading.marker"), (3, 9, "info_string")]),
+        (["```python", "x = 1  # not a heading"], 1, [(0, None, "code_block")]),
+        (["```", "x", "```"], 2, [(0, None, "heading.marker")]),
+        (["> quoted"], 0, [(0, None, "quote")]),
+        (["> quoted", "lazy continuation"], 1, [(0, None, "quote")]),
+        (["---"], 0, [(0, None, "rule")]),
+        (["`**not bold**`"], 0, [(0, 14, "inline_code")]),
+        (["Title", "====="], 0, [(0, None, "heading")]),
+        (["Title", "====="], 1, [(0, None, "heading.marker")]),
+        (["> ## Quoted heading"], 0, [(0, 4, "heading.marker"), (4, None, "heading")]),
+        (["- ```sh", "  ls"], 0, [(0, 5, "heading.marker"), (5, 7, "info_string")]),
+        (["para", "2. not an item"], 1, []),  # an ordered list other than 1. cannot interrupt a paragraph
+        (["| a | b |", "|---|---|"], 0, [(0, 1, "table"), (4, 5, "table"), (8, 9, "table")]),
+        (["---", "title: *x*", "---", "text"], 1, [(0, None, "code_block")]),
     ],
 )
-def test_highlight_line(line: str, in_fence: bool, expected: list[tuple[int, int | None, str]], after: bool) -> None:
-    spans, state = highlight_line(line, in_fence)
-    assert sorted(spans, key=lambda s: (s[0], s[2])) == sorted(expected, key=lambda s: (s[0], s[2]))
-    assert state is after
+def test_highlight_line_follows_the_block_model(lines: list[str], row: int,
+                                               expected: list[tuple[int, int | None, str]]) -> None:
+    out = highlight_document(lines, {})
+    got = out.get(row, [])
+    assert sorted(got, key=lambda s: (s[0], s[2])) == sorted(expected, key=lambda s: (s[0], s[2]))
+
+
+def test_highlight_line_by_role() -> None:
+    assert highlight_line("x = 1  # not a heading", "code") == [(0, None, "code_block")]
+    assert highlight_line("# x", "heading") == [(0, 1, "heading.marker"), (1, None, "heading")]
+    assert highlight_line("- a", "text", item=True) == [(0, 1, "list.marker")]
+    assert highlight_line("- a", "text") == []  # not an item start by the model: no marker
 
 
 def test_highlight_document_uses_byte_offsets_and_tracks_fences() -> None:

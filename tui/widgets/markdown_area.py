@@ -1,10 +1,11 @@
-"""MarkdownArea: a TextArea with line numbers and a small, dependency-free Markdown highlighter."""
+"""MarkdownArea: a TextArea with line numbers and a Markdown highlighter drawn from the engine's block model."""
 
 from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from rich.cells import cell_len
 from rich.style import Style
@@ -22,15 +23,18 @@ from textual.widgets.text_area import (
 
 from tui.themes import EDITOR_THEME, editor_theme
 
+if TYPE_CHECKING:
+    from engine.api import Blocks, LineRole, Reparser
+
 Highlight = tuple[int, int | None, str]
 
-_HEADING = re.compile(r"^(#{1,6})(?=\s|$)")
-_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})\s*([^`\s]*)")
-_LIST = re.compile(r"^(\s*)([-*+]|\d{1,9}[.)])(?=\s)")
-_TASK = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+(\[[ xX]\])")
-_QUOTE = re.compile(r"^\s{0,3}>")
-_RULE = re.compile(r"^\s{0,3}([-*_])(?:\s*\1){2,}\s*$")
-_TABLE = re.compile(r"^\s*\|")
+# Where the marks sit on a line the block model (engine.markdown, through engine.api) has already classified.
+# A container's prefix ("> ", "- ", "  ") may come first.
+_PREFIX = r"^[ \t>]*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)?[ \t>]*"
+_ATX = re.compile(_PREFIX + r"(#{1,6})(?=[ \t]|$)")
+_FENCE_MARK = re.compile(r"(`{3,}|~{3,})[ \t]*([^`\s]*)")
+_LIST = re.compile(r"^[ \t>]*([-*+]|\d{1,9}[.)])(?=\s|$)")
+_TASK = re.compile(r"^[ \t>]*(?:[-*+]|\d{1,9}[.)])\s+(\[[ xX]\])")
 _INLINE = (
     (re.compile(r"`[^`\n]+`"), "inline_code"),
     (re.compile(r"\*\*(?=\S)[^*]*?\S\*\*|__(?=\S)[^_]*?\S__"), "bold"),
@@ -40,6 +44,20 @@ _INLINE = (
 )
 _LINK = re.compile(r"\[([^\]\n]+)\]\(([^)\s]+)\)|<(https?://[^>\s]+)>|(?<![\w(<])(https?://[^\s)>\]]+)")
 _CACHE_LIMIT = 20_000
+
+
+@functools.cache
+def _markdown() -> tuple[Callable[[str], Blocks], type[LineRole], type[Reparser]]:
+    """The engine's block model (:func:`engine.api.parse_blocks`, :class:`engine.api.LineRole`,
+    :class:`engine.api.Reparser`), loaded on first use: the app's first screen loads no ``engine.api``."""
+    from engine.api import LineRole, Reparser, parse_blocks
+
+    return parse_blocks, LineRole, Reparser
+
+
+def new_reparser() -> Reparser:
+    """A parser that re-reads only what changed between one version of a note and the next."""
+    return _markdown()[2]()
 
 
 def _byte_offsets(line: str) -> list[int] | None:
@@ -54,41 +72,49 @@ def _byte_offsets(line: str) -> list[int] | None:
     return offsets
 
 
-def highlight_line(line: str, in_fence: bool) -> tuple[list[Highlight], bool]:
-    """Highlights for one line (char offsets) and whether a code fence is open after it.
+def highlight_line(line: str, role: str = "text", *, item: bool = False, quoted: bool = False) -> list[Highlight]:
+    """Highlights for one line (char offsets), given what the block model says the line is.
 
     Args:
         line: the line's text.
-        in_fence: whether the line is inside a fenced code block.
+        role: its :class:`engine.api.LineRole` (:attr:`engine.api.Blocks.roles`): code, a fence, a heading …
+        item: a list item starts on the line.
+        quoted: the line is inside a block quote.
     """
-    fence = _FENCE.match(line)
-    if in_fence:
-        if fence and not fence.group(2):
-            return [(0, None, "heading.marker")], False
-        return [(0, None, "code_block")], True
-    if fence:
+    roles = _markdown()[1]
+    if role in (roles.CODE, roles.FRONT_MATTER):
+        return [(0, None, "code_block")]
+    if role == roles.FENCE_OPEN:
+        fence = _FENCE_MARK.search(line)
+        if fence is None:
+            return [(0, None, "heading.marker")]
         spans: list[Highlight] = [(0, fence.end(1), "heading.marker")]
         if fence.group(2):
             spans.append((fence.start(2), fence.end(2), "info_string"))
-        return spans, True
+        return spans
+    if role in (roles.FENCE_CLOSE, roles.UNDERLINE):
+        return [(0, None, "heading.marker")]
+    if role == roles.HEADING:
+        heading = _ATX.match(line)
+        if heading is None:  # a setext heading's text
+            return [(0, None, "heading")]
+        return [(0, heading.end(1), "heading.marker"), (heading.end(1), None, "heading")]
+    if role == roles.RULE:
+        return [(0, None, "rule")]
     spans = []
-    heading = _HEADING.match(line)
-    if heading:
-        return [(0, heading.end(1), "heading.marker"), (heading.end(1), None, "heading")], False
-    if _RULE.match(line):
-        return [(0, None, "rule")], False
-    if _QUOTE.match(line):
+    if quoted:
         spans.append((0, None, "quote"))
-    if _TABLE.match(line):
+    if role == roles.TABLE:
         for m in re.finditer(r"\|", line):
             spans.append((m.start(), m.end(), "table"))
-    item = _LIST.match(line)
     if item:
-        spans.append((item.start(2), item.end(2), "list.marker"))
-        task = _TASK.match(line)
-        if task:
-            done = task.group(1) in ("[x]", "[X]")
-            spans.append((task.start(1), task.end(1), "task.done" if done else "task.open"))
+        marker = _LIST.match(line)
+        if marker:
+            spans.append((marker.start(1), marker.end(1), "list.marker"))
+            task = _TASK.match(line)
+            if task:
+                done = task.group(1) in ("[x]", "[X]")
+                spans.append((task.start(1), task.end(1), "task.done" if done else "task.open"))
     taken: list[tuple[int, int]] = []
     for pattern, name in _INLINE:
         for m in pattern.finditer(line):
@@ -105,28 +131,34 @@ def highlight_line(line: str, in_fence: bool) -> tuple[list[Highlight], bool]:
             spans.append((m.start(2), m.end(2), "link.uri"))
         else:
             spans.append((m.start(), m.end(), "link.uri"))
-    return spans, False
+    return spans
 
 
-LineCache = dict[tuple[str, bool], tuple[list[Highlight], bool]]
+LineCache = dict[tuple[str, str, bool, bool], list[Highlight]]
 
 
-def highlight_document(lines: Iterable[str], cache: LineCache) -> dict[int, list[Highlight]]:
-    """Byte-offset highlights for every line, as TextArea's renderer wants them (cached per line and state)."""
+def highlight_document(lines: Sequence[str], cache: LineCache, parser: Reparser | None = None
+                       ) -> dict[int, list[Highlight]]:
+    """Byte-offset highlights for every line, as TextArea's renderer wants them.
+
+    The note is parsed into the engine's block model (the chunker's and the review's) — by ``parser`` when given,
+    which re-reads only the blocks around an edit — then each line is highlighted by its role (cached per line
+    text and role).
+    """
     out: dict[int, list[Highlight]] = {}
-    in_fence = False
-    for row, line in enumerate(lines):
-        key = (line, in_fence)
-        cached = cache.get(key)
-        if cached is None:
-            spans, after = highlight_line(line, in_fence)
+    blocks = parser.parse(lines) if parser is not None else _markdown()[0]("\n".join(lines))
+    items, quoted = blocks.items, blocks.quoted
+    for row, (line, role) in enumerate(zip(lines, blocks.roles, strict=True)):
+        key = (line, role, row in items, row in quoted)
+        spans = cache.get(key)
+        if spans is None:
+            spans = highlight_line(line, role, item=key[2], quoted=key[3])
             offsets = _byte_offsets(line)
             if offsets is not None:
                 spans = [(offsets[s], None if e is None else offsets[e], n) for s, e, n in spans]
             if len(cache) > _CACHE_LIMIT:
                 cache.clear()
-            cache[key] = cached = (spans, after)
-        spans, in_fence = cached
+            cache[key] = spans
         if spans:
             out[row] = spans
     return out
@@ -216,6 +248,7 @@ class MarkdownArea(TextArea):
 
     def __init__(self, *, id: str | None = None) -> None:
         self._md_cache: LineCache = {}
+        self._md_parser: Reparser | None = None
         self._shown_range: Selection | None = None
         super().__init__("", soft_wrap=True, show_line_numbers=True, tab_behavior="indent", id=id)
 
@@ -274,9 +307,11 @@ class MarkdownArea(TextArea):
         return line
 
     def _build_highlight_map(self) -> None:
-        """Replace tree-sitter highlighting with the Markdown highlighter (no parser dependency)."""
+        """Replace tree-sitter highlighting with the Markdown highlighter (the engine's block model)."""
         self._line_cache.clear()
         highlights = self._highlights
         highlights.clear()
-        for row, spans in highlight_document(self.document.lines, self._md_cache).items():
+        if self._md_parser is None:
+            self._md_parser = new_reparser()
+        for row, spans in highlight_document(self.document.lines, self._md_cache, self._md_parser).items():
             highlights[row] = list(spans)
