@@ -121,8 +121,10 @@ class MemoryConfig:
 
     Attributes:
         legacy_lowercase_memory: also index a root ``memory.md`` (OpenClaw before 2026.9 did; 2026.9 skips it).
-        timezone: the zone of session-note names and headers and of flush headings: ``""`` = the system's
-            local zone, else an IANA name such as ``Europe/Berlin`` (or ``UTC``).
+        timezone: the zone of memdeck's one clock (:mod:`engine.clock`): which day file a flush or an append
+            goes to and its heading's time, session-note names, review stamps, "today" and "yesterday" in a
+            query, and every time shown: ``""`` = the system's local zone, else an IANA name such as
+            ``Europe/Berlin`` (or ``UTC``).
     """
 
     legacy_lowercase_memory: bool = False

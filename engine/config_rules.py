@@ -354,7 +354,7 @@ SECTIONS: dict[str, dict[str, Rule]] = {
     },
     "memory": {
         "legacy_lowercase_memory": Rule("bool", "also index a root memory.md (OpenClaw 2026.9 skips it)"),
-        "timezone": Rule("str", "the zone of session notes and flush headings", empty=True, max_len=64,
+        "timezone": Rule("str", "the zone of the one clock: day files, headings, queries' today, times shown", empty=True, max_len=64,
                          pattern=r"[A-Za-z0-9_+\-]+(?:/[A-Za-z0-9_+\-]+)*",
                          like='an IANA time zone like Europe/Berlin or UTC ("" = the system\'s local zone)'),
     },

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from engine.config import Config, load_config
+from engine.config import Config, SearchConfig, load_config
 from engine.display import byte_size, plural, safe_name
 from engine.errors import MemdeckError
 from memdeck.output import (
@@ -405,7 +405,8 @@ def _index_with_progress(eng: Any, force: bool, watch: IndexWatch) -> Any:
 @click.option("--query", "query_opt", help="The query (wins over the positional one).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.option("--max-results", type=click.IntRange(1, 1000), default=None, help="How many results (default 6).")
-@click.option("--min-score", type=FiniteFloat(0.0, 1.0), default=None, help="Drop results whose score (as shown) is below this, 0 to 1 (default 0.05).")
+@click.option("--min-score", type=FiniteFloat(0.0, 1.0), default=None, help=f"Drop results whose score (as shown) is below this, 0 to 1 (default [search] min_score, "
+                   f"{SearchConfig().min_score:g} unless configured).")
 @click.option("--mode", type=click.Choice(["hybrid", "keyword", "vector"]), default="hybrid", show_default=True)
 @click.option("--corpus", type=click.Choice(["memory", "sessions", "all"]), default="all", show_default=True,
               help="Memory files, session transcripts, or every configured source.")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from datetime import date, datetime
+from datetime import date, datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
@@ -84,8 +84,9 @@ def _err(message: str, as_json: bool = False) -> None:
     report_error(message, as_json)
 
 
-def _local(when: datetime | None) -> str:
-    return when.astimezone().strftime("%Y-%m-%d %H:%M") if when is not None else "-"
+def _local(when: datetime | None, zone: tzinfo | None = None) -> str:
+    """A time in the user's zone (``[memory] timezone``, the zone every note is dated in); None: the system's."""
+    return when.astimezone(zone).strftime("%Y-%m-%d %H:%M") if when is not None else "-"
 
 
 def _iso(when: datetime | None) -> str | None:
@@ -158,11 +159,11 @@ def _short_ids(ids: list[str], minimum: int = 8) -> dict[str, str]:
     return short
 
 
-def _flushed_cell(info: SessionInfo) -> str:
+def _flushed_cell(info: SessionInfo, zone: tzinfo | None) -> str:
     if info.flushed_at is not None:
-        return f"yes {_local(info.flushed_at)}"
+        return f"yes {_local(info.flushed_at, zone)}"
     if info.memory_flush_at is not None:
-        return f"openclaw {_local(info.memory_flush_at)}"
+        return f"openclaw {_local(info.memory_flush_at, zone)}"
     if info.memory_flush_recorded:  # OpenClaw 2026.9 records the compaction cycle, not a time
         return "openclaw this cycle" if info.openclaw_flushed_this_cycle else "openclaw earlier"
     return "no"
@@ -194,8 +195,8 @@ def _notes_cell(info: SessionInfo) -> str:
     return ", ".join(notes)
 
 
-def format_sessions_table(infos: list[SessionInfo]) -> str:
-    """Render the sessions listing as an aligned plain-text table.
+def format_sessions_table(infos: list[SessionInfo], zone: tzinfo | None = None) -> str:
+    """Render the sessions listing as an aligned plain-text table, times in ``zone`` (the user's).
 
     IDs are the shortest prefix (8 characters at least) that tells each apart, never cut with an ellipsis;
     TOKENS says whether it is the session store's total or the last reply's usage.
@@ -206,11 +207,11 @@ def format_sessions_table(infos: list[SessionInfo]) -> str:
         (
             # One cell, one line, nothing a terminal obeys: ids come from file names, notes quote the reader.
             safe_name(short[info.session_id]),
-            _local(info.started),
-            _local(info.last_message),
+            _local(info.started, zone),
+            _local(info.last_message, zone),
             str(info.message_count),
             _tokens_cell(info),
-            _flushed_cell(info),
+            _flushed_cell(info, zone),
             safe_name(_notes_cell(info)),
             safe_name(_title_cell(info)),
         )
@@ -255,7 +256,7 @@ def run_sessions(ctx: SessionsContext, as_json: bool) -> int:
         return 0
     if memory.sessions.kind == "agent-db":
         _emit_warnings(list(memory.describe_sessions().warnings))  # a newer schema, a snapshot read
-    say(format_sessions_table(infos))
+    say(format_sessions_table(infos, memory.timezone))
     return 0
 
 

@@ -36,7 +36,7 @@ from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode, JsonSchemaV
 from pydantic_core import CoreSchema, ErrorDetails, PydanticCustomError, core_schema
 
 from engine.api import DATED_NOTE, WatchPlan, plural
-from engine.config import Config
+from engine.config import Config, SearchConfig
 from engine.errors import IndexBusy, LineRangeRefused, MemdeckError, PathRefused
 from engine.textio import fsync_dir, make_private_dir, read_text_file, scrub_json
 from engine.workspace import ROOT_MEMORY_FILES, read_memory_slice, resolve_memory_path, scan_memory_files
@@ -301,7 +301,8 @@ class SearchArguments(ToolArguments):
     max_results: Annotated[int | None, BeforeValidator(_lenient_int), _Clamped(1, MAX_RESULTS_CAP), Field(
         alias="maxResults", description="Most results to return (default 6).")] = None
     min_score: Annotated[float | None, BeforeValidator(_lenient_float), _Clamped(0, 1), Field(
-        alias="minScore", description="Drop results whose score (as returned) is below this (0-1, default 0.05).")] = None
+        alias="minScore", description=f"Drop results whose score (as returned) is below this (0-1, default "
+                                f"{SearchConfig().min_score:g} unless the user's config sets another).")] = None
     corpus: Annotated[Corpus | None, Field(
         description="memory (MEMORY.md and memory/*.md), sessions (session transcripts) or all (default); "
                     "wiki is not supported.")] = None

@@ -281,3 +281,40 @@ def test_recovery_and_conflict_copies_are_named_by_the_clock(tmp_path: Path, mon
     (config.workspace / "MEMORY.md").write_text("# Memory\n", encoding="utf-8")
     aside = MemoryFiles(config).write_copy("MEMORY.md", "mine\n")
     assert aside.name == "MEMORY.mine-20260302-000100.md"
+
+
+# ---------------------------------------------------------------------------------------------
+# Times shown: in the zone the notes are dated in, not the system's
+
+
+def test_times_shown_are_in_the_configured_zone(tmp_path: Path, system_zone: Callable[[str], None],
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """``memdeck sessions``, the TUI's session tree and transcript and the status pane's sync time show the
+    configured zone's time: a session started at 00:01 in Tokyo is not listed on the day before (Los Angeles)."""
+    from memdeck.cli_sessions import run_sessions
+    from tui.bridge import Bridge
+    from tui.widgets.index_status import format_clock
+    from tui.widgets.transcript_layout import format_stamp
+
+    system_zone(LA)
+    sessions = _sessions(tmp_path)
+    config = _config(tmp_path, TOKYO)
+    ctx = SessionsContext(config.workspace, sessions, config.home, config=config)
+    info = ctx.memory().list_sessions()[0]
+    assert info.started is not None and info.last_activity is not None
+    tokyo = zoneinfo.ZoneInfo(TOKYO)
+    shown, system = info.started.astimezone(tokyo), info.started.astimezone(zoneinfo.ZoneInfo(LA))
+    assert f"{shown:%Y-%m-%d %H:%M}" != f"{system:%Y-%m-%d %H:%M}"
+    assert run_sessions(ctx, as_json=False) == 0
+    table = capsys.readouterr().out
+    assert f"{shown:%Y-%m-%d %H:%M}" in table and f"{system:%Y-%m-%d %H:%M}" not in table
+    bridge = Bridge(config)
+    assert bridge.timezone.utcoffset(info.started) == tokyo.utcoffset(info.started)
+    entries, problem = bridge._list_sessions()
+    assert problem is None
+    last = info.last_activity.astimezone(tokyo)
+    assert [entry.label[:10] for entry in entries] == [f"{last:%Y-%m-%d}"]
+    stamp = info.started.isoformat()
+    assert format_stamp(stamp, tokyo) == f"{shown:%H:%M:%S}" != format_stamp(stamp)
+    at = info.started.timestamp()
+    assert format_clock(at, tokyo) == f"{shown:%H:%M:%S}" != format_clock(at)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -61,5 +60,9 @@ def test_help_and_schema_describe_the_shown_scale() -> None:
 
     text = SearchArguments.model_fields["min_score"].description or ""
     assert f"default {SearchConfig().min_score:g}" in text and "score" in text
-    cli = (Path(__file__).resolve().parents[1] / "memdeck" / "cli.py").read_text(encoding="utf-8")
-    assert f"(default {SearchConfig().min_score:g})" in cli
+    from click.testing import CliRunner
+
+    from memdeck.cli import cli
+
+    shown = " ".join(CliRunner().invoke(cli, ["search", "--help"]).output.split())
+    assert f"below this, 0 to 1 (default [search] min_score, {SearchConfig().min_score:g} unless configured)" in shown

@@ -11,7 +11,7 @@ import contextlib
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import date, datetime, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -213,11 +213,12 @@ def _extra_label(rel: str, workspace: Path) -> str:
     return rel
 
 
-def _session_entry(info: SessionInfo) -> SessionEntry:
-    """A session for the tree: its names come from the agent's files, so they are shown through the display rule."""
+def _session_entry(info: SessionInfo, zone: tzinfo | None = None) -> SessionEntry:
+    """A session for the tree: its names come from the agent's files, so they are shown through the display rule;
+    its time is shown in ``zone`` (the user's: ``[memory] timezone``)."""
     from engine.api import plural, safe_name
 
-    when = info.last_activity.astimezone()
+    when = info.last_activity.astimezone(zone)
     name = info.title or info.display_name or info.session_key or info.session_id[:8]
     bits = [info.session_id[:8]]
     if info.channel:
@@ -397,7 +398,8 @@ class Bridge:
             infos = memory.list_sessions()
         except SessionReadError as exc:
             return (), str(exc)
-        return tuple(_session_entry(info) for info in infos), None
+        zone = memory.timezone
+        return tuple(_session_entry(info, zone) for info in infos), None
 
     @property
     def sessions_dir(self) -> Path:
@@ -499,6 +501,11 @@ class Bridge:
             SessionReadError: nothing, or more than one session, matches.
         """
         return self.memory.find_session(session)
+
+    @property
+    def timezone(self) -> tzinfo:
+        """The zone every time is shown and every note dated in (``[memory] timezone``, else the system's)."""
+        return self.memory.timezone
 
     def now(self) -> datetime:
         """The time now from the engine's one clock: in the zone notes are dated in (``[memory] timezone``, else the

@@ -10,9 +10,11 @@ import stat
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from engine.clock import note_timezone
 from engine.config import Config
 from engine.display import byte_size, plural
 from engine.index import queries, schema
@@ -427,7 +429,8 @@ def _check_index(config: Config) -> _IndexFacts:
         with contextlib.suppress(ValueError, TypeError, AttributeError, KeyError):
             last: dict[str, Any] = json.loads(recovered) if recovered else {}
             if last:
-                when = time.strftime("%Y-%m-%d %H:%M", time.localtime(float(last["at"])))
+                zone = note_timezone(config.memory.timezone)  # times are shown in the user's zone
+                when = f"{datetime.fromtimestamp(float(last['at']), zone):%Y-%m-%d %H:%M}"
                 facts.findings.append(Finding("recovered", "info", f"rebuilt after damage on {when}: {last['note']}",
                                               1, fix="forget it"))
         facts.findings.extend(_check_rows(conn, facts.vec_loaded, schema.VEC_TABLE in tables))

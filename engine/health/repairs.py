@@ -11,9 +11,11 @@ import os
 import shutil
 import time
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Protocol
 
+from engine.clock import Clock, ClockError
 from engine.config import Config
 from engine.display import plural
 from engine.errors import MemdeckError
@@ -109,8 +111,18 @@ def repair_rows(store: Store) -> list[str]:
     return [f"{label}: {n}" for label, n in counts.items()]
 
 
+def _instant(config: Config) -> datetime:
+    """The time now on the one clock (the user's zone); the system's when a clock variable is unreadable — a
+    repair must not fail over a test hook."""
+    clock = Clock.for_config(config)
+    try:
+        return clock.instant()
+    except ClockError:
+        return datetime.now(clock.zone)
+
+
 def _move_workspace_temps(config: Config, paths: list[Path], actions: list[str]) -> None:
-    target_root = config.home / "recovered" / time.strftime("%Y%m%d-%H%M%S")
+    target_root = config.home / "recovered" / f"{_instant(config):%Y%m%d-%H%M%S}"
     for path in paths:
         rel = rel_to(path, config.workspace)
         target = target_root / (rel if not Path(rel).is_absolute() else path.name)

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from datetime import date, datetime
 from typing import TYPE_CHECKING
 
+from engine.clock import note_timezone
 from engine.config import Config
 from engine.review.cache import (
     ReviewCache,
@@ -128,7 +129,8 @@ def run_review(config: Config, kind: str | None = None, since: date | None = Non
     headings = sorted({(s.path, s.section) for s in statements if s.kind == CURATED and s.section})
     findings = build_findings(statements, comparer, pairs, promotes, headings)
     if since is not None:
-        mtimes = {f.rel: datetime.fromtimestamp(f.mtime_ns / 1e9).date() for f in files}
+        zone = note_timezone(config.memory.timezone)  # a file's day is its day in the user's zone, as a note's
+        mtimes = {f.rel: datetime.fromtimestamp(f.mtime_ns / 1e9, zone).date() for f in files}
         findings = [f for f in findings if any(_day(i.day, mtimes.get(i.path)) >= since for i in f.items)]
     if kind is not None:
         findings = [f for f in findings if f.kind == kind]

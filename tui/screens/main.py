@@ -279,7 +279,7 @@ class MainScreen(FileActions, SessionActions, Copying, Watching, Recovery, Scree
         self.post_message(StatusRefreshed(status, states))
 
     def on_status_refreshed(self, message: StatusRefreshed) -> None:
-        self.status_pane.show_status(message.status, self.bridge.vector_state)
+        self.status_pane.show_status(message.status, self.bridge.vector_state, self.bridge.timezone)
         self.memory_tree.set_states(message.file_states)
 
     def on_index_progressed(self, message: IndexProgressed) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,11 +20,12 @@ if TYPE_CHECKING:
 Part = Content | str | tuple[str, str]
 
 
-def format_clock(timestamp: float | None) -> str:
-    """Local ``HH:MM:SS`` of a sync (``never`` when there was none)."""
+def format_clock(timestamp: float | None, zone: tzinfo | None = None) -> str:
+    """``HH:MM:SS`` of a sync in ``zone`` (the user's; None: the system's), ``never`` when there was none."""
     if timestamp is None:
         return "never"
-    return time.strftime("%H:%M:%S", time.localtime(timestamp))
+    return datetime.fromtimestamp(timestamp, zone).strftime("%H:%M:%S") if zone is not None else \
+        time.strftime("%H:%M:%S", time.localtime(timestamp))
 
 
 def display_path(path: str) -> str:
@@ -89,8 +91,9 @@ class IndexStatus(Vertical):
         self.query_one("#status-engine", TextLine).update(
             Content.styled(f"index unavailable: {safe_name(message)}", "$text-error"))
 
-    def show_status(self, status: Any, vector_state: str | None = None) -> None:
-        """Render an engine Status (``vector_state`` overrides its vector state, e.g. after a model load)."""
+    def show_status(self, status: Any, vector_state: str | None = None, zone: tzinfo | None = None) -> None:
+        """Render an engine Status (``vector_state`` overrides its vector state, e.g. after a model load; times in
+        ``zone``, the user's)."""
         from engine.api import byte_size, safe_name  # names shown through the display rule
 
         self.status = status
@@ -115,7 +118,7 @@ class IndexStatus(Vertical):
         ]
         if status.pending_embeddings:
             index += [("  not embedded ", "$text-muted"), (f"{status.pending_embeddings:,}", "bold")]
-        index += [("  synced ", "$text-muted"), (format_clock(status.last_sync), "bold")]
+        index += [("  synced ", "$text-muted"), (format_clock(status.last_sync, zone), "bold")]
         index += [_sep(), (safe_name(display_path(status.index_path)), "$text-muted"),
                   (f" {byte_size(status.index_bytes)}", "$text-muted")]
         if status.issues:

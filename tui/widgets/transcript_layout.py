@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 from functools import lru_cache
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -69,8 +69,9 @@ def _one_line(text: str, limit: int = 160) -> str:
 
 
 @lru_cache(maxsize=8192)
-def format_stamp(timestamp: str | None) -> str:
-    """``HH:MM:SS`` in local time for an entry's ISO timestamp (formatted only when shown)."""
+def format_stamp(timestamp: str | None, zone: tzinfo | None = None) -> str:
+    """``HH:MM:SS`` in ``zone`` (the user's; None: the system's) for an entry's ISO timestamp (formatted only when
+    shown)."""
     if not timestamp:
         return ""
     try:
@@ -79,7 +80,7 @@ def format_stamp(timestamp: str | None) -> str:
         return ""
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
-    return when.astimezone().strftime("%H:%M:%S")
+    return when.astimezone(zone).strftime("%H:%M:%S")
 
 
 def _stamp(entry: Entry) -> str:
@@ -317,12 +318,12 @@ class TitleRow(NamedTuple):
     time_text: str
 
 
-def title_row(block: Block, width: int) -> TitleRow:
-    """The title row of ``block`` in ``width`` cells (the widget only adds the styles)."""
+def title_row(block: Block, width: int, zone: tzinfo | None = None) -> TitleRow:
+    """The title row of ``block`` in ``width`` cells, its time in ``zone`` (the widget only adds the styles)."""
     glyph = GLYPHS.get(block.kind, "·")
     if block.foldable and block.kind in _FOLD_GLYPHS:
         glyph = "▸" if block.folded else "▾"
-    stamp = format_stamp(block.stamp)
+    stamp = format_stamp(block.stamp, zone)
     time_text = f"  {stamp} L{block.line}" if stamp else f"  L{block.line}"
     room = width - 2 - cell_len(time_text)
     title = _title_text(block.title)

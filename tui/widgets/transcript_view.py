@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from bisect import bisect_right
+from datetime import tzinfo
 from itertools import accumulate
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
@@ -87,6 +88,8 @@ class TranscriptLines(ScrollView, can_focus=True):
         self._generation = 0
         self._layout = Layout(0, {}, [])
         self._starts: list[int] = [0]
+        self.zone: tzinfo | None = None
+        """The zone times are shown in (the user's, set by the transcript view); None: the system's."""
 
     def set_blocks(self, blocks: list[Block], layout: Layout | None = None) -> None:
         """Show a new transcript from its first block (``layout`` measured off the event loop, if given)."""
@@ -207,7 +210,7 @@ class TranscriptLines(ScrollView, can_focus=True):
         return self._fg(f"transcript--{block.kind}")
 
     def _title_segments(self, block: Block, width: int, style: Style) -> list[Segment]:
-        row = title_row(block, width)
+        row = title_row(block, width, self.zone)
         kind_style = style + self._kind_style(block)
         emphasis = Style(bold=True) if block.kind in ("user", "assistant") else Style()
         return [
@@ -328,7 +331,9 @@ class TranscriptView(Vertical):
 
     def compose(self) -> ComposeResult:
         yield TextLine("", id="transcript-header")
-        yield TranscriptLines(id="transcript-lines")
+        lines = TranscriptLines(id="transcript-lines")
+        lines.zone = self.bridge.timezone  # times in the user's zone, like every note's
+        yield lines
 
     @property
     def lines(self) -> TranscriptLines:
@@ -408,7 +413,7 @@ class TranscriptView(Vertical):
         if summary is None:
             return
         first = next((entry.time for entry in transcript.entries if entry.time is not None), None)
-        when = first.astimezone().strftime("%Y-%m-%d %H:%M") if first is not None else ""
+        when = first.astimezone(self.lines.zone).strftime("%Y-%m-%d %H:%M") if first is not None else ""
         parts: list[Content | str | tuple[str, str]] = [
             (safe_name(self.label or transcript.session_id[:8]), "bold"),
             (f"  {safe_name(transcript.session_id[:8])}", "$text-muted"),
