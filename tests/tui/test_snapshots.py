@@ -27,7 +27,7 @@ def _stable_text(monkeypatch: pytest.MonkeyPatch, demo_workspace: Path) -> None:
         return "~/demo" if Path(path) == demo_workspace else path
 
     monkeypatch.setattr(index_status, "display_path", display_path)
-    monkeypatch.setattr(index_status, "format_clock", lambda ts: "09:30:00" if ts else "never")
+    monkeypatch.setattr(index_status, "format_clock", lambda ts, zone=None: "09:30:00" if ts else "never")
     monkeypatch.setattr("engine.display.byte_size", lambda n: "1.2 MB")  # engine.api hands it on
 
 
