@@ -203,7 +203,10 @@ def _many_notes(tmp_path: Path) -> Path:
 
 
 def test_terms_in_most_chunks_leave_the_match_but_not_the_ranking(tmp_path: Path) -> None:
+    from datetime import date
+
     from engine.search.pipeline import common_terms, keyword_candidates
+    from engine.search.query import parse_query
 
     eng = MemoryEngine(hash_config(_many_notes(tmp_path)))
     try:
@@ -213,7 +216,7 @@ def test_terms_in_most_chunks_leave_the_match_but_not_the_ranking(tmp_path: Path
         # Every term common: nothing is dropped (the query would match nothing).
         assert common_terms(store, ["caroline", "project"]) == frozenset()
         assert common_terms(store, ["caroline"]) == frozenset()
-        found = keyword_candidates(store, "Caroline heron", 50, ("memory",))
+        found = keyword_candidates(store, parse_query("Caroline heron", date(2026, 3, 21)), 50, ("memory",))
         full = {int(r[0]): float(r[1]) for r in store.conn.execute(
             "SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH '\"caroline\" OR \"heron\"'")}
         assert len(found) == 2 and len(full) == 20
