@@ -77,7 +77,8 @@ class SearchHeuristics:
         pool: how a calibrated hybrid search takes its candidate pool (the ``want`` candidates the re-ranker
             and the results are chosen from, ``engine.search.pipeline.pool``): ``"shown"`` by the score a hit
             shows, ``"raw"`` by OpenClaw's fused score of the uncalibrated legs. Either way the pool is then
-            ordered by, and ``min_score`` judges, the shown score.
+            ordered by, and ``min_score`` judges, the shown score. ``"raw"``: the nested CV's pick on LoCoMo dev
+            (hybrid hit@1 .736 against .730, bench/README.md "One score scale and the candidate pool").
     """
 
     date_boosts: bool = True
