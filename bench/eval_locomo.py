@@ -475,6 +475,9 @@ class Variant:
     heuristics: Mapping[str, Any] = field(default_factory=dict)  # e.g. {"date_boosts": False}: a heuristic off
     modes: tuple[str, ...] = ("keyword", "vector", "hybrid")
     about: str = ""
+    # Its hybrid rows use fold calibrations fitted on candidates collected under its own settings (a pool
+    # variant changes which candidates a search sees, and so the data each fold's calibration is fitted on).
+    own_calibration: bool = False
 
 
 # Each heuristic switched off on its own (the default is the first row). Vector-leg settings skip keyword mode.
@@ -498,6 +501,16 @@ GRID: tuple[Variant, ...] = (
     Variant("minmax", {"vector_norm": "minmax"}, modes=("vector", "hybrid"), about="vector_norm minmax"),
     Variant("raw-fusion", {"vector_norm": "raw"}, modes=("hybrid",), about="vector_norm raw (OpenClaw's)"),
     Variant("line-vectors-0.7", {"line_weight": 0.7}, modes=("vector", "hybrid"), about="line_weight 0.7"),
+    # the candidate pool of a calibrated hybrid search (heuristics.pool): by the shown score or the raw fused one
+    Variant("pool-shown", heuristics={"pool": "shown"}, modes=("hybrid",), own_calibration=True,
+            about="the pool of `want` candidates taken by the calibrated (shown) score"),
+    Variant("pool-raw", heuristics={"pool": "raw"}, modes=("hybrid",), own_calibration=True,
+            about="the pool taken by OpenClaw's fused score of the uncalibrated legs, ordered by the shown one"),
+    # the query's relative date words as the runner before 2026-12-02 parsed them: always dropped
+    Variant("date-words-dropped", heuristics={"date_words_without_notes": False}, modes=("keyword", "hybrid"),
+            about="a relative phrase whose days hold no note drops its words all the same"),
+    Variant("pool-raw+date-words-dropped", heuristics={"pool": "raw", "date_words_without_notes": False},
+            modes=("hybrid",), own_calibration=True, about="both: the code before the one score scale, as its CV runner ran it"),
     # the threshold on the score a hit shows (the fixed rows run at --min-score, 0 unless given)
     *(Variant(f"min-score-{t:g}", {"min_score": t}, modes=("keyword", "hybrid"), about=f"min_score {t:g}")
       for t in (0.02, 0.03, 0.05, 0.08, 0.1, 0.15)),
@@ -551,13 +564,13 @@ class ConvRunner:
 
     def search(self, q: Question, mode: str, settings: Any, **hooks: Any) -> list[Any]:
         """``run_search`` for one question (``MAX_RESULTS`` results, ``settings.min_score``) with these settings,
-        its query parsed as ``MemoryEngine.search`` parses it (dates counted from today)."""
+        its query parsed as ``MemoryEngine.search`` parses it (dates counted from the engine's clock's today)."""
         from engine.search.pipeline import SearchHooks, SearchRequest, parse, run_search
 
         qvec = self.qvecs.get(q.index) if mode != "keyword" else None
         effective = mode if (mode == "keyword" or qvec is not None) else "keyword"
         sources = tuple(self.config.sources)
-        parsed = parse(self.engine.store, q.text, date.today(), sources, settings.heuristics)
+        parsed = parse(self.engine.store, q.text, self.engine.clock.today(), sources, settings.heuristics)
         request = SearchRequest(parsed, effective, qvec, MAX_RESULTS, settings.min_score, sources, model=self.model,
                                 english_only_vectors=self.model == "all-MiniLM-L6-v2")
         return run_search(self.engine.store, settings, request, self.engine._vindex, SearchHooks(**hooks))
@@ -697,6 +710,35 @@ def threshold_stats(recs: Sequence[Mapping[str, Any]], cal: Any, model: Mapping[
     return out
 
 
+def inner_rows(runners: Sequence[ConvRunner], records: Mapping[str, Mapping[str, Sequence[Mapping[str, Any]]]],
+               variants: Sequence[Variant], min_score: float) -> dict[str, dict[str, list[dict[str, Any]]]]:
+    """The nested CV's inner scores of hybrid variants: for each outer (held-out) conversation, every other
+    conversation's questions searched with a calibration fitted on the remaining three, so the choice made on
+    the inner folds never saw the outer fold (the per-fold rows' calibrations saw it: they hold out only their
+    own conversation). ``records``: each variant's collected hybrid candidates per conversation, the data its
+    calibrations are fitted on. Returns ``{outer: {variant: rows}}``; empty without hybrid records."""
+    from _rerank_fit import calibration_object, fit_calibration
+
+    out: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    for outer in (r.conv.sample_id for r in runners):
+        for r in runners:
+            conv = r.conv.sample_id
+            if conv == outer:
+                continue
+            for variant in variants:
+                train = [rec for c, recs in records.get(variant.name, {}).items() if c not in (outer, conv)
+                         for rec in recs]
+                if not train:
+                    continue
+                cal = calibration_object(fit_calibration(train), r.model or "unknown")
+                settings = variant_settings(r.config.search, variant, min_score, rerank=False)
+                bucket = out.setdefault(outer, {}).setdefault(variant.name, [])
+                for q in r.conv.questions:
+                    hits = r.search(q, "hybrid", settings, calibration=cal)
+                    bucket.append({"conv": conv, "category": q.category, **score_results(hits, q.gold)})
+    return out
+
+
 def run_cv(args: argparse.Namespace) -> dict[str, Any]:
     """Leave-one-conversation-out: fixed settings per fold, each heuristic off, choose-on-four over the grid,
     and the per-fold fitted calibration and re-ranker (trained on the other four conversations)."""
@@ -717,6 +759,7 @@ def run_cv(args: argparse.Namespace) -> dict[str, Any]:
     modes = parse_modes(args.modes)
     need_vec = any(m in VECTOR_MODES for m in modes)
     grid = [v for v in GRID if args.grid == "all" or v.name in args.grid.split(",") or v.name == "default"]
+    choose = [v for v in grid if not args.choose or v.name in args.choose.split(",")]
     with Stopwatch() as total:
         runners = open_runners(args, need_vec, progress=True)
         convs = [r.conv.sample_id for r in runners]
@@ -733,12 +776,23 @@ def run_cv(args: argparse.Namespace) -> dict[str, Any]:
                         records[mode][r.conv.sample_id] = collect_records(r, mode, replace(r.config.search, rerank=False))
             timings["collect"] = round(sw.seconds, 1)
             # Each held-out conversation's calibration, fitted on the other four (used by every row below).
-            fold_cal: dict[str, Any] = {}
-            for r in runners:
-                train_h = [rec for c, recs in records["hybrid"].items() if c != r.conv.sample_id for rec in recs] \
-                    if "hybrid" in records else []
-                if train_h:
-                    fold_cal[r.conv.sample_id] = calibration_object(fit_calibration(train_h), r.model or "unknown")
+            # A variant with its own calibration: its hybrid candidates collected under its settings.
+            own: dict[str, dict[str, list[dict[str, Any]]]] = {"default": records["hybrid"]}
+            with Stopwatch() as sw:
+                for variant in grid:
+                    if variant.own_calibration and "hybrid" in modes and "hybrid" in variant.modes:
+                        own[variant.name] = {r.conv.sample_id: collect_records(
+                            r, "hybrid", variant_settings(r.config.search, variant, args.min_score, rerank=False))
+                            for r in runners if r.qvecs}
+            timings["collect_own"] = round(sw.seconds, 1)
+            # Each held-out conversation's calibration, fitted on the other four (used by every row below).
+            fold_cals: dict[str, dict[str, Any]] = {}
+            for name, recs_by_conv in own.items():
+                for r in runners:
+                    train_h = [rec for c, recs in recs_by_conv.items() if c != r.conv.sample_id for rec in recs]
+                    if train_h:
+                        fold_cals.setdefault(name, {})[r.conv.sample_id] = calibration_object(
+                            fit_calibration(train_h), r.model or "unknown")
             for variant in grid:
                 with Stopwatch() as sw:
                     for mode in [m for m in modes if m in variant.modes]:
@@ -747,7 +801,8 @@ def run_cv(args: argparse.Namespace) -> dict[str, Any]:
                             # never the shipped re-ranker or calibration here: both saw every conversation
                             settings = variant_settings(r.config.search, variant, args.min_score, rerank=False)
                             for q in r.conv.questions:
-                                hits = r.search(q, mode, settings, calibration=fold_cal.get(r.conv.sample_id))
+                                cal_of = fold_cals.get(variant.name if variant.name in own else "default", {})
+                                hits = r.search(q, mode, settings, calibration=cal_of.get(r.conv.sample_id))
                                 out.append({"conv": r.conv.sample_id, "category": q.category,
                                             **score_results(hits, q.gold)})
                 timings[variant.name] = round(sw.seconds, 1)
@@ -799,6 +854,11 @@ def run_cv(args: argparse.Namespace) -> dict[str, Any]:
                             hits = r.search(q, "hybrid", settings, calibration=cal)
                             out.append({"conv": held, "category": q.category, **score_results(hits, q.gold)})
             timings["fitted"] = round(sw.seconds, 1)
+            with Stopwatch() as sw:
+                inner = inner_rows(runners, {v.name: own.get(v.name, own["default"]) for v in choose},
+                                   [v for v in choose if "hybrid" in v.modes], args.min_score) \
+                    if "hybrid" in modes else {}
+            timings["nested"] = round(sw.seconds, 1)
         finally:
             for r in runners:
                 r.close()
@@ -815,17 +875,22 @@ def run_cv(args: argparse.Namespace) -> dict[str, Any]:
                 verdicts.setdefault(name, {})[mode] = verdict(summary["default"][mode], res, convs)
     chosen: dict[str, Any] = {}
     for mode in modes:
-        candidates = [v.name for v in grid if mode in summary.get(v.name, {})]
+        candidates = [v.name for v in choose if mode in summary.get(v.name, {})]
+        if not candidates:
+            continue
         picks = {}
         held_rows = []
         for held in convs:
             def train_hit1(name: str, held: str = held, mode: str = mode) -> tuple[float, float]:
-                sub = [x for x in rows[name][mode] if x["conv"] != held]
+                # hybrid: the inner folds' rows under calibrations that saw neither them nor the outer fold
+                sub = inner[held][name] if mode == "hybrid" and held in inner else \
+                    [x for x in rows[name][mode] if x["conv"] != held]
                 return mean([x["hit@1"] for x in sub]), mean([x["mrr@10"] for x in sub])
             best = max(candidates, key=train_hit1)
             picks[held] = best
             held_rows += [x for x in rows[best][mode] if x["conv"] == held]
-        chosen[mode] = {"picks": picks, **summarize_cv(held_rows, convs)}
+        chosen[mode] = {"picks": picks, "among": candidates, "nested": mode == "hybrid" and bool(inner),
+                        **summarize_cv(held_rows, convs)}
     return {
         "summary": summary, "verdicts": verdicts, "choose_on_four": chosen, "rerank_quick_hit1": quick,
         "min_score_0.35": threshold,
@@ -873,9 +938,11 @@ def render_cv_markdown(payload: Mapping[str, Any], modes: Sequence[str]) -> str:
               markdown_table(header, table), ""]
     parts += ["## Per category (mean ± std over folds)", ""]
     cat_rows = []
-    for name in ("default", "rerank", "calibrated"):
+    by_name = [(name, summary[name]) for name in summary] + [
+        (f"chosen ({mode})", {mode: res}) for mode, res in payload["choose_on_four"].items()]
+    for name, by_mode in by_name:
         for mode in modes:
-            res = summary.get(name, {}).get(mode)
+            res = by_mode.get(mode)
             if res is None:
                 continue
             for cat in CATEGORIES:
@@ -884,9 +951,9 @@ def render_cv_markdown(payload: Mapping[str, Any], modes: Sequence[str]) -> str:
                     continue
                 cat_rows.append([name, mode, f"{cat} {CATEGORY_NAMES[cat]}",
                                  *[f"{fmt(c[m]['mean'])} ± {fmt(c[m]['std'])}"
-                                   for m in ("hit@1", "hit@5", "mrr@10", "snip@1", "snip@5")]])
-    parts += [markdown_table(["variant", "mode", "category", "hit@1", "hit@5", "MRR@10", "snip@1", "snip@5"],
-                             cat_rows), ""]
+                                   for m in ("hit@1", "hit@3", "hit@5", "mrr@10", "snip@1", "snip@5")]])
+    parts += [markdown_table(["variant", "mode", "category", "hit@1", "hit@3", "hit@5", "MRR@10", "snip@1",
+                              "snip@5"], cat_rows), ""]
     parts += ["## Verdicts (house rule: adopt only if mean hit@1 improves and no fold loses > .01)", ""]
     vrows = []
     for name, by_mode in payload["verdicts"].items():
@@ -895,13 +962,19 @@ def render_cv_markdown(payload: Mapping[str, Any], modes: Sequence[str]) -> str:
                           f"{v['mrr_delta']:+.4f}", "adopt" if v["adopt"] else "keep default"])
     parts += [markdown_table(["variant", "mode", *[f"Δh@1 {c}" for c in convs], "mean Δhit@1", "Δ MRR", "verdict"],
                              vrows), ""]
-    parts += ["## Choose-on-four over the fixed grid (pick by train hit@1, score the held-out fold)", ""]
+    parts += ["## Choose-on-four over the fixed grid (pick by train hit@1, score the held-out fold)", "",
+              "Nested for hybrid: each outer fold's choice reads the inner folds' scores under calibrations fitted "
+              "without the outer fold.", ""]
     crow = []
     for mode, res in payload["choose_on_four"].items():
         h1 = res["spread"]["hit@1"]
-        crow.append([mode, ", ".join(f"{c}: {p}" for c, p in res["picks"].items()),
-                     f"{fmt(h1['mean'])} ± {fmt(h1['std'])}", fmt(res["spread"]["mrr@10"]["mean"])])
-    parts += [markdown_table(["mode", "picks", "held-out hit@1", "MRR@10"], crow), ""]
+        sp = res["spread"]
+        crow.append([mode, ", ".join(res.get("among", [])), "yes" if res.get("nested") else "no",
+                     ", ".join(f"{c}: {p}" for c, p in res["picks"].items()),
+                     f"{fmt(h1['mean'])} ± {fmt(h1['std'])}", fmt(sp["hit@3"]["mean"]), fmt(sp["hit@5"]["mean"]),
+                     fmt(sp["mrr@10"]["mean"])])
+    parts += [markdown_table(["mode", "among", "nested", "picks", "held-out hit@1", "hit@3", "hit@5", "MRR@10"],
+                             crow), ""]
     quick = payload.get("rerank_quick_hit1") or {}
     if quick:
         parts += ["## Re-ranker regularisation (in-memory hit@1 on the held-out fold's candidates)", ""]
@@ -935,6 +1008,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--min-score", type=float, default=0.0,
                    help="the threshold of every search (on the score a hit shows; default 0: every candidate)")
     p.add_argument("--grid", default="all", help="with --cv: comma-separated variant names (default: all)")
+    p.add_argument("--choose", default="",
+                   help="with --cv: the variants the nested choice picks among (default: every grid variant)")
     p.add_argument("--l2", type=float, default=1.0, help="with --cv: the re-ranker's ridge penalty")
     p.add_argument("--drop-features", default="", help="with --cv: comma-separated re-ranker features left out")
     p.add_argument("--no-l2-table", action="store_true",

@@ -69,9 +69,16 @@ class SearchHeuristics:
         calibrated_date_lift: under calibrated fusion and a relative date, a dated note's keyword part is at
             least its lift.
         date_words_in_terms: a relative date phrase's words stay in the keyword query ("yesterday", "ago").
+        date_words_without_notes: a relative date phrase whose days hold no dated note keeps its words in the
+            keyword query (``engine.search.pipeline.parse``); off, every such phrase's words leave it.
         spread_limit: a chunk with this share of its lines already in a better-ranked result of the same file
             goes behind the rest (above 1: never).
         drop_common_terms: leave the query terms found in more than half of the chunks out of the MATCH.
+        pool: how a calibrated hybrid search takes its candidate pool (the ``want`` candidates the re-ranker
+            and the results are chosen from, ``engine.search.pipeline.pool``): ``"shown"`` by the score a hit
+            shows, ``"raw"`` by OpenClaw's fused score of the uncalibrated legs. Either way the pool is then
+            ordered by, and ``min_score`` judges, the shown score. ``"raw"``: the nested CV's pick on LoCoMo dev
+            (hybrid hit@1 .736 against .730, bench/README.md "One score scale and the candidate pool").
     """
 
     date_boosts: bool = True
@@ -83,6 +90,8 @@ class SearchHeuristics:
     date_words_in_terms: bool = False
     spread_limit: float = 0.7
     drop_common_terms: bool = True
+    date_words_without_notes: bool = True
+    pool: str = "raw"
 
 
 INTERNAL = {"internal": True}

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import date
+from pathlib import Path
 
 import pytest
 
+from engine.api import MemoryEngine
+from engine.config import load_config
 from engine.search.dates import file_date
 from engine.search.fusion import decay_factor, fuse_scores, mmr_order, normalize_bm25
 
@@ -66,9 +69,11 @@ def test_file_date(path: str, is_dated: bool) -> None:
 
 
 def test_decay_half_life() -> None:
-    now = datetime(2026, 2, 11, tzinfo=UTC)
-    assert decay_factor("memory/2026-01-12.md", 30, now) == pytest.approx(0.5)
-    assert decay_factor("MEMORY.md", 30, now) == 1.0
+    today = date(2026, 2, 11)
+    assert decay_factor("memory/2026-01-12.md", 30, today) == pytest.approx(0.5)
+    assert decay_factor("memory/2026-02-11.md", 30, today) == 1.0
+    assert decay_factor("memory/2026-03-01.md", 30, today) == 1.0  # dated after today: not decayed
+    assert decay_factor("MEMORY.md", 30, today) == 1.0
 
 
 def test_mmr_prefers_novelty() -> None:
@@ -121,3 +126,25 @@ def test_query_months(query: str, expected: set[tuple[int, int]]) -> None:
     from engine.search.dates import query_months
 
     assert query_months(query) == expected
+
+
+@pytest.mark.parametrize("today,factor", [("2026-01-31", 0.5), ("2026-03-02", 0.25), ("2026-01-01", 1.0)])
+def test_decay_counts_from_the_clocks_today(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, today: str,
+                                            factor: float) -> None:
+    """A search's recency decay reads the one clock: with MEMDECK_TODAY pinned, a note dated 30 days before
+    that day scores half (half-life 30), whatever the system date is."""
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "memory" / "2026-01-01.md").write_text("# 2026-01-01\n\n- the heron migration ran overnight\n")
+    (ws / "MEMORY.md").write_text("# Memory\n\n- heron is the billing service\n")
+    monkeypatch.setenv("MEMDECK_TODAY", today)
+    scores = {}
+    for decay in (False, True):
+        cfg = load_config(workspace=ws, home=tmp_path / f"home-{decay}", overrides={
+            "embedding": {"provider": "none"}, "search": {"decay": decay, "half_life_days": 30}})
+        with MemoryEngine(cfg) as eng:
+            eng.sync()
+            hits = eng.search("heron", mode="keyword", min_score=0.0).results
+        scores[decay] = {h.path: h.score for h in hits}
+    assert scores[True]["memory/2026-01-01.md"] == pytest.approx(factor * scores[False]["memory/2026-01-01.md"])
+    assert scores[True]["MEMORY.md"] == pytest.approx(scores[False]["MEMORY.md"])  # undated: not decayed

@@ -204,6 +204,7 @@ def _many_notes(tmp_path: Path) -> Path:
 
 
 def test_terms_in_most_chunks_leave_the_match_but_not_the_ranking(tmp_path: Path) -> None:
+
     from engine.search.pipeline import common_terms, keyword_candidates
     from engine.search.query import parse_query
 

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Iterator
+from dataclasses import replace
 
 import pytest
 
 from engine.api import MemoryEngine
 from engine.config import SearchConfig, load_config
 from engine.demo import DEMO_SOURCE
+from engine.search.pipeline import POOLS
 
 QUERIES = ["deploy checklist", "what did we decide about the database", "postgres migration", "HERON-112",
            "what happened on October 14", "last week", "数据库", "the user likes tea", "xyzzy nothing here",
@@ -29,8 +31,14 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryEngine]:
     eng.close()
 
 
+@pytest.mark.parametrize("pool", POOLS)
 @pytest.mark.parametrize("mode", ["keyword", "hybrid"])
-def test_no_hit_scores_below_the_threshold(demo: MemoryEngine, mode: str) -> None:
+def test_no_hit_scores_below_the_threshold(demo: MemoryEngine, mode: str, pool: str,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    # either candidate pool (by the shown score, or by the raw fused one): the threshold judges the shown score
+    search = demo.config.search
+    monkeypatch.setattr(demo, "config", replace(demo.config, search=replace(
+        search, heuristics=replace(search.heuristics, pool=pool))))
     for query in QUERIES:
         everything = demo.search(query, mode=mode, min_score=0.0, max_results=50, ensure_fresh=False).results
         for t in THRESHOLDS:

@@ -6,7 +6,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import date
 
 from engine.search.dates import file_date
 
@@ -70,14 +70,17 @@ def _clamp(x: float) -> float:
     return min(1.0, max(0.0, x))
 
 
-def decay_factor(path: str, half_life_days: float, now: datetime | None = None) -> float:
-    """Temporal decay multiplier: ``exp(-ln2/half_life · age_days)`` for dated daily files, 1 for the rest."""
+def decay_factor(path: str, half_life_days: float, today: date) -> float:
+    """Temporal decay multiplier: ``exp(-ln2/half_life · age_days)`` for dated daily files, 1 for the rest.
+
+    ``age_days`` is the whole days from the file's date to ``today`` — the search's today, from the one clock
+    (``engine.clock``: ``[memory] timezone``, ``MEMDECK_TODAY``), the day the notes are named by. A note dated
+    today (or later) is not decayed."""
     day = file_date(path)
     if day is None:
         return 1.0
-    now = now or datetime.now(UTC)
-    age = (now - datetime(day.year, day.month, day.day, tzinfo=UTC)).total_seconds() / 86400.0
-    return math.exp(-math.log(2) / half_life_days * max(0.0, age))
+    age = (today - day).days
+    return math.exp(-math.log(2) / half_life_days * max(0, age))
 
 
 def _tokens(text: str) -> frozenset[str]:

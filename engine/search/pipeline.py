@@ -243,9 +243,10 @@ def parse(store: Store, text: str, today: date, sources: Sequence[str],
     A phrase that names days without notes is not about those notes: in a transcript "last weekend" is the
     speaker's, not today's (LoCoMo "What event did John volunteer at last weekend?" fell from rank 3 to none
     with the words dropped), and such a phrase lifts nothing, so its words may as well match what they say.
+    ``heuristics.date_words_without_notes`` off drops every relative phrase's words (the evals' switch).
     """
-    return parse_query(text, today, keeps_words=lambda span: not _has_notes(store, span, sources),
-                       date_words_in_terms=heuristics.date_words_in_terms)
+    keeps = (lambda span: not _has_notes(store, span, sources)) if heuristics.date_words_without_notes else None
+    return parse_query(text, today, keeps_words=keeps, date_words_in_terms=heuristics.date_words_in_terms)
 
 
 def _has_notes(store: Store, span: DateSpan, sources: Sequence[str]) -> bool:
@@ -511,23 +512,46 @@ def fuse(settings: SearchConfig, req: SearchRequest, leg: Legs) -> list[Fused]:
     return fuse_scores(leg.vector, leg.keyword, wv, wt)
 
 
-def weigh(settings: SearchConfig, fused: list[Fused], rows: dict[int, _Row]) -> list[Fused]:
-    """Stage 5b: OpenClaw's weights of the fused score: temporal decay of dated notes (``decay``), then the
-    importance of curated chunks (``importance``)."""
+def weigh(settings: SearchConfig, req: SearchRequest, fused: list[Fused], rows: dict[int, _Row]) -> list[Fused]:
+    """Stage 5b: OpenClaw's weights of the fused score: temporal decay of dated notes (``decay``: a note's age
+    in days counted to the query's today, the one clock's), then the importance of curated chunks
+    (``importance``)."""
     if settings.decay:
-        fused = [Fused(f.key, f.score * decay_factor(rows[f.key].path, settings.half_life_days), f.vector, f.keyword)
-                 for f in fused if f.key in rows]
+        today = req.query.today
+        fused = [Fused(f.key, f.score * decay_factor(rows[f.key].path, settings.half_life_days, today), f.vector,
+                       f.keyword) for f in fused if f.key in rows]
         fused.sort(key=lambda f: (-f.score, f.key))
     if settings.importance:
         fused = apply_importance(fused, rows)
     return fused
 
 
-def select(settings: SearchConfig, fused: list[Fused], rows: dict[int, _Row], want: int) -> list[Fused]:
-    """Stage 6: the best ``want`` candidates that score above 0, a chunk whose lines mostly repeat a
-    better-ranked one's moved behind the rest."""
-    spread = spread_overlaps(fused, rows, settings.heuristics.spread_limit)
-    return [f for f in spread if f.score > 0][:want]
+POOLS = ("shown", "raw")
+"""The orders a candidate pool may be taken by (:attr:`engine.config.SearchHeuristics.pool`)."""
+
+
+def pool(settings: SearchConfig, req: SearchRequest, fused: list[Fused], leg: Legs, rows: dict[int, _Row],
+         want: int) -> list[Fused]:
+    """Stage 6: the pool, the ``want`` candidates (scoring above 0) that the re-ranker and the results are
+    chosen from, in the shown score's order, a chunk whose lines mostly repeat a better-ranked one's moved
+    behind the rest.
+
+    ``heuristics.pool`` says how the ``want`` are taken. ``"shown"``: the best by the score a hit shows.
+    ``"raw"`` (a calibrated hybrid search only): the best by OpenClaw's fused score of the *uncalibrated* legs
+    (``0.7·cosine + 0.3·keyword``, with the same decay and importance weights), then ordered by the calibrated
+    score: the raw score takes the pool, the calibrated one orders it. Either way ``min_score`` then judges the
+    shown score (:func:`to_hits`), so no hit below it is returned.
+    """
+    mode = settings.heuristics.pool
+    if mode not in POOLS:
+        raise ValueError(f"unknown search pool {mode!r} (one of {', '.join(POOLS)})")
+    spread = [f for f in spread_overlaps(fused, rows, settings.heuristics.spread_limit) if f.score > 0]
+    if mode == "shown" or not leg.calibrated:
+        return spread[:want]
+    raw_v, raw_k = leg.uncalibrated
+    raw = weigh(settings, req, fuse(settings, req, replace(leg, vector=raw_v or {}, keyword=raw_k)), rows)
+    kept = {f.key for f in [f for f in raw if f.score > 0 and f.key in rows][:want]}
+    return [f for f in spread if f.key in kept]
 
 
 def rerank(settings: SearchConfig, req: SearchRequest, hooks: SearchHooks, chosen: list[Fused], cands: Candidates,
@@ -593,7 +617,7 @@ def to_hits(settings: SearchConfig, req: SearchRequest, chosen: list[Fused], row
 
 def run_search(store: Store, settings: SearchConfig, req: SearchRequest, vindex: VectorIndex | None = None,
                hooks: SearchHooks = NO_HOOKS) -> list[Hit]:
-    """Search an index: candidates → legs → date lift → calibrate → fuse → select → re-rank → hits.
+    """Search an index: candidates → legs → date lift → calibrate → fuse → pool → re-rank → hits.
 
     ``vindex`` holds an in-memory copy of the vectors, used instead of sqlite-vec's KNN on large indexes.
     Every stage reads the request's one parse of the query (:func:`parse`).
@@ -607,10 +631,10 @@ def run_search(store: Store, settings: SearchConfig, req: SearchRequest, vindex:
     extra = load_rows(store, [f.key for f in fused if f.key not in leg.rows])
     rows = {f.key: leg.rows.get(f.key) or extra[f.key] for f in fused if f.key in leg.rows or f.key in extra}
     weights = term_weights([r.text for r in rows.values()], req.query.terms)
-    fused = weigh(settings, fused, rows)
+    fused = weigh(settings, req, fused, rows)
     active = _active_reranker(settings, hooks.reranker, req.mode, req.use_vec, cal)
     want = len(fused) if settings.mmr else max(req.max_results, active[1].depth if active is not None else 0)
-    chosen = select(settings, fused, rows, want)
+    chosen = pool(settings, req, fused, leg, rows, want)
     chosen, deltas = rerank(settings, req, hooks, chosen, cands, leg, rows, weights, cal, active)
     return to_hits(settings, req, chosen, rows, cands.focus, weights, leg.lines, deltas)
 
