@@ -108,7 +108,7 @@ class SearchConfig:
     """Hybrid search parameters (OpenClaw's defaults, decay and MMR off)."""
 
     max_results: int = 6
-    min_score: float = 0.05  # on the scale a hit's score shows (see engine/search/pipeline.py Hit)
+    min_score: float = 0.0  # on the scale a hit's score shows (Hit); 0: an answer found by meaning alone scores ~.01
     vector_weight: float = 0.7
     text_weight: float = 0.3
     candidate_multiplier: int = 4

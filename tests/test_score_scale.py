@@ -52,13 +52,16 @@ def test_no_hit_scores_below_the_threshold(demo: MemoryEngine, mode: str, pool: 
                 assert h.to_json()["score"] == round(h.score, 6)
 
 
-def test_the_default_threshold_hides_junk_and_keeps_real_matches(demo: MemoryEngine) -> None:
-    default = SearchConfig().min_score
-    assert demo.config.search.min_score == default
-    junk = demo.search("xyzzy nothing here", mode="hybrid", ensure_fresh=False).results
-    assert all(h.score >= default for h in junk)
-    everything = demo.search("xyzzy nothing here", mode="hybrid", min_score=0.0, ensure_fresh=False).results
-    assert any(h.score < default for h in everything), "the demo lists near-zero hits without a threshold"
+def test_the_default_threshold_hides_no_answer_found_by_meaning_alone(demo: MemoryEngine) -> None:
+    """On the calibrated scale an answer that shares no word with the question — a paraphrase, another language —
+    scores like the near-misses (0.7 × the vector part's probability, ~.01–.03), so the default threshold is 0 and
+    hides nothing: at 0.01, XQuAD en→zh hybrid hit@5 fell .895 → .260 and en→ru .960 → .445 (bench/README.md).
+    A threshold the user sets still hides everything below it (above)."""
+    assert SearchConfig().min_score == 0.0 == demo.config.search.min_score
+    # the violin note shares no word with the question: only its meaning finds it, at the bottom of the scale
+    hits = demo.search("what instrument is the kid learning", mode="hybrid", ensure_fresh=False).results
+    violin = [h for h in hits if h.path == "memory/2026-10-23.md"]
+    assert violin and violin[0].text_score == 0.0 and violin[0].score < 0.05
     hits = demo.search("deploy checklist", mode="hybrid", ensure_fresh=False).results
     assert hits and hits[0].path == "memory/2026-11-17.md"
 

@@ -309,7 +309,7 @@ class Comparer:
         if shared < self.config.conflict_min_shared:
             return None
         need = self.config.conflict_similarity
-        about = ", ".join(sorted(so & sn, key=lambda w: -self.idf(w))[:3])
+        about = ", ".join(sorted(so & sn, key=lambda w: (-self.idf(w), w))[:3])
         # One side adds words, the other none: the same subject. A long curated line may say more around it, so
         # then one extra word on the short side is fine.
         fewer = min(len(so - sn), len(sn - so))
