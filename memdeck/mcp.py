@@ -872,6 +872,17 @@ def _head_id(data: bytes) -> str | int | None:
     return found if isinstance(found, str | int) else None
 
 
+def _constant_ids(text: str) -> list[str | int | None] | None:
+    """The ids of the requests a line holds that is JSON but for NaN/Infinity (None: it is not, or holds none)."""
+    try:
+        value = scrub_json(json.loads(text))
+    except (ValueError, RecursionError):
+        return None
+    messages = value if isinstance(value, list) else [value]
+    ids = [_reply_id(m) for m in messages if isinstance(m, dict) and not _is_response(m)]
+    return [i for i in ids if i is not None] or None
+
+
 def screen_message(data: bytes, size: int | None = None) -> Screened:
     """Check one incoming message (a stdio line) before the SDK sees it.
 
@@ -896,8 +907,11 @@ def screen_message(data: bytes, size: int | None = None) -> Screened:
     try:
         value = scrub_json(json.loads(text, parse_constant=_refuse_constant))
     except (ValueError, RecursionError) as exc:
-        # Answered with the id its first bytes show, if any (as for a message too large): a client waits for it.
-        return Screened(None, (_error_reply(_head_id(data), PARSE_ERROR, f"parse error: {exc}"),))
+        # Answered with the id its first bytes show, if any (as for a message too large): a client waits for it;
+        # JSON but for NaN/Infinity: each message it holds is answered by its own id (a batch's too).
+        ids = _constant_ids(text) if "is not a JSON value" in str(exc) else None
+        return Screened(None, tuple(_error_reply(i, PARSE_ERROR, f"parse error: {exc}")
+                                    for i in (ids or [_head_id(data)])))
     if isinstance(value, list):
         # MCP has had no batches since 2025-06-18 (neither has the SDK): each request is refused, by its id.
         refusal = "batches are not supported: send each JSON-RPC message on its own line"
