@@ -114,6 +114,12 @@ class Terminal:
             os.close(self.fd)
 
 
+def _child_log(home: Path) -> str:
+    """The child's log (where memdeck writes what went wrong: its stderr is the terminal), for a failure message."""
+    log = home / "memdeck.log"
+    return log.read_text(encoding="utf-8", errors="replace")[-4000:] if log.exists() else "(no memdeck.log)"
+
+
 def _start(workspace: Path, home: Path) -> Terminal:
     (home / "config.toml").write_text('[embedding]\nprovider = "hash"\n', encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "TEXTUAL"))}
@@ -151,7 +157,7 @@ def test_a_signal_keeps_unsaved_text_and_restores_the_terminal(demo_workspace: P
     try:
         _edit_unsaved(term)
         os.kill(term.pid, sig)
-        assert term.finish() == code
+        assert term.finish() == code, f"{_child_log(home)}\n{bytes(term.output[-1500:])!r}"
     finally:
         term.kill()
     copies = list((home / "recovery").glob("*.json"))
@@ -242,7 +248,7 @@ def test_more_signals(demo_workspace: Path, tmp_path: Path, edit: bool, act: Cal
         else:
             term.wait_for(lambda out: b"MEMORY.md" in out, "the first frame (the tree lists MEMORY.md)")
         act(term)
-        assert term.finish() == code
+        assert term.finish() == code, f"{_child_log(home)}\n{bytes(term.output[-1500:])!r}"
     finally:
         term.kill()
     copies = list((home / "recovery").glob("*.json"))
