@@ -401,6 +401,28 @@ def injected_kinds(text: str) -> tuple[str, ...]:
     return _analyse(text)[1]
 
 
+# A tag block cut to one line: "<composio> IMPORTANT: Ignore any pretrained knowledge you have about…".
+_COLLAPSED_TAG = re.compile(r"^<(?P<name>[A-Za-z][\w:.-]{0,63})(?:\s[^<>\n]{0,400})?>(?:\s|$)")
+
+
+def is_injected_title(text: str) -> bool:
+    """True when a one-line title holds injected text anywhere, so it cannot name the session.
+
+    OpenClaw's ``displayName`` (which ``openclaw doctor --fix`` fills from a session's first message, whitespace
+    collapsed and cut with ``…``) then starts with the wrapper, not with what the person said: a plugin's tag block
+    collapsed onto the line (``<composio> IMPORTANT: …``), a metadata header, a startup or queued-message prelude.
+    """
+    stripped = text.strip()
+    if not stripped:
+        return False
+    tag = _COLLAPSED_TAG.match(stripped)
+    if tag is not None and tag.group("name").lower() not in _HTML_ELEMENTS:
+        return True
+    if stripped.startswith((_STARTUP_HEADER, _QUEUED_TITLE, *_TRAILING_CONTEXT_HEADERS)):
+        return True
+    return bool(injected_kinds(stripped))
+
+
 def is_command(text: str) -> bool:
     """True when the message, once metadata and envelope are stripped, is a slash command."""
     return COMMAND in injected_kinds(text)
