@@ -38,7 +38,7 @@ from engine.sessions.reader import (
     session_search_text,
     summarize_transcript,
 )
-from engine.sessions.speech import is_injected
+from engine.sessions.speech import is_injected, is_injected_title
 from engine.state import read_json_state
 from engine.textio import scrub_json
 from engine.workspace import MemoryFile
@@ -255,11 +255,11 @@ def _choose_title(label: str | None, display_name: str | None, first_words: str 
     Secrets are masked (as in all session text memdeck shows), before the first words are cut to a title: a
     title is listed by ``memdeck sessions`` and the TUI, where ``password=hunter2`` must not be read.
     """
-    for candidate in (label, display_name):
+    for candidate, injected in ((label, is_injected), (display_name, is_injected_title)):
         if candidate and candidate.strip():
-            if not is_injected(candidate):
+            if not injected(candidate):
                 return redact_secrets(candidate.strip())
-            break  # OpenClaw titled it with the metadata block it put before the user's words
+            break  # OpenClaw titled it with the metadata block (or plugin block) it put before the user's words
     return title_from_words(redact_secrets(first_words)) if first_words else None
 
 
