@@ -32,34 +32,42 @@ def _load_eval() -> ModuleType:
 
 se = _load_eval()
 
-# Ratchet: the turns whose speech is exactly right today. A rule change may only ADD ids to this list, never
+# Ratchet: the turns whose speech is exactly right (all 69 since the rules were derived from OpenClaw's dist/;
+# on first sight of this set, before the last four fixes, 63). A rule change may only ADD ids to this list, never
 # remove one; when a turn becomes exact, add it here.
 EXACT_IDS = frozenset({
-    "amem-only", "between-meta-msgid", "cron-digest", "cron-only", "exec-new", "exec-only", "flush-new",
-    "flush-old", "fwd-words", "ja-plain", "ja-tomorrow", "loc-words", "look-async-question", "look-context-line",
-    "look-context-para", "look-cron-bracket", "look-draft", "look-flush-question", "look-html-fence",
-    "look-html-inline", "look-noreply", "look-queued-word", "look-timestamp-after-env", "look-timestamp-quote",
-    "meta-exec", "meta-msgid-sr", "plain", "plain-multiline", "reset", "shape-db", "sr-cyrillic", "sr-plain",
-    "system-only",
+    "amem-only", "between-composio-amem", "between-composio-system", "between-meta-msgid",
+    "between-startup-amem", "chanctx-words", "composio-cron", "composio-env-words", "composio-exec",
+    "composio-flush", "composio-heartbeat", "composio-long-flush", "composio-meta-doctor-words",
+    "composio-meta-env-words", "composio-multipara", "composio-only", "composio-queued-meta",
+    "composio-reply-words", "composio-startup", "composio-system-words", "composio-thread-words",
+    "composio-words", "cron-digest", "cron-only", "en-remind-tomorrow", "exec-new", "exec-not-dispatched",
+    "exec-only", "exec-unknown", "flush-new", "flush-old", "fwd-words", "heartbeat", "ja-instructions",
+    "ja-plain", "ja-tomorrow", "loc-words", "look-async-question", "look-context-line", "look-context-para",
+    "look-cron-bracket", "look-draft", "look-flush-question", "look-flush-question-wrapped",
+    "look-html-fence", "look-html-inline", "look-noreply", "look-queued-word", "look-timestamp-after-env",
+    "look-timestamp-quote", "look-xml-fence", "meta-exec", "meta-msgid-sr", "plain", "plain-multiline",
+    "queued-sentinel", "queued-two", "reset", "shape-db", "shape-db-2", "shape-jsonl", "shape-jsonl-2",
+    "sr-cyrillic", "sr-latin", "sr-plain", "startup-only", "system-only", "zh-between", "zh-composio",
 })
 
-# Floors from today's numbers (rounded down to 3 decimals), minus nothing. Raise them when the rules improve.
-OVERALL_FLOOR = {"exact": 33, "precision": 0.196, "recall": 0.722}
-# Injected lines kept from the turns whose speech is "": at most this many (today: 99, in 12 of 22 turns).
-INJECTED_ONLY_LINES_KEPT_CEILING = 99
+# Floors: written first from the old rules (33 exact, precision .196, recall .722, 99 injected lines kept in
+# turns with no speech); the rules derived from OpenClaw's dist/ scored 63 / .819 / .944 / 15 on first sight.
+OVERALL_FLOOR = {"exact": 69, "precision": 1.0, "recall": 1.0}
+INJECTED_ONLY_LINES_KEPT_CEILING = 0
 PER_KIND_FLOOR = {  # kind: (precision, recall)
-    "cron_wrapper": (0.0, 1.0),
-    "envelope_timestamp": (0.096, 0.423),
-    "exec_event": (0.0, 1.0),
-    "flush_prompt": (0.0, 1.0),
-    "heartbeat_prompt": (0.0, 1.0),
-    "inbound_meta": (0.157, 0.521),
-    "plugin_block": (0.093, 0.514),
-    "queued_wrapper": (0.0, 0.0),
+    "cron_wrapper": (1.0, 1.0),
+    "envelope_timestamp": (1.0, 1.0),
+    "exec_event": (1.0, 1.0),
+    "flush_prompt": (1.0, 1.0),
+    "heartbeat_prompt": (1.0, 1.0),
+    "inbound_meta": (1.0, 1.0),
+    "plugin_block": (1.0, 1.0),
+    "queued_wrapper": (1.0, 1.0),
     "reset_prompt": (1.0, 1.0),
-    "restart_sentinel": (0.0, 1.0),
-    "startup_context": (0.023, 1.0),
-    "system_event": (0.125, 0.333),
+    "restart_sentinel": (1.0, 1.0),
+    "startup_context": (1.0, 1.0),
+    "system_event": (1.0, 1.0),
     "transport_residue": (1.0, 1.0),
     "none": (1.0, 1.0),
 }
@@ -164,8 +172,6 @@ def test_per_kind_floors(result: dict[str, Any], kind: str) -> None:
     assert got["recall"] >= recall, (kind, got)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 24 part 1: folder and database must give the same speech; "
-                                       "today the JSONL shape loses the words. Remove this marker when it passes.")
 def test_jsonl_and_db_shapes_give_the_same_speech(result: dict[str, Any]) -> None:
     got = {r["id"]: se.normalise(r["got"]) for r in result["turns"]}
     assert got["shape-jsonl"] == got["shape-db"]

@@ -69,12 +69,15 @@ _DELIVERY_HINT = re.compile(r"^Delivery: .*`message` tool")
 _EXEC_START = re.compile(
     r"^(?:An async command the user already approved has completed"
     r"|An async command did not run"
+    # dist/heartbeat-*.mjs: the approval follow-ups when a command was not dispatched or its outcome is unknown
+    r"|An approved async command (?:was not dispatched|has an unknown execution outcome)"
     r"|Exec (?:finished|denied|completed|failed)\s*[(:])",
     re.IGNORECASE,
 )
 # dist/extensions/memory-core/index.js: DEFAULT_MEMORY_FLUSH_PROMPT opens "Pre-compaction memory flush.".
 _AUTOMATION_START = (
     "Read HEARTBEAT.md if it exists",
+    "Follow the heartbeat monitor scratch context when provided.",  # dist/heartbeat-*.mjs (2026.9.6's poll)
     "[OpenClaw heartbeat poll]",
     "Run the following periodic tasks (only those due based on their intervals):",
     "Pre-compaction memory flush",
@@ -149,6 +152,17 @@ def _fence_end(lines: list[str], start: int) -> int:
     return len(lines)
 
 
+def _user_fence_end(lines: list[str], start: int) -> int:
+    """Index just past a CommonMark fence opening at ``lines[start]`` (same marker, at least as long)."""
+    opening = lines[start].strip()
+    marker = opening[0] * (len(opening) - len(opening.lstrip(opening[0])))
+    for index in range(start + 1, len(lines)):
+        closing = lines[index].strip()
+        if closing.startswith(marker) and not closing.lstrip(marker[0]):
+            return index + 1
+    return len(lines)
+
+
 def _paragraph_end(lines: list[str], start: int) -> int:
     index = start
     while index < len(lines) and lines[index].strip():
@@ -219,6 +233,9 @@ def _scan(text: str) -> _Scan:
             continue
         if stripped in _TRAILING_CONTEXT_HEADERS:
             scan.saw(INBOUND_METADATA)
+            if index + 1 < len(lines) and lines[index + 1].strip().startswith("```"):
+                index = _fence_end(lines, index + 1)  # a fenced block under the header: words may follow it
+                continue
             break
         if stripped.startswith(_RUNTIME_HEADERS):
             # Runtime context is appended after the user's words and runs to the end of the message.
@@ -228,6 +245,12 @@ def _scan(text: str) -> _Scan:
         if closing is not None:
             scan.saw(RUNTIME_CONTEXT)
             index = _delimited_end(lines, index, closing)
+            continue
+        if stripped.startswith(("```", "~~~")):
+            # A fence the person typed: everything inside is theirs (a pasted XML config is no plugin block).
+            end = _user_fence_end(lines, index)
+            scan.lines.extend(lines[index:end])
+            index = end
             continue
         tag_end = _tag_block_end(lines, index)
         if tag_end is not None:
