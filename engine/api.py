@@ -985,6 +985,55 @@ class MemoryEngine(MemoryFiles):
 
         return dismiss(self._review_context(), finding)
 
+    def review_apply(self, finding_id: str, action: str, item: int | None = None, section: str | None = None,
+                     target: str | None = None, text: str | None = None) -> ReviewAction:
+        """Act on a finding by its id (the doors' entry point): find it in a fresh review, then call the action
+        the Review screen calls, with the choices it offers first.
+
+        ``item``: the statement (0-based) — default: promote's only one, a duplicate's last copy, every older
+        statement of a conflict (superseded by the finding's current one). ``section``/``target`` (promote):
+        default the review's suggestion, else the target's first section. ``text``: promote's wording or the
+        merged line (default: the statement; :func:`merge_text`).
+
+        Raises:
+            ReviewActionError: no such finding now (stale: its statements changed, it was acted on or
+                dismissed), or ``action`` is not one its kind allows; StatementChanged, ReviewWriteConflict as the
+                action raises them (nothing written).
+        """
+        from engine.review.actions import ReviewActionError, merge_text, promote_target, statement_text
+
+        allowed = {"duplicate": ("delete", "merge", "dismiss"), "conflict": ("supersede", "merge", "dismiss"),
+                   "promote": ("promote", "dismiss")}
+        finding = next((f for f in self.review().findings if f.id == finding_id), None)
+        if finding is None:
+            raise ReviewActionError(f"no finding {finding_id!r} in a fresh review (its statements changed, it was "
+                                    "acted on or dismissed): run the review again for current ids")
+        if action not in allowed[finding.kind]:
+            raise ReviewActionError(f"a {finding.kind} finding takes {', '.join(allowed[finding.kind])}, "
+                                    f"not {action!r}")
+        if item is not None and not 0 <= item < len(finding.items):
+            raise ReviewActionError(f"finding {finding.id} has {len(finding.items)} statement(s); "
+                                    f"there is no #{item + 1}")
+        if action == "promote":
+            index = len(finding.items) - 1 if item is None else item
+            suggested_target, suggested = promote_target(finding)
+            into = target or suggested_target
+            if section is None:
+                section = suggested if into == suggested_target else None
+                if section is None:
+                    section = next(iter(self.review_sections(into)), None)
+            chosen = finding.items[index]
+            return self.review_promote(chosen, section, into, text or statement_text(chosen.text), finding.id)
+        if action == "supersede":
+            if item is not None and item == finding.current:
+                raise ReviewActionError(f"#{item + 1} is the likely current statement: pick an older one")
+            return self.review_supersede(finding, item)
+        if action == "delete":
+            return self.review_delete(finding, len(finding.items) - 1 if item is None else item)
+        if action == "merge":
+            return self.review_merge(finding, text or merge_text(finding))
+        return self.review_dismiss(finding)
+
     def review_undo(self, reindex: bool = True) -> ReviewAction:
         """Undo the last review action: its files' text before, byte for byte, or the dismissal forgotten.
 

@@ -61,22 +61,42 @@ def format_report(report: Any) -> list[str]:
     return lines
 
 
-def build_review_command(make_engine: Callable[[bool], Any]) -> click.Command:
-    """The ``review`` command; ``make_engine(as_json)`` opens the engine (or exits with the error)."""
+def format_action(done: Any) -> list[str]:
+    """The text output of ``review apply``/``review undo``: what was done, the line written, any warning."""
+    lines = [done.summary]
+    if done.line:
+        lines.append(f"  {done.line}")
+    lines.extend(f"warning: {w}" for w in done.warnings)
+    return lines
 
-    @click.command("review")
+
+def action_json(done: Any) -> dict[str, Any]:
+    """``{"ok": true, "action", "summary", "files", "line", "findingId", "warnings"}``."""
+    return {"ok": True, "action": done.action, "summary": done.summary, "files": list(done.files),
+            "line": done.line, "findingId": done.finding_id, "warnings": list(done.warnings)}
+
+
+def build_review_command(make_engine: Callable[[bool], Any]) -> click.Command:
+    """The ``review`` command (with ``apply`` and ``undo``); ``make_engine(as_json)`` opens the engine (or exits
+    with the error)."""
+
+    @click.group("review", invoke_without_command=True)
     @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
     @click.option("--kind", type=click.Choice(["duplicate", "conflict", "promote"]), default=None,
                   help="Only this kind of finding.")
     @click.option("--since", type=_Day(), default=None,
                   help="Only findings with a statement from a note dated on/after this day.")
     @click.option("--full", is_flag=True, help="Compare everything again (ignore the incremental cache).")
-    def review(as_json: bool, kind: str | None, since: date | None, full: bool) -> None:
+    @click.pass_context
+    def review(ctx: click.Context, as_json: bool, kind: str | None, since: date | None, full: bool) -> None:
         """Find duplicates, conflicting facts (the newer marked current) and durable facts in daily notes that
         MEMORY.md does not hold yet. Read-only: no memory file changes.
 
-        Exits 0 with findings or without.
+        Exits 0 with findings or without. `review apply ID --action …` acts on a finding; `review undo`
+        undoes the last action.
         """
+        if ctx.invoked_subcommand is not None:
+            return
         engine = make_engine(as_json)
         try:
             report = engine.review(kind=kind, since=since, full=full)
@@ -90,9 +110,63 @@ def build_review_command(make_engine: Callable[[bool], Any]) -> click.Command:
             say_lines(format_report(report))
         sys.exit(EXIT_OK)
 
+    @review.command("apply")
+    @click.argument("finding_id", metavar="ID")
+    @click.option("--action", "action", required=True,
+                  type=click.Choice(["promote", "supersede", "delete", "merge", "dismiss"]),
+                  help="What to do: a duplicate takes delete|merge|dismiss, a conflict supersede|merge|dismiss, "
+                       "a promotion promote|dismiss.")
+    @click.option("--item", type=click.IntRange(min=1), default=None,
+                  help="The statement to act on, counted from 1 as listed (default: promote's statement, a "
+                       "duplicate's last copy, every older statement of a conflict).")
+    @click.option("--section", default=None,
+                  help="promote: the ## section (made when missing; default the suggested one, else the first).")
+    @click.option("--target", type=click.Choice(["MEMORY.md", "USER.md"]), default=None,
+                  help="promote: the file (default the suggested one).")
+    @click.option("--text", default=None, help="promote: the wording; merge: the merged line (default suggested).")
+    @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+    def apply(finding_id: str, action: str, item: int | None, section: str | None, target: str | None,
+              text: str | None, as_json: bool) -> None:
+        """Act on finding ID (from `memdeck review`): the Review screen's actions, written atomically and
+        undoable with `memdeck review undo`. Exits 1, writing nothing, for an unknown or stale id, an action its
+        kind does not take, or a statement that changed since.
+        """
+        engine = make_engine(as_json)
+        try:
+            done = engine.review_apply(finding_id.strip(), action, None if item is None else item - 1,
+                                       section, target, text)
+        except (MemdeckError, OSError, ValueError) as exc:
+            fail(f"review apply failed: {exc}", as_json)
+        finally:
+            engine.close()
+        if as_json:
+            echo_json(action_json(done))
+        else:
+            say_lines(format_action(done))
+        sys.exit(EXIT_OK)
+
+    @review.command("undo")
+    @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+    def undo(as_json: bool) -> None:
+        """Undo the last review action (CLI or Review screen): its files back byte for byte, or the dismissal
+        forgotten. Exits 1 when nothing is recorded or a file changed since.
+        """
+        engine = make_engine(as_json)
+        try:
+            done = engine.review_undo()
+        except (MemdeckError, OSError) as exc:
+            fail(f"review undo failed: {exc}", as_json)
+        finally:
+            engine.close()
+        if as_json:
+            echo_json(action_json(done))
+        else:
+            say_lines(format_action(done))
+        sys.exit(EXIT_OK)
+
     return review
 
 
 def register(group: click.Group, make_engine: Callable[[bool], Any]) -> None:
-    """Add ``review`` to a click group."""
+    """Add ``review`` (and ``review apply``/``review undo``) to a click group."""
     group.add_command(build_review_command(make_engine))
