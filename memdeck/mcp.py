@@ -81,6 +81,14 @@ APPEND_DESCRIPTION = (
     "todos worth remembering; keep entries short and dated context clear. Returns the path and the line range "
     "written."
 )
+REVIEW_DESCRIPTION = (
+    "Read-only review of the memory: duplicates (the same fact in several places), conflicts (a fact that "
+    "changed; the newer statement marked current) and durable facts in daily notes worth promoting to "
+    "MEMORY.md. Each finding has an id, its kind, the cited statements (path, startLine, endLine, text), why, a "
+    "score (0-1) and a suggestion; the same JSON as `memdeck review --json`. `kind` limits it to one kind, "
+    "`since` (YYYY-MM-DD) to findings with a statement from a note dated on/after that day. Nothing is changed: "
+    "a person acts on a finding with `memdeck review apply ID --action ...` (undo: `memdeck review undo`)."
+)
 RECALL_GUIDE = """\
 You have a long-term memory kept as Markdown files: MEMORY.md (curated, durable facts) and daily notes in \
 memory/YYYY-MM-DD.md. The person edits the same files, so they are the source of truth.
@@ -333,6 +341,16 @@ class AppendArguments(ToolArguments):
         description="A memory/*.md file; default today's daily note memory/YYYY-MM-DD.md.")] = None
 
 
+class ReviewArguments(ToolArguments):
+    """memory_review's arguments."""
+
+    kind: Annotated[Literal["duplicate", "conflict", "promote"] | None, Field(
+        description="Only this kind of finding: duplicate, conflict or promote (default: every kind).")] = None
+    since: Annotated[str | None, Field(
+        max_length=10, description="YYYY-MM-DD: only findings with a statement from a note dated on/after "
+                                   "this day.")] = None
+
+
 @dataclass(frozen=True)
 class ToolSpec:
     """One MCP tool as clients are shown it; its input schema comes from ``arguments``."""
@@ -348,6 +366,7 @@ TOOLS = (
     ToolSpec("memory_search", "Search memory", SEARCH_DESCRIPTION, SearchArguments),
     ToolSpec("memory_get", "Read memory lines", GET_DESCRIPTION, GetArguments),
     ToolSpec("memory_append", "Append to memory", APPEND_DESCRIPTION, AppendArguments, read_only=False),
+    ToolSpec("memory_review", "Review memory", REVIEW_DESCRIPTION, ReviewArguments),
 )
 
 
@@ -521,6 +540,24 @@ class MemoryService:
             return ToolOutcome({"path": given, "text": "", "disabled": True, "error": message}, is_error=True)
         return ToolOutcome(dict(result))
 
+    def review(self, arguments: dict[str, Any]) -> ToolOutcome:
+        """memory_review: the engine's review as ``memdeck review --json`` gives it (read-only)."""
+        from datetime import date
+
+        try:
+            args = ReviewArguments.parse(arguments)
+            try:
+                since = date.fromisoformat(args.since.strip()) if args.since and args.since.strip() else None
+            except ValueError:
+                raise ToolArgumentError(f"since must be a date YYYY-MM-DD, not {args.since!r}") from None
+        except ToolArgumentError as exc:
+            return ToolOutcome({"findings": [], "error": str(exc)}, is_error=True)
+        try:
+            report = self.engine().review(kind=args.kind, since=since)
+        except Exception as exc:  # the tool never throws
+            return ToolOutcome({"findings": [], "error": f"review failed: {_describe(exc)}"}, is_error=True)
+        return ToolOutcome(report.to_json())
+
     def append(self, arguments: dict[str, Any]) -> ToolOutcome:
         """memory_append: atomically append to today's daily note (or a memory/*.md file), then index it."""
         if not self.allow_write:
@@ -662,6 +699,7 @@ def build_server(service: MemoryService) -> Any:
     definitions = tool_definitions(service.allow_write)
     handlers: dict[str, Callable[[dict[str, Any]], ToolOutcome]] = {
         "memory_search": service.search, "memory_get": service.get, "memory_append": service.append,
+        "memory_review": service.review,
     }
     tools = [
         types.Tool(

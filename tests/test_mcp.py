@@ -291,8 +291,8 @@ def test_recall_guide_matches_write_permission(demo_workspace: Path, allow_write
 
 
 @pytest.mark.parametrize(("allow_write", "names"),
-                         [(False, ["memory_search", "memory_get"]),
-                          (True, ["memory_search", "memory_get", "memory_append"])])
+                         [(False, ["memory_search", "memory_get", "memory_review"]),
+                          (True, ["memory_search", "memory_get", "memory_append", "memory_review"])])
 def test_tool_schemas_match_openclaw(allow_write: bool, names: list[str]) -> None:
     tools = {t["name"]: t for t in tool_definitions(allow_write)}
     assert list(tools) == names
@@ -308,7 +308,7 @@ def test_advertised_schema_is_the_argument_models_schema(spec: ToolSpec) -> None
     # pydantic's own rendering of the model names the same arguments, in the same order, with the same required.
     plain = spec.arguments.model_json_schema()
     assert list(advertised["properties"]) == list(plain["properties"]) == spec.arguments.argument_names()
-    assert advertised["required"] == plain["required"]
+    assert advertised.get("required") == plain.get("required")
     assert advertised["additionalProperties"] is False  # what the checking does: unknown arguments are refused
 
 
@@ -319,9 +319,10 @@ def test_advertised_types_stay_openclaw_compatible() -> None:
         "memory_search": {"query": "string", "maxResults": "integer", "minScore": "number", "corpus": "string"},
         "memory_get": {"path": "string", "from": "integer", "lines": "integer", "corpus": "string"},
         "memory_append": {"text": "string", "file": "string"},
+        "memory_review": {"kind": "string", "since": "string"},
     }
-    assert {name: s["required"] for name, s in schemas.items()} == {
-        "memory_search": ["query"], "memory_get": ["path"], "memory_append": ["text"]}
+    assert {name: s.get("required", []) for name, s in schemas.items()} == {
+        "memory_search": ["query"], "memory_get": ["path"], "memory_append": ["text"], "memory_review": []}
     search = schemas["memory_search"]["properties"]
     assert (search["maxResults"]["minimum"], search["maxResults"]["maximum"]) == (1, 50)
     assert (search["minScore"]["minimum"], search["minScore"]["maximum"]) == (0, 1)
@@ -420,7 +421,7 @@ def _payload(result: Any) -> dict[str, Any]:
 
 async def _exercise_read_tools(session: Any, ws: Path) -> None:
     tools = await session.list_tools()
-    assert [t.name for t in tools.tools] == ["memory_search", "memory_get"]
+    assert [t.name for t in tools.tools] == ["memory_search", "memory_get", "memory_review"]
     search_tool = tools.tools[0]
     assert search_tool.annotations.read_only_hint is True
     assert search_tool.input_schema["required"] == ["query"]
@@ -482,7 +483,7 @@ async def test_stdio_server_appends_with_allow_write(demo_workspace: Path, serve
         async with stdio_client(params, errlog=server_log) as (read, write), ClientSession(read, write) as session:
             await session.initialize()
             names = [t.name for t in (await session.list_tools()).tools]
-            assert names == ["memory_search", "memory_get", "memory_append"]
+            assert names == ["memory_search", "memory_get", "memory_append", "memory_review"]
             before = _payload(await session.call_tool("memory_search", {"query": "okapi dashboard"}))
             assert before["mode"] == "hybrid", before  # the search waited for the start-up warm-up
             written = _payload(await session.call_tool("memory_append",

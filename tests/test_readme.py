@@ -48,14 +48,25 @@ def test_every_cli_command_and_option_is_documented() -> None:
             for opt in param.opts:
                 if opt.startswith("--") and opt not in ("--help", "--json"):
                     assert opt in row, f"memdeck {name} {opt} is not in its row of the command table"
+        if isinstance(command, click.Group):  # `memdeck review apply`, `memdeck review undo`
+            for sub_name in command.list_commands(ctx):
+                sub = command.get_command(ctx, sub_name)
+                assert sub is not None
+                start = f"| `memdeck {name} {sub_name}"
+                assert start in text, f"`memdeck {name} {sub_name}` has no row in the command table"
+                row = next(line for line in text.splitlines() if line.startswith(start))
+                for param in sub.params:
+                    for opt in param.opts:
+                        if opt.startswith("--") and opt not in ("--help", "--json"):
+                            assert opt in row, f"memdeck {name} {sub_name} {opt} is not in its row"
 
 
 def test_mcp_tools_and_every_argument_are_documented() -> None:
-    from memdeck.mcp import AppendArguments, GetArguments, SearchArguments
+    from memdeck.mcp import AppendArguments, GetArguments, ReviewArguments, SearchArguments
 
     text = section("MCP: memdeck for agents")
     for tool, model in (("memory_search", SearchArguments), ("memory_get", GetArguments),
-                        ("memory_append", AppendArguments)):
+                        ("memory_append", AppendArguments), ("memory_review", ReviewArguments)):
         row = next((line for line in text.splitlines() if line.startswith(f"| `{tool}` |")), None)
         assert row, f"{tool} has no row in the MCP tools table"
         for name, info in model.model_fields.items():
