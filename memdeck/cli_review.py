@@ -131,19 +131,8 @@ def build_review_command(make_engine: Callable[[bool], Any]) -> click.Command:
         undoable with `memdeck review undo`. Exits 1, writing nothing, for an unknown or stale id, an action its
         kind does not take, or a statement that changed since.
         """
-        engine = make_engine(as_json)
-        try:
-            done = engine.review_apply(finding_id.strip(), action, None if item is None else item - 1,
-                                       section, target, text)
-        except (MemdeckError, OSError, ValueError) as exc:
-            fail(f"review apply failed: {exc}", as_json)
-        finally:
-            engine.close()
-        if as_json:
-            echo_json(action_json(done))
-        else:
-            say_lines(format_action(done))
-        sys.exit(EXIT_OK)
+        _act(make_engine, as_json, "review apply", lambda engine: engine.review_apply(
+            finding_id.strip(), action, None if item is None else item - 1, section, target, text))
 
     @review.command("undo")
     @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
@@ -151,20 +140,25 @@ def build_review_command(make_engine: Callable[[bool], Any]) -> click.Command:
         """Undo the last review action (CLI or Review screen): its files back byte for byte, or the dismissal
         forgotten. Exits 1 when nothing is recorded or a file changed since.
         """
-        engine = make_engine(as_json)
-        try:
-            done = engine.review_undo()
-        except (MemdeckError, OSError) as exc:
-            fail(f"review undo failed: {exc}", as_json)
-        finally:
-            engine.close()
-        if as_json:
-            echo_json(action_json(done))
-        else:
-            say_lines(format_action(done))
-        sys.exit(EXIT_OK)
+        _act(make_engine, as_json, "review undo", lambda engine: engine.review_undo())
 
     return review
+
+
+def _act(make_engine: Callable[[bool], Any], as_json: bool, what: str, call: Callable[[Any], Any]) -> None:
+    """Run one review action (or its undo) on a fresh engine and report it; exit 1, writing nothing, on failure."""
+    engine = make_engine(as_json)
+    try:
+        done = call(engine)
+    except (MemdeckError, OSError, ValueError) as exc:
+        fail(f"{what} failed: {exc}", as_json)
+    finally:
+        engine.close()
+    if as_json:
+        echo_json(action_json(done))
+    else:
+        say_lines(format_action(done))
+    sys.exit(EXIT_OK)
 
 
 def register(group: click.Group, make_engine: Callable[[bool], Any]) -> None:
