@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import shutil
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -33,3 +35,16 @@ def demo_workspace(tmp_path: Path) -> Path:
     target = tmp_path / "demo"
     shutil.copytree(DEMO_SOURCE, target)
     return target
+
+
+@pytest.fixture
+def system_zone(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[str], None]]:
+    """Set this process's system zone (``TZ``); the process's own zone is put back afterwards."""
+
+    def set_zone(name: str) -> None:
+        monkeypatch.setenv("TZ", name)
+        time.tzset()
+
+    yield set_zone
+    monkeypatch.undo()
+    time.tzset()

@@ -11,9 +11,8 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 import zoneinfo
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
@@ -39,19 +38,6 @@ MIDNIGHT = [
     pytest.param(TOKYO, LA, datetime(2026, 3, 1, 23, 59), id="LA-23:59-on-a-tokyo-system"),
     pytest.param(TOKYO, LA, datetime(2026, 3, 2, 0, 1), id="LA-00:01-on-a-tokyo-system"),
 ]
-
-
-@pytest.fixture
-def system_zone(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[str], None]]:
-    """Set this process's system zone (``TZ``); the process's own zone is put back afterwards."""
-
-    def set_zone(name: str) -> None:
-        monkeypatch.setenv("TZ", name)
-        time.tzset()
-
-    yield set_zone
-    monkeypatch.undo()
-    time.tzset()
 
 
 def _instant(zone: str, wall: datetime) -> datetime:

@@ -3,8 +3,7 @@ it offers and writes that zone's daily note, headed with a time of the same day.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
@@ -13,17 +12,6 @@ import pytest
 from engine.api import daily_heading
 from tests.tui.conftest import make_app, settle, tui_config
 from tests.tui.test_app import wait_until
-
-
-@pytest.fixture
-def system_zone(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[str], None]]:
-    def set_zone(name: str) -> None:
-        monkeypatch.setenv("TZ", name)
-        time.tzset()
-
-    yield set_zone
-    monkeypatch.undo()
-    time.tzset()
 
 
 @pytest.mark.parametrize(("system", "zone", "now", "wall"), [
