@@ -442,7 +442,7 @@ class MemoryEngine(MemoryFiles):
         with writer_lock(path, wait=10.0):
             current = _inode(path)
             if current is not None and (inode is None or current == inode):
-                aside = move_aside(path)
+                aside = move_aside(path, self.clock.stamp())
                 store = Store(path, dims)
                 kept = salvage_cache(aside, store)
                 note = f"index was unusable ({why}); moved aside to {aside.name} and rebuilt from the Markdown"

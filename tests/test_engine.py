@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -272,3 +273,16 @@ def test_reindex_file_of_a_deleted_file_falls_back_to_a_full_sync(engine: Memory
     (engine.config.workspace / "memory" / "2026-10-02.md").unlink()
     engine.reindex_file("memory/2026-10-02.md")
     assert engine.search("violin", mode="keyword", ensure_fresh=False).results == ()
+
+
+def test_a_corrupt_index_copy_is_named_by_the_one_clock(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The copy's name reads in [memory] timezone at MEMDECK_NOW, like every other time memdeck writes.
+    monkeypatch.setenv("MEMDECK_NOW", "2031-07-04T23:30:00+00:00")
+    ws = _ws(tmp_path)
+    cfg = replace(hash_config(ws), memory=replace(hash_config(ws).memory, timezone="Asia/Tokyo"))
+    cfg.index_path.parent.mkdir(parents=True, exist_ok=True)
+    cfg.index_path.write_bytes(b"this is not a database" * 100)
+    with MemoryEngine(cfg) as eng:
+        assert eng.search("violin", mode="keyword").results
+    names = [p.name for p in cfg.index_path.parent.glob("*.corrupt-*")]
+    assert names == [f"{cfg.index_path.name}.corrupt-20310705-083000"]

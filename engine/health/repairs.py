@@ -15,7 +15,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Protocol
 
-from engine.clock import Clock, ClockError
+from engine.clock import Clock
 from engine.config import Config
 from engine.display import plural
 from engine.errors import MemdeckError
@@ -114,11 +114,7 @@ def repair_rows(store: Store) -> list[str]:
 def _instant(config: Config) -> datetime:
     """The time now on the one clock (the user's zone); the system's when a clock variable is unreadable — a
     repair must not fail over a test hook."""
-    clock = Clock.for_config(config)
-    try:
-        return clock.instant()
-    except ClockError:
-        return datetime.now(clock.zone)
+    return Clock.for_config(config).stamp()
 
 
 def _move_workspace_temps(config: Config, paths: list[Path], actions: list[str]) -> None:
@@ -226,7 +222,7 @@ def repair(config: Config, open_engine: OpenEngine, progress: Callable[[str], No
             say("moving the damaged index aside")
             with writer_lock(config.index_path, wait=10.0):
                 if config.index_path.exists():
-                    aside = move_aside(config.index_path)
+                    aside = move_aside(config.index_path, _instant(config))
                     actions.append(f"moved the damaged index aside to {aside.name}")
         elif any(by_check.get(c) is not None and by_check[c].severity == "error" for c in row_checks):
             say("repairing index rows")

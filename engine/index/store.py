@@ -11,6 +11,7 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -484,9 +485,12 @@ def salvage_cache(source: Path, store: Store) -> int:
     return copied
 
 
-def move_aside(path: Path) -> Path:
-    """Rename a corrupt index (and its WAL/SHM) to ``<name>.corrupt-<time>``; returns the new path."""
-    stamp = time.strftime("%Y%m%d-%H%M%S")
+def move_aside(path: Path, now: datetime) -> Path:
+    """Rename a corrupt index (and its WAL/SHM) to ``<name>.corrupt-<time>``; returns the new path.
+
+    ``now`` is the one clock's time (:class:`engine.clock.Clock`), so the copy's name reads in the user's zone.
+    """
+    stamp = now.strftime("%Y%m%d-%H%M%S")
     target = path.with_name(f"{path.name}.corrupt-{stamp}")
     n = 1
     while target.exists():  # never overwrite an earlier copy moved aside in the same second
