@@ -79,10 +79,15 @@ def test_model_floors(demo_engine: MemoryEngine, mode: str) -> None:
 
 @pytest.mark.model
 def test_exact_rare_token_by_keyword(demo_engine: MemoryEngine) -> None:
+    # Two chunks of the incident note hold the code (its first report, line 4, and the timeline, line 11); they
+    # score within 1e-4 of each other, so which leads depends on float rounding: both must lead the rest.
     results = demo_engine.search("ERR_PG_53300").results
-    top = results[0]
-    assert top.path == "memory/2026-10-14.md" and top.start_line <= 4 <= top.end_line
-    assert top.text_score == max(h.text_score for h in results) and "ERR_PG_53300" in top.snippet
+    top, second = results[0], results[1]
+    assert {(h.path, h.start_line <= 4 <= h.end_line or h.start_line <= 11 <= h.end_line) for h in (top, second)} == {
+        ("memory/2026-10-14.md", True)}
+    assert any(h.start_line <= 4 <= h.end_line for h in (top, second))
+    assert max(top.text_score, second.text_score) == max(h.text_score for h in results)
+    assert "ERR_PG_53300" in top.snippet and "ERR_PG_53300" in second.snippet
 
 
 @pytest.mark.model
