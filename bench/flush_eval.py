@@ -88,10 +88,10 @@ def parse_label_time(label: str, said: datetime) -> tuple[date, str | None]:
 def time_shown(item_norm: str, when: date, clock: str | None) -> bool:
     """The item shows the resolved date (and time of day, if labelled) in one of the accepted forms."""
     mon = _MONTHS[when.month - 1]
-    d, dd, mm = str(when.day), f"{when.day:02d}", f"{when.month:02d}"
-    forms = (f"{d} {mon}", f"{dd} {mon}", f"{mon} {d}", f"{mon} {dd}", when.isoformat(), f"{d}.{when.month}.",
-             f"{dd}.{mm}.", f"{when.month}月{when.day}日")
-    date_ok = any(re.search(rf"(?<!\d){re.escape(f)}(?!\d)", item_norm) for f in forms)
+    d = str(when.day)
+    forms = (rf"0?{d}\.? {mon}", rf"{mon}[a-z]*\.? 0?{d}", re.escape(when.isoformat()), rf"0?{d}\.0?{when.month}\.",
+             rf"{when.month}月{d}日")
+    date_ok = any(re.search(rf"(?<!\d){f}(?!\d)", item_norm) for f in forms)
     if not date_ok or clock is None:
         return date_ok
     hour, minute = clock.split(":")

@@ -115,6 +115,20 @@ def test_label_times_refuse_a_wrong_weekday() -> None:
         flush_eval.parse_label_time("tomorrow", said)
 
 
+@pytest.mark.parametrize("shown", ["Fri 13 Nov 08:30", "13 November, 8:30", "Friday, November 13 at 08:30",
+                                   "2026-11-13 08:30", "13.11. um 8:30", "11月13日 8:30", "petak 13. novembar u 08:30"])
+def test_resolved_times_are_recognised_in_several_forms(shown: str) -> None:
+    when = datetime.fromisoformat("2026-11-13T00:00:00").date()
+    assert flush_eval.time_shown(flush_eval.norm(shown), when, "08:30")
+
+
+@pytest.mark.parametrize("shown", ["tomorrow at 08:30", "Fri 13 Nov", "113 Nov 08:30", "Sat 14 Nov 08:30",
+                                   "Fri 13 Nov 18:30", "2026-11-30 08:30"])
+def test_unresolved_or_wrong_times_are_not(shown: str) -> None:
+    when = datetime.fromisoformat("2026-11-13T00:00:00").date()
+    assert not flush_eval.time_shown(flush_eval.norm(shown), when, "08:30")
+
+
 def _item(text: str, line: int = 2) -> DraftItem:
     return DraftItem(text=text, kind="plan", session_id="s", line=line)
 
