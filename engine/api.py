@@ -17,6 +17,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from engine.bootstrap import BootstrapBudget, bootstrap_budget
 from engine.clock import Clock, ClockError
 from engine.config import Config
 from engine.display import plural
@@ -340,6 +341,7 @@ class Status:
     provider_url: str | None = None  # a remote provider's endpoint (no credentials)
     session_source: SourceStatus | None = None  # where sessions come from: OpenClaw's database or a folder
     folder_links: tuple[FolderLink, ...] = ()  # symlinked folders in the memory tree (memory/ first), and the rule
+    bootstrap: BootstrapBudget | None = None  # what OpenClaw injects of MEMORY.md, USER.md, ... at a session's start
 
     @property
     def memory_folder(self) -> str | None:
@@ -354,6 +356,7 @@ class Status:
         d["sources"] = list(self.sources)
         d["issues"] = list(self.issues)
         d["recovered"] = list(self.recovered)
+        d["bootstrap"] = self.bootstrap.to_dict() if self.bootstrap is not None else None
         if self.session_source is not None:
             d["session_source"] = {**d["session_source"], "warnings": list(self.session_source.warnings),
                                    "newer_schema": self.session_source.newer_schema}
@@ -1053,6 +1056,11 @@ class MemoryEngine(MemoryFiles):
 
     # -- status ------------------------------------------------------------------------------
     @_recovering
+    def bootstrap_budget(self) -> BootstrapBudget:
+        """What a main session of this agent receives of the workspace's bootstrap files (``MEMORY.md``,
+        ``USER.md``, ...) under OpenClaw's limits, read from its config (``openclaw.json``) or its defaults."""
+        return bootstrap_budget(self.config.workspace, self.config.agent)
+
     def status(self, deep: bool = False) -> Status:
         """The index's state; ``deep`` loads the model and embeds a probe."""
         scan_issues: list[str] = []
@@ -1111,6 +1119,7 @@ class MemoryEngine(MemoryFiles):
             provider_url=self.choice.base_url,
             session_source=self.describe_sessions(),
             folder_links=tuple(links),
+            bootstrap=self.bootstrap_budget(),
         )
 
     def _persisted_recovery(self) -> list[str]:

@@ -33,7 +33,7 @@ from memdeck.output import (
 )
 
 if TYPE_CHECKING:
-    from engine.api import SyncProgress
+    from engine.api import Status, SyncProgress
 
 _fail = fail  # the one error path: a stderr line, and {"ok": false, "error"} on stdout with --json
 
@@ -166,6 +166,19 @@ def cli(ctx: click.Context, workspace: str | None, sessions: str | None, config_
         sys.exit(run_app(cfg))
 
 
+def _bootstrap_lines(st: Status) -> list[str]:
+    """What OpenClaw hands a session of MEMORY.md and USER.md at its start, and what it cuts."""
+    budget = st.bootstrap
+    if budget is None:
+        return []
+    lines = [f"{f.describe()}" for f in budget.files if f.name in ("MEMORY.md", "USER.md") or f.truncated]
+    limits = f"{budget.max_chars:,} a file, {budget.total_max_chars:,} in all"
+    head = f"OpenClaw injects at session start ({limits}; {budget.config_path or 'its defaults'}):"
+    if budget.config_problem:
+        head += f" {budget.config_problem}"
+    return [head, *(f"  {line}" for line in lines)]
+
+
 @cli.command()
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.option("--deep", is_flag=True, help="Load the model and embed a probe.")
@@ -201,6 +214,7 @@ def status(obj: _Ctx, as_json: bool, deep: bool) -> None:
         f"Embedding cache: {plural(st.cache_entries, 'entry', 'entries')}",
         f"Index identity: {st.identity_status}",
         *_session_source_lines(st.session_source),
+        *_bootstrap_lines(st),
         # The symlink rule, said where it applies: a linked memory/ (stow, Dropbox) and folder links in it.
         *(f"Memory folder: {link.describe()}" if link.rel == "memory" else f"Folder link: {link.describe()}"
           for link in st.folder_links if link.followed or link.rel == "memory"),

@@ -20,6 +20,7 @@ def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
 
     for var in ("MEMDECK_WORKSPACE", "MEMDECK_SESSIONS", "MEMDECK_DISABLE_VEC", "MEMDECK_SQLITE_DRIVER",
                 "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "MEMDECK_AGENT_DB_TIMEOUT", "MEMDECK_TODAY",
+                "OPENCLAW_CONFIG_PATH",
                 "MEMDECK_NOW"):
         monkeypatch.delenv(var, raising=False)
     # Session discovery looks in $OPENCLAW_STATE_DIR, else ~/.openclaw: never find the machine's real install.

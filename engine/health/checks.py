@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from engine.bootstrap import bootstrap_budget
 from engine.clock import note_timezone
 from engine.config import Config
 from engine.display import byte_size, plural
@@ -57,7 +58,7 @@ class Finding:
     Attributes:
         check: a stable id (``workspace``, ``index``, ``fts``, ``vectors``, ``orphans``, ``files``, ``identity``,
             ``stale``, ``temp-files``, ``workspace-temp``, ``corrupt-copies``, ``lock``, ``sqlite-vec``, ``model``,
-            ``permissions``, ``unreadable``, ``symlinks``, ``sessions``, ``secrets``).
+            ``permissions``, ``unreadable``, ``symlinks``, ``sessions``, ``secrets``, ``bootstrap``).
         severity: ``ok``, ``info``, ``warn`` or ``error``.
         message: one line for a person.
         count: how many things the check found (rows, files, ...).
@@ -669,6 +670,28 @@ def _check_sessions(config: Config) -> Finding:
     return Finding("sessions", "ok", summary, where.sessions or 0)
 
 
+def _check_bootstrap(config: Config) -> Finding:
+    """Whether OpenClaw cuts MEMORY.md, USER.md or another bootstrap file out of what a session starts with."""
+    budget = bootstrap_budget(config.workspace, config.agent)
+    problem = (f"; {budget.config_problem} (OpenClaw's default limits assumed)",) if budget.config_problem else ()
+    cut = budget.cut
+    if not cut:
+        memory = budget.file("MEMORY.md")
+        size = f"MEMORY.md {memory.chars:,} of {memory.limit:,} characters" if memory and memory.present else \
+            "no MEMORY.md"
+        return Finding("bootstrap", "info" if problem else "ok",
+                       f"OpenClaw injects every bootstrap file whole ({size}){''.join(problem)}")
+    return Finding(
+        "bootstrap", "warn",
+        f"OpenClaw cuts {plural(len(cut), 'bootstrap file')} out of what a session starts with: "
+        + ", ".join(f.name for f in cut) + "".join(problem),
+        count=len(cut),
+        details=(*(f.describe() for f in cut),
+                 "move what the agent needs less often out of MEMORY.md into a dated or topic note (memdeck review), "
+                 "or raise agents.defaults.bootstrapMaxChars / bootstrapTotalMaxChars in OpenClaw's config"),
+    )
+
+
 def diagnose(config: Config, now: float | None = None) -> DoctorReport:
     """Check the index and its surroundings without changing anything.
 
@@ -694,6 +717,7 @@ def diagnose(config: Config, now: float | None = None) -> DoctorReport:
     findings.extend(_check_files_on_disk(config, now))
     findings.append(_check_permissions(config))
     findings.append(_check_sessions(config))
+    findings.append(_check_bootstrap(config))
     secret_finding, secrets = _check_secrets(config)
     findings.append(secret_finding)
     return DoctorReport(str(config.workspace), str(config.index_path), tuple(findings), tuple(secrets))
