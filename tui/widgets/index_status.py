@@ -65,13 +65,19 @@ class IndexStatus(Vertical):
         self.model_pending = False
         self.indexing = False
         self._progress: tuple[Horizontal, TextLine, ProgressBar] | None = None
+        self._early: tuple[str, int, int, str | None] | None = None  # progress that came before the pane mounted
 
     def compose(self) -> ComposeResult:
         yield TextLine(Content.styled("opening the index…", "$text-muted"), id="status-engine")
         yield TextLine("", id="status-index")
 
+    def on_mount(self) -> None:
+        if self._early is not None:  # indexing reported progress before the pane was in the DOM
+            early, self._early = self._early, None
+            self.call_later(self.show_progress, *early)  # is_mounted turns True once this handler returns
+
     def _progress_row(self) -> tuple[Horizontal, TextLine, ProgressBar]:
-        """The progress row, made on first use (indexing starts after the first screen)."""
+        """The progress row, made on first use (indexing starts after the first screen); only once mounted."""
         if self._progress is None:
             from textual.widgets import ProgressBar
 
@@ -126,8 +132,12 @@ class IndexStatus(Vertical):
         self.query_one("#status-index", TextLine).update(Content.assemble(*index))
 
     def show_progress(self, phase: str, done: int, total: int, path: str | None) -> None:
-        """Indexing moved on."""
+        """Indexing moved on (before the pane is mounted, or after it left the DOM, the latest is kept for on_mount:
+        mounting the row into a pane that is not mounted raises MountError)."""
         self.indexing = True
+        if not (self.is_mounted and self.is_attached):
+            self._early = (phase, done, total, path)
+            return
         row, label, bar = self._progress_row()
         if not row.display:
             self.query_one("#status-index").display = False
@@ -139,6 +149,7 @@ class IndexStatus(Vertical):
     def hide_progress(self) -> None:
         """Indexing ended."""
         self.indexing = False
+        self._early = None
         if self._progress is not None and self._progress[0].display:
             self._progress[0].display = False
             self.query_one("#status-index").display = True
