@@ -11,7 +11,7 @@ import os
 import stat
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import date, datetime
 from pathlib import Path
@@ -37,6 +37,7 @@ from engine.index.indexer import (
     SyncProgress,
     SyncReport,
     embed_pending,
+    embed_rate,
     identity_for,
     pid_alive,
     sync_files,
@@ -342,6 +343,8 @@ class Status:
     session_source: SourceStatus | None = None  # where sessions come from: OpenClaw's database or a folder
     folder_links: tuple[FolderLink, ...] = ()  # symlinked folders in the memory tree (memory/ first), and the rule
     bootstrap: BootstrapBudget | None = None  # what OpenClaw injects of MEMORY.md, USER.md, ... at a session's start
+    embedded_chunks: int = 0  # chunks with their vectors (``vector_state`` reads ``vectors 9/56`` until all are)
+    embed_seconds: float | None = None  # ≈ how long embedding the rest takes at the measured speed (None: unknown)
 
     @property
     def memory_folder(self) -> str | None:
@@ -367,6 +370,9 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 # The index's meta key holding the model-change message while the re-embedding it began is unfinished.
 MODEL_CHANGE_META = "model_change"
 _INDEX_ERRORS: tuple[type[BaseException], ...] = (CorruptIndex, *DB_ERRORS)
+SEARCH_EMBED_BUDGET = 1.0
+"""Seconds of embedding a CLI/MCP search may spend before it answers (at the measured speed; one small group is
+the probe when the speed is not known yet): the rest waits for ``memdeck index`` or the next sync."""
 
 
 def _recovering(method: _F) -> _F:
@@ -414,6 +420,7 @@ class MemoryEngine(MemoryFiles):
         self._state = _State()
         self._vindex = VectorIndex()
         self._sync_lock = threading.RLock()
+        self._long_embed = threading.Event()  # set while an unbudgeted embedding run holds the sync lock
         self._loading = False
         self._load_error: str | None = None
         self._provider_error: str | None = None
@@ -621,6 +628,8 @@ class MemoryEngine(MemoryFiles):
         cancel: threading.Event | None = None,
         embed: bool = True,
         wait: float = 30.0,
+        budget: float | None = None,
+        urgent: bool = False,
     ) -> SyncReport:
         """Bring the index up to date with the files.
 
@@ -629,14 +638,16 @@ class MemoryEngine(MemoryFiles):
             progress: called with :class:`SyncProgress` updates.
             cancel: set it to stop between files/batches (the index stays consistent).
             embed: also embed new chunks (loads the model if needed).
-            wait: seconds to wait for another writer.
+            wait: seconds to wait for another writer (another process, or another thread of this one).
+            budget: seconds of embedding at most (see :data:`SEARCH_EMBED_BUDGET`); the rest stays pending.
+            urgent: a reader waits (a search): behind a long embedding run in another thread, give up at once.
 
         Raises:
-            IndexBusy: another process kept the writer lock for ``wait`` seconds.
+            IndexBusy: another process (or thread) kept the writer lock for ``wait`` seconds.
         """
         started = time.monotonic()
         report = SyncReport()
-        with self._sync_lock, writer_lock(self.config.index_path, wait=wait):
+        with self._writing(wait, urgent):
             if force or self.needs_rebuild():
                 change = self.model_change()
                 if change:  # said once, by whichever door runs the rebuild (CLI index/search, TUI, MCP)
@@ -653,14 +664,60 @@ class MemoryEngine(MemoryFiles):
                     self.store.set_meta("identity", json.dumps(self._identity()))
                 sync_files(self.store, self.config, scan.files, report, progress, cancel)
                 if embed and self.can_embed and not report.cancelled:
-                    self._embed(report, progress, cancel)
+                    self._embed(report, progress, cancel, budget=budget)
         report.chunks_total = self.store.counts()["chunks"]
         report.seconds = time.monotonic() - started
         self._state.last_sync = time.time()
         return report
 
+    @contextlib.contextmanager
+    def _writing(self, wait: float, urgent: bool = False) -> Iterator[None]:
+        """This process's sync lock, then the index's writer lock, each waited for ``wait`` seconds at most: a
+        search (``urgent``) must not queue behind a long embedding run in another thread: it answers from the
+        index as it is.
+
+        Raises:
+            IndexBusy: either lock stayed taken for ``wait`` seconds.
+        """
+        # Behind a long embedding run in another thread, waiting is pointless: it holds the lock for minutes.
+        if not self._sync_lock.acquire(blocking=False) and (
+                (urgent and self._long_embed.is_set()) or not self._sync_lock.acquire(timeout=max(0.0, wait))):
+            raise IndexBusy("memdeck is embedding the index in this process; try again shortly")
+        try:
+            with writer_lock(self.config.index_path, wait=wait):
+                yield
+        finally:
+            self._sync_lock.release()
+
+    def embed_some(self, seconds: float = SEARCH_EMBED_BUDGET, wait: float = 2.0) -> SyncReport:
+        """Embed pending chunks for ``seconds`` at most (the most read first: MEMORY.md, USER.md, the newest notes),
+        without rescanning the workspace; loads the model if needed.
+
+        Raises:
+            IndexBusy: another writer kept the index for ``wait`` seconds.
+        """
+        report = SyncReport()
+        if not self.can_embed or not self.store.has_pending():
+            return report
+        started = time.monotonic()
+        with self._writing(wait, urgent=True):
+            if not self.needs_rebuild():
+                self._embed(report, None, None, budget=seconds)
+        report.seconds = time.monotonic() - started
+        return report
+
+    def embed_estimate(self) -> tuple[int, float | None]:
+        """(chunks not embedded yet, ≈ seconds to embed them at this embedder's measured speed, None if unknown)."""
+        if self.embedder is None or not self.store.vec_available:
+            return 0, None
+        pending = self.store.pending_count()
+        if not pending:
+            return 0, None
+        rate = embed_rate(self.store, self.embedder)
+        return pending, (queries.pending_chars(self.store.conn) / rate if rate else None)
+
     def _embed(self, report: SyncReport, progress: ProgressFn | None, cancel: threading.Event | None,
-               store: Store | None = None) -> None:
+               store: Store | None = None, budget: float | None = None) -> None:
         assert self.embedder is not None
         self.load_model()
         if self._load_error:
@@ -672,11 +729,24 @@ class MemoryEngine(MemoryFiles):
         target = store or self.store
         if not target.dims and self.embedder.dims:
             target.dims = self.embedder.dims  # a remote model's size, known since its first answer
+        budget_chars: int | None = None
+        deadline: float | None = None
+        if budget is not None:
+            rate = embed_rate(target, self.embedder)
+            budget_chars = int(rate * budget) if rate else 1  # unknown speed: one group, measured (the probe)
+            deadline = time.monotonic() + budget
+        long_run = budget is None and not self._long_embed.is_set()
+        if long_run:
+            self._long_embed.set()
         try:
             embed_pending(target, self.embedder, report, progress, cancel, self.config.embedding.batch_size,
-                          self.config.chunking.window_tokens, self.config.chunking.line_vectors)
+                          self.config.chunking.window_tokens, self.config.chunking.line_vectors,
+                          budget_chars=budget_chars, deadline=deadline)
         except EmbeddingError as exc:  # what is embedded stays; the rest waits for the provider
             report.issues.append(f"embedding stopped: {exc}; the remaining chunks are keyword-only until it works")
+        finally:
+            if long_run:
+                self._long_embed.clear()
         if not target.has_pending() and target.get_meta(MODEL_CHANGE_META) is not None:
             queries.delete_meta(target.conn, MODEL_CHANGE_META)  # the re-embedding a model change began is done
 
@@ -739,7 +809,7 @@ class MemoryEngine(MemoryFiles):
         started = time.monotonic()
         report = SyncReport()
         file = MemoryFile(rel_norm, absolute, "memory", st.st_mtime_ns, st.st_size)
-        with self._sync_lock, writer_lock(self.config.index_path, wait=30.0):
+        with self._writing(30.0):
             sync_files(self.store, self.config, [file], report, prune=False)
             if embed and self.can_embed:
                 self._embed(report, None, None)
@@ -786,6 +856,7 @@ class MemoryEngine(MemoryFiles):
         if not sources:
             return SearchResponse((), "none", None, mode, tuple(warnings))
         want_vec = mode in ("hybrid", "vector")
+        not_embedded, embed_eta = 0, None
         change = self.model_change() if want_vec else None
         if change:
             # Vectors of another model are noise to this one's query: keyword results until the rebuild,
@@ -794,13 +865,17 @@ class MemoryEngine(MemoryFiles):
             want_vec = False  # so the fresh-check below rebuilds without embedding
         if ensure_fresh:
             try:
+                # The words first (cheap: every file is searchable by keyword at once), then as much embedding as
+                # fits SEARCH_EMBED_BUDGET; what does not fit waits (the response says how many and how long).
                 if self.needs_rebuild() or self.dirty_files():
-                    self.sync(embed=want_vec and (allow_model_load or self._model_ready()), wait=2.0)
-                elif (want_vec and self.can_embed and (allow_model_load or self._model_ready())
-                      and self.store.has_pending()):
-                    self.sync(embed=True, wait=2.0)
-            except IndexBusy:
-                warnings.append("another process is updating the index; results may be a moment old")
+                    self.sync(embed=False, wait=2.0, urgent=True)
+                if (want_vec and self.can_embed and (allow_model_load or self._model_ready())
+                        and self.store.has_pending()):
+                    self.embed_some(SEARCH_EMBED_BUDGET, wait=2.0)
+            except IndexBusy as exc:
+                warnings.append("another process is updating the index; results may be a moment old"
+                                if "this process" not in str(exc) else
+                                "the index is being embedded; results may be a moment old")
             except IndexAccessError as exc:
                 warnings.append(f"the index could not be updated; results may be out of date: {exc}")
         # Relative dates ("yesterday", "上周五") count from today in the notes' zone, as the notes are named.
@@ -830,16 +905,15 @@ class MemoryEngine(MemoryFiles):
                     if not any(qvec):
                         qvec = None  # nothing the model can read (e.g. only punctuation)
                         effective = "keyword" if mode == "hybrid" else mode
-                    pending = self.store.pending_count() if self.store.has_pending() else 0
-                    if pending:
-                        warnings.append(f"{plural(pending, 'chunk')} not embedded yet")
+                    if self.store.has_pending():
+                        not_embedded, embed_eta = self.embed_estimate()
         request = SearchRequest(parsed, effective, qvec, max_results, min_score, tuple(sources),
                                 model=self.choice.model if self.choice.provider == "local" else None,
                                 english_only_vectors=english_only_model(self.choice.provider, self.choice.model))
         results = run_search(self.store, settings, request, self._vindex)
         return SearchResponse(tuple(results), self.choice.provider if qvec is not None else "none",
                               self.choice.model if qvec is not None else None, effective, tuple(warnings),
-                              dates=parsed.resolved)
+                              dates=parsed.resolved, not_embedded=not_embedded, embed_seconds=embed_eta)
 
     def _query_today(self, warnings: list[str]) -> date:
         """Today for a query's dates: the clock's (:attr:`clock`: ``$MEMDECK_TODAY`` when set, else today in
@@ -1089,6 +1163,13 @@ class MemoryEngine(MemoryFiles):
         except DB_ERRORS:
             fts_ok = False
         state = self.vector_state
+        embedded = counts["chunks"] - counts["pending"]
+        eta = None
+        if counts["pending"] and self.embedder is not None and self.store.vec_available:
+            if state in ("ready", "not-loaded"):
+                state = f"vectors {embedded:,}/{counts['chunks']:,}"  # never "ready" while chunks wait
+            rate = embed_rate(self.store, self.embedder)
+            eta = queries.pending_chars(self.store.conn) / rate if rate else None
         return Status(
             workspace=str(self.config.workspace),
             index_path=str(self.config.index_path),
@@ -1120,6 +1201,8 @@ class MemoryEngine(MemoryFiles):
             session_source=self.describe_sessions(),
             folder_links=tuple(links),
             bootstrap=self.bootstrap_budget(),
+            embedded_chunks=embedded,
+            embed_seconds=None if eta is None else round(eta, 1),
         )
 
     def _persisted_recovery(self) -> list[str]:

@@ -290,6 +290,20 @@ def index(obj: _Ctx, force: bool, as_json: bool) -> None:
         f"({report.embedded} embedded, {report.from_cache} from cache) in {elapsed:.1f} s")
 
 
+def not_embedded_note(chunks: int, seconds: float | None) -> str:
+    """``56 chunks not embedded yet — `memdeck index` embeds them, ≈ 39 s`: why a search was keyword-only in part."""
+    eta = f", ≈ {duration(seconds)}" if seconds is not None else ""
+    return f"{plural(chunks, 'chunk')} not embedded yet — `memdeck index` embeds them{eta}"
+
+
+def duration(seconds: float) -> str:
+    """``39 s``, ``4 min``, ``1 h 5 min``: an estimate, rounded as one."""
+    if seconds < 90:
+        return f"{max(1, round(seconds))} s"
+    minutes = round(seconds / 60)
+    return f"{minutes} min" if minutes < 60 else f"{minutes // 60} h {minutes % 60} min"
+
+
 EXIT_INTERRUPTED = 130
 """The exit code of a command stopped by Ctrl-C (128 + SIGINT), as shells report it."""
 
@@ -349,7 +363,8 @@ class IndexWatch:
                     f"run `{again}` to rebuild")
         if self.chunks is not None:
             got, of = self.chunks
-            where = f"all {plural(total, 'file')} indexed, {got} of {plural(of, 'chunk')} embedded"
+            where = (f"all {plural(total, 'file')} indexed, {got} of {plural(of, 'chunk')} embedded, "
+                     f"{of - got:,} to go")
         elif total:
             where = f"{done} of {plural(total, 'file')} done"
         else:
@@ -397,9 +412,10 @@ def _index_with_progress(eng: Any, force: bool, watch: IndexWatch) -> Any:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     console = Console(stderr=True)
+    # Redrawn 8×/s by its own thread (the clock and ETA move between the embedding groups' updates).
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.fields[rate]}"), TimeRemainingColumn(), console=console,
-                  transient=True) as bar:
+                  transient=True, refresh_per_second=8) as bar:
         tasks: dict[str, Any] = {}
         starts: dict[str, float] = {}
 
@@ -441,6 +457,8 @@ def search(obj: _Ctx, query: str | None, query_opt: str | None, as_json: bool, m
         return
     if resp.warnings:
         say_lines((f"note: {warning}" for warning in resp.warnings), err=True)
+    if resp.not_embedded:
+        say(f"note: {not_embedded_note(resp.not_embedded, resp.embed_seconds)}", err=True)
     # How the query's dates were read ("yesterday → Wed 21 Oct 2026"), so a wrong reading is seen at once.
     if resp.dates:
         say_lines(f"{span.phrase} → {span.label}" for span in resp.dates)

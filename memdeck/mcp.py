@@ -438,7 +438,8 @@ class MemoryService:
                 self._engine = None
 
     def _warm(self) -> None:
-        """Sync, load the model and run one search, so the agent's first search is as fast as the rest."""
+        """Sync the words (FTS), load the model and run one search, so the agent's first search is as fast as the
+        rest; the embedding runs after, in the background (searches meanwhile say ``notEmbedded``)."""
         started = time.monotonic()
         try:
             eng = self.engine()
@@ -446,7 +447,7 @@ class MemoryService:
             if change:  # the agent's searches answer by keyword meanwhile; the log says why this start is slow
                 self._log(change)
             try:
-                eng.sync()
+                eng.sync(embed=False)
             except IndexBusy as exc:
                 self._log(f"initial sync skipped: {exc}")
             eng.load_model()
@@ -456,8 +457,20 @@ class MemoryService:
         except Exception as exc:  # a failed warm-up leaves search to report the problem
             self.timings.warm_error = f"{type(exc).__name__}: {exc}"
             self._log(f"warm-up failed: {self.timings.warm_error}")
+            return
         finally:
             self.ready.set()
+        self._embed_rest(eng)
+
+    def _embed_rest(self, eng: Any) -> None:
+        """Embed what the warm-up left (the memory files first, sessions last), stopping when the server stops."""
+        if not eng.pending_embeddings():
+            return
+        try:
+            report = eng.sync(cancel=self._stop)
+            self._log(f"embedded {report.embedded:,} texts in the background ({report.seconds:.1f} s)")
+        except Exception as exc:  # searches keep answering (keyword for what has no vectors) and say so
+            self._log(f"background embedding stopped: {type(exc).__name__}: {exc}")
 
     # -- watching ----------------------------------------------------------------------------
     def is_watched(self, path: str, plan: WatchPlan | None = None) -> bool:

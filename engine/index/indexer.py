@@ -28,6 +28,11 @@ from engine.workspace import MemoryFile, is_curated, require_workspace
 
 CHUNKER_VERSION = 5  # 4: OpenClaw's recall comments blanked out of chunk text; curated importance. 5: NFC text
 EMBED_SLICE = 256  # texts per embedder call inside a group
+EMBED_GROUP = 8
+"""Chunks per committed group: progress moves every few chunks, and a stopped run (Ctrl-C, a closed TUI, a search's
+time budget) keeps every finished group; the next run resumes with the next chunk in embedding order."""
+RATE_META = "embed_rate:"
+"""The index's ``meta`` key prefix (``embed_rate:<provider>:<model>``) of the measured embedding speed (chunk chars/s)."""
 WINDOW_VERSION = 1
 
 
@@ -55,6 +60,9 @@ class SyncReport:
     rebuilt: bool = False
     cancelled: bool = False
     seconds: float = 0.0
+    embed_chars: int = 0  # chunk text embedded afresh (not from the cache), and the seconds it took
+    embed_seconds: float = 0.0
+    budget_left: int = 0  # chunks a budgeted embedding run left for later
     issues: list[str] = field(default_factory=list)
 
 
@@ -283,6 +291,31 @@ def quantize(blob: bytes) -> bytes:
     return np.round(vec * (127.0 / top)).astype(np.int8).tobytes()
 
 
+def rate_key(embedder: Embedder) -> str:
+    """The ``meta`` key of this embedder's measured speed."""
+    return f"{RATE_META}{embedder.provider}:{embedder.model_id}"
+
+
+def embed_rate(store: Store, embedder: Embedder) -> float | None:
+    """The embedder's measured speed on this machine, in chunk characters per second (None: never measured)."""
+    raw = store.get_meta(rate_key(embedder))
+    try:
+        rate = float(raw) if raw is not None else None
+    except ValueError:
+        return None
+    return rate if rate is not None and rate > 0 else None
+
+
+def _record_rate(store: Store, embedder: Embedder, chars: int, seconds: float) -> None:
+    if chars < 200 or seconds <= 0:  # too little to say anything
+        return
+    measured = chars / seconds
+    old = embed_rate(store, embedder)
+    rate = measured if old is None else 0.5 * old + 0.5 * measured  # a busy moment does not rule the estimate
+    with store.transaction() as tx:
+        queries.set_meta(tx, rate_key(embedder), f"{rate:.3f}")
+
+
 def embed_pending(
     store: Store,
     embedder: Embedder,
@@ -292,8 +325,17 @@ def embed_pending(
     batch_size: int = 32,
     window_tokens: int = 0,
     line_vectors: bool = False,
+    budget_chars: int | None = None,
+    deadline: float | None = None,
 ) -> None:
-    """Embed every chunk that has no vectors yet, window by window (and line by line), reusing the cache."""
+    """Embed the chunks that have no vectors yet, in embedding order (:data:`queries._EMBED_ORDER`), group by group
+    (:data:`EMBED_GROUP` chunks, each one transaction), window by window (and line by line), reusing the cache.
+
+    ``budget_chars`` (chunk text) and ``deadline`` (``time.monotonic()``) bound a run that must not keep a reader
+    waiting (a search): it stops between groups once either is spent, at least one group in, and leaves the rest
+    (:attr:`SyncReport.budget_left`) for the next run. The measured speed is kept in ``meta`` (:func:`embed_rate`).
+    """
+    del batch_size  # the groups are small and fixed; the embedder batches each call itself
     if not store.ensure_vec_table():
         return
     conn = store.conn
@@ -302,16 +344,31 @@ def embed_pending(
         return
     fingerprint = embedder.fingerprint()
     max_tokens = min(embedder.max_tokens, window_tokens) if window_tokens > 0 else embedder.max_tokens
+    if progress is not None:
+        progress(SyncProgress("embed", 0, len(pending), None))
+    chars, seconds = report.embed_chars, report.embed_seconds
+    _embed_groups(store, embedder, report, progress, cancel, pending, fingerprint, max_tokens, line_vectors,
+                  budget_chars, deadline, EMBED_GROUP)
+    _record_rate(store, embedder, report.embed_chars - chars, report.embed_seconds - seconds)
+
+
+def _embed_groups(store: Store, embedder: Embedder, report: SyncReport, progress: ProgressFn | None,
+                  cancel: threading.Event | None, pending: list[tuple[int, str]], fingerprint: str, max_tokens: int,
+                  line_vectors: bool, budget_chars: int | None, deadline: float | None, step: int) -> None:
+    conn = store.conn
     total = len(pending)
     done = 0
-    step = max(batch_size * 4, 64)
-    if progress is not None:
-        progress(SyncProgress("embed", 0, total, None))
+    spent_chars = 0
     for start in range(0, total, step):
         if cancel is not None and cancel.is_set():
             report.cancelled = True
             return
+        if start and ((budget_chars is not None and spent_chars >= budget_chars)
+                      or (deadline is not None and time.monotonic() >= deadline)):
+            report.budget_left = total - start
+            return
         group = pending[start : start + step]
+        group_chars = sum(len(text) for _, text in group)
         plans: list[tuple[int, int, int, str, str]] = []  # chunk id, first, last, text, hash
         lines: list[tuple[int, int, str, str]] = []  # chunk id, line offset, text, hash
         for chunk_id, text in group:
@@ -326,6 +383,8 @@ def embed_pending(
         missing = {h: t for h, t in texts.items() if h not in cached}
         fresh: dict[str, bytes] = {}
         if missing:
+            spent_chars += group_chars
+            began = time.monotonic()
             # Similar lengths batch together: less padding, faster encode. Slices keep progress and cancel live.
             items = sorted(missing.items(), key=lambda kv: len(kv[1]))
             for at in range(0, len(items), EMBED_SLICE):
@@ -341,6 +400,8 @@ def embed_pending(
                     queries.cache_put(tx, embedder.provider, embedder.model_id, fingerprint, embedder.dims, done_now)
                 if progress is not None and at + EMBED_SLICE < len(items):
                     progress(SyncProgress("embed", done + len(group) * (at + len(batch)) // len(items), total, None))
+            report.embed_seconds += time.monotonic() - began
+            report.embed_chars += group_chars
         with store.transaction() as tx:
             chunk_ids = sorted({p[0] for p in plans} | {cid for cid, _ in group})
             # A chunk might have been re-written since we read it; only embed rows that still exist.

@@ -206,9 +206,30 @@ def chunks_without_fts(conn: Conn) -> list[tuple[int, str]]:
             conn.execute("SELECT id, text FROM chunks WHERE id NOT IN (SELECT rowid FROM chunks_fts)")]
 
 
-def pending_chunks(conn: Conn) -> list[tuple[int, str]]:
-    """(id, text) of every chunk waiting for its vectors, oldest first."""
-    return [(int(r[0]), str(r[1])) for r in conn.execute("SELECT id, text FROM chunks WHERE embedded = 0 ORDER BY id")]
+_DATED = "memory/[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*"
+_EMBED_ORDER = (
+    "CASE WHEN source != 'memory' THEN 3"
+    " WHEN lower(path) IN ('memory.md', 'user.md') THEN 0"
+    f" WHEN path GLOB '{_DATED}' AND path NOT GLOB 'memory/*/*' THEN 1"
+    " ELSE 2 END,"
+    f" CASE WHEN path GLOB '{_DATED}' AND path NOT GLOB 'memory/*/*' THEN substr(path, 8, 10) END DESC,"
+    " path, start_line, id")
+"""The order chunks are embedded in, so the first minutes serve what an agent reads first: ``MEMORY.md`` and
+``USER.md``, then the dated notes (``memory/YYYY-MM-DD[-slug].md``) newest first, then the other notes, then
+sessions last."""
+
+
+def pending_chunks(conn: Conn, limit: int | None = None) -> list[tuple[int, str]]:
+    """(id, text) of the chunks waiting for their vectors, in :data:`_EMBED_ORDER` (the first ``limit``)."""
+    sql = f"SELECT id, text FROM chunks WHERE embedded = 0 ORDER BY {_EMBED_ORDER}"
+    if limit is not None:
+        sql += f" LIMIT {max(0, int(limit))}"
+    return [(int(r[0]), str(r[1])) for r in conn.execute(sql)]
+
+
+def pending_chars(conn: Conn) -> int:
+    """How many characters of chunk text wait for their vectors (what an embedding run costs)."""
+    return int(conn.execute("SELECT coalesce(sum(length(text)), 0) FROM chunks WHERE embedded = 0").fetchone()[0])
 
 
 def has_pending(conn: Conn) -> bool:

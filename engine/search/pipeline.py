@@ -87,6 +87,8 @@ class SearchResponse:
     mode: str
     warnings: tuple[str, ...] = ()
     dates: tuple[DateSpan, ...] = ()  # the query's date phrases as resolved (shown above the results)
+    not_embedded: int = 0  # chunks searched by keyword only (no vectors yet); each door says what embeds them
+    embed_seconds: float | None = None  # ≈ seconds embedding them takes at the measured speed (None: unknown)
 
     def to_json(self) -> dict[str, Any]:
         """The ``--json`` payload (``dates`` only when the query named one)."""
@@ -100,6 +102,10 @@ class SearchResponse:
             out["dates"] = [span.to_json() for span in self.dates]
         if self.warnings:
             out["warnings"] = list(self.warnings)
+        if self.not_embedded:
+            out["notEmbedded"] = self.not_embedded
+            if self.embed_seconds is not None:
+                out["embedSeconds"] = round(self.embed_seconds, 1)
         return out
 
 

@@ -36,8 +36,13 @@ def display_path(path: str) -> str:
     return path
 
 
-def vector_part(state: str, model_pending: bool) -> tuple[str, str]:
-    """How the vector leg is doing, with its colour."""
+def vector_part(state: str, model_pending: bool, vectors: tuple[int, int] | None = None) -> tuple[str, str]:
+    """How the vector leg is doing, with its colour; ``vectors`` (embedded, chunks) while some chunks wait: then it
+    reads ``vectors 1,152/2,706`` in the warning colour, never "ready"."""
+    if state.startswith("vectors "):
+        return state, "$text-warning"
+    if vectors is not None and vectors[0] < vectors[1] and state in ("ready", "not-loaded"):
+        return f"vectors {vectors[0]:,}/{vectors[1]:,}", "$text-warning"
     if state == "ready":
         return "vector: ready", "$text-success"
     if state == "loading" or (state == "not-loaded" and model_pending):
@@ -65,13 +70,21 @@ class IndexStatus(Vertical):
         self.model_pending = False
         self.indexing = False
         self._progress: tuple[Horizontal, TextLine, ProgressBar] | None = None
+        self._early: tuple[str, int, int, str | None] | None = None  # progress that came before the pane mounted
+        self._shown: tuple[str | None, tzinfo | None] = (None, None)  # show_status's vector state and zone
+        self.vectors: tuple[int, int] | None = None  # (embedded, chunks) while some chunks wait for vectors
 
     def compose(self) -> ComposeResult:
         yield TextLine(Content.styled("opening the index…", "$text-muted"), id="status-engine")
         yield TextLine("", id="status-index")
 
+    def on_mount(self) -> None:
+        if self._early is not None:  # indexing reported progress before the pane was in the DOM
+            early, self._early = self._early, None
+            self.call_later(self.show_progress, *early)  # is_mounted turns True once this handler returns
+
     def _progress_row(self) -> tuple[Horizontal, TextLine, ProgressBar]:
-        """The progress row, made on first use (indexing starts after the first screen)."""
+        """The progress row, made on first use (indexing starts after the first screen); only once mounted."""
         if self._progress is None:
             from textual.widgets import ProgressBar
 
@@ -97,6 +110,10 @@ class IndexStatus(Vertical):
         from engine.api import byte_size, safe_name  # names shown through the display rule
 
         self.status = status
+        self._shown = (vector_state, zone)
+        pending = getattr(status, "pending_embeddings", 0)
+        if not self.indexing or self.vectors is None:
+            self.vectors = (status.chunks - pending, status.chunks) if pending else None
         state = vector_state or status.vector_state
         provider = status.provider
         model = f" · {status.model}" + (f" ({status.dims}d)" if status.dims else "") if status.model else ""
@@ -105,7 +122,7 @@ class IndexStatus(Vertical):
             status.requested_provider == "auto" and status.provider == "local")
         if status.provider_reason and not expected:
             engine.append((f" ({status.provider_reason})", "$text-muted"))
-        engine += [_sep(), vector_part(state, self.model_pending), _sep()]
+        engine += [_sep(), vector_part(state, self.model_pending, self.vectors), _sep()]
         engine.append(("FTS: ready", "$text-success") if status.fts_ready else ("FTS: unavailable", "$text-error"))
         if status.vec_version is None:
             engine += [_sep(), ("sqlite-vec not loaded", "$text-warning")]
@@ -126,8 +143,12 @@ class IndexStatus(Vertical):
         self.query_one("#status-index", TextLine).update(Content.assemble(*index))
 
     def show_progress(self, phase: str, done: int, total: int, path: str | None) -> None:
-        """Indexing moved on."""
+        """Indexing moved on (before the pane is mounted, or after it left the DOM, the latest is kept for on_mount:
+        mounting the row into a pane that is not mounted raises MountError)."""
         self.indexing = True
+        if not (self.is_mounted and self.is_attached):
+            self._early = (phase, done, total, path)
+            return
         row, label, bar = self._progress_row()
         if not row.display:
             self.query_one("#status-index").display = False
@@ -135,10 +156,18 @@ class IndexStatus(Vertical):
         text = "indexing files" if phase == "files" else "embedding chunks"
         label.update(Content(f"{text} {done:,}/{total:,} "))
         bar.update(total=max(1, total), progress=done)
+        if phase == "embed" and self.status is not None:
+            # The engine line counts the vectors as they come: `vectors 1,152/2,706` (the run embeds the last
+            # ``total`` chunks of the index's; a sync that re-chunked files may have changed the count).
+            chunks = max(int(self.status.chunks), total)
+            self.vectors = (chunks - total + done, chunks) if done < total else None
+            self.show_status(self.status, *self._shown)
 
     def hide_progress(self) -> None:
         """Indexing ended."""
         self.indexing = False
+        self._early = None
+        self.vectors = None  # the status that follows says what is left
         if self._progress is not None and self._progress[0].display:
             self._progress[0].display = False
             self.query_one("#status-index").display = True
