@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from textual.app import App, ComposeResult
 
-from tui.widgets.index_status import IndexStatus
+from tui.widgets.index_status import IndexStatus, bootstrap_parts
 
 
 class _Host(App[None]):
@@ -41,3 +43,22 @@ async def test_progress_hidden_before_the_pane_is_mounted_never_shows() -> None:
         await pilot.pause()
         assert not pane.query("#status-progress") and pane.query_one("#status-index").display
         assert not pane.indexing
+
+
+async def test_the_pane_says_what_of_memory_md_the_agent_gets(tmp_path: Path) -> None:
+    from engine.bootstrap import bootstrap_budget
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "USER.md").write_text("Name: Ana\n", encoding="utf-8")
+    body = "\n".join(f"## Topic {s}\n" + "\n".join(f"- fact {s}.{i} about host {s}" for i in range(20))
+                     for s in range(60))
+    (ws / "MEMORY.md").write_text("# Memory\n\n" + body + "\n", encoding="utf-8")
+    budget = bootstrap_budget(ws, config_path=tmp_path / "absent.json")
+    memory = budget.file("MEMORY.md")
+    assert memory is not None and memory.truncated
+    parts = bootstrap_parts(budget)
+    text = "".join(p if isinstance(p, str) else p[0] if isinstance(p, tuple) else str(p) for p in parts)
+    assert f"agent gets {memory.injected:,} of {memory.chars:,} chars of MEMORY.md" in text
+    assert "sections cut" in text and "USER.md 9/4,000 to the agent" in text
+    assert ("$text-warning" in [p[1] for p in parts if isinstance(p, tuple)])

@@ -53,6 +53,25 @@ def vector_part(state: str, model_pending: bool, vectors: tuple[int, int] | None
     return f"vector: unavailable ({why})", "$text-error"
 
 
+def bootstrap_parts(budget: Any) -> list[Part]:
+    """What an agent session receives of MEMORY.md / USER.md at its start (OpenClaw's bootstrap limits)."""
+    if budget is None:
+        return []
+    parts: list[Part] = []
+    for name in ("MEMORY.md", "USER.md"):
+        f = budget.file(name)
+        if f is None or not f.present:
+            continue
+        if f.truncated:
+            whole = sum(1 for s in f.cut_sections if s.whole)
+            cut = f" · {whole} sections cut" if whole else ""
+            parts += [_sep(), (f"⚠ agent gets {f.injected:,} of {f.chars:,} chars of {name}{cut}", "$text-warning")]
+        else:
+            parts += [_sep(), (f"{name} ", "$text-muted"), (f"{f.chars:,}/{f.limit:,}", "bold"),
+                      (" to the agent", "$text-muted")]
+    return parts
+
+
 def _sep() -> tuple[str, str]:
     return ("  │  ", "$text-muted")
 
@@ -138,6 +157,7 @@ class IndexStatus(Vertical):
         index += [("  synced ", "$text-muted"), (format_clock(status.last_sync, zone), "bold")]
         index += [_sep(), (safe_name(display_path(status.index_path)), "$text-muted"),
                   (f" {byte_size(status.index_bytes)}", "$text-muted")]
+        index += bootstrap_parts(getattr(status, "bootstrap", None))
         if status.issues:
             index += [_sep(), (f"⚠ {safe_name(status.issues[0])}", "$text-warning")]
         self.query_one("#status-index", TextLine).update(Content.assemble(*index))
