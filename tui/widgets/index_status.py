@@ -155,9 +155,9 @@ class IndexStatus(Vertical):
         if status.pending_embeddings:
             index += [("  not embedded ", "$text-muted"), (f"{status.pending_embeddings:,}", "bold")]
         index += [("  synced ", "$text-muted"), (format_clock(status.last_sync, zone), "bold")]
+        index += bootstrap_parts(getattr(status, "bootstrap", None))  # before the path: it matters more
         index += [_sep(), (safe_name(display_path(status.index_path)), "$text-muted"),
                   (f" {byte_size(status.index_bytes)}", "$text-muted")]
-        index += bootstrap_parts(getattr(status, "bootstrap", None))
         if status.issues:
             index += [_sep(), (f"⚠ {safe_name(status.issues[0])}", "$text-warning")]
         self.query_one("#status-index", TextLine).update(Content.assemble(*index))
