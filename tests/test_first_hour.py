@@ -86,19 +86,19 @@ def test_pending_chunks_come_memory_and_user_first_then_dated_notes_newest_first
     assert "memory/2026-11-27.md" in seq and seq.index("memory/2026-11-27.md") < seq.index("memory/2026-09-28.md")
 
 
-def test_a_first_search_embeds_one_probe_group_and_says_what_is_left(demo_workspace: Path) -> None:
+def test_a_first_search_embeds_one_probe_chunk_and_says_what_is_left(demo_workspace: Path) -> None:
     embedder = GatedEmbedder()
     with MemoryEngine(_config(demo_workspace), embedder=embedder) as eng:
         resp = eng.search("heron migration")
         total = eng.store.counts()["chunks"]
         assert resp.results and resp.mode == "hybrid"
-        # No speed known yet: one group is embedded (and timed), the rest is left for `memdeck index`.
-        assert resp.not_embedded == total - EMBED_GROUP == eng.store.pending_count() > 0
+        # No speed known yet: one chunk is embedded (and timed), the rest is left for `memdeck index`.
+        assert resp.not_embedded == total - 1 == eng.store.pending_count() > 0
         assert embed_rate(eng.store, embedder) is not None and resp.embed_seconds is not None
         embedded = {row[0] for row in eng.store.conn.execute("SELECT path FROM chunks WHERE embedded = 1")}
-        assert "MEMORY.md" in embedded  # what the agent reads first has its vectors first
+        assert embedded == {"MEMORY.md"}  # what the agent reads first has its vectors first
         payload = resp.to_json()
-        assert payload["notEmbedded"] == total - EMBED_GROUP and "embedSeconds" in payload
+        assert payload["notEmbedded"] == total - 1 and "embedSeconds" in payload
 
 
 def test_a_search_embeds_everything_that_fits_its_budget(demo_workspace: Path, monkeypatch: pytest.MonkeyPatch
@@ -118,11 +118,12 @@ def test_a_slow_embedder_leaves_the_search_keyword_results_without_waiting(demo_
     with MemoryEngine(_config(demo_workspace), embedder=embedder) as eng:
         eng.sync(embed=False)
         with eng.store.transaction() as tx:
-            queries.set_meta(tx, rate_key(embedder), "1")  # 1 char/s: nothing fits but the first group
-        embedder.free = 1  # that group's one call; any more would block the search
+            queries.set_meta(tx, rate_key(embedder), "1")  # 1 char/s: not one chunk fits in the budget
+        embedder.free = 0  # any call would block the search
         resp = eng.search("heron migration")
-        assert resp.results and resp.not_embedded == eng.store.counts()["chunks"] - EMBED_GROUP
-        assert resp.embed_seconds is not None  # at the speed measured so far
+        chunks = eng.store.counts()["chunks"]
+        assert resp.results and resp.not_embedded == chunks == eng.store.pending_count()
+        assert resp.embed_seconds == queries.pending_chars(eng.store.conn)  # at 1 char/s
         assert not embedder.blocked.is_set()
 
 
@@ -178,7 +179,7 @@ def test_an_interrupted_index_keeps_finished_groups_and_the_next_run_resumes(dem
 def test_cli_search_prints_the_note_on_stderr_and_json_says_not_embedded(demo_workspace: Path,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MEMDECK_EMBEDDING_PROVIDER", "hash")
-    monkeypatch.setattr(api, "SEARCH_EMBED_BUDGET", 0.0)  # each search embeds one group, however fast the machine
+    monkeypatch.setattr(api, "SEARCH_EMBED_BUDGET", 0.0)  # the first search probes one chunk, the next embed none
     runner = CliRunner()
     result = runner.invoke(cli, ["--workspace", str(demo_workspace), "search", "heron"])
     assert result.exit_code == 0, result.output
