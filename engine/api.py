@@ -371,8 +371,8 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 MODEL_CHANGE_META = "model_change"
 _INDEX_ERRORS: tuple[type[BaseException], ...] = (CorruptIndex, *DB_ERRORS)
 SEARCH_EMBED_BUDGET = 1.0
-"""Seconds of embedding a CLI/MCP search may spend before it answers (at the measured speed; one small group is
-the probe when the speed is not known yet): the rest waits for ``memdeck index`` or the next sync."""
+"""Seconds of embedding a CLI/MCP search may spend before it answers (what fits at the measured speed; one chunk,
+the probe, when the speed is not known yet): the rest waits for ``memdeck index`` or the next sync."""
 
 
 def _recovering(method: _F) -> _F:
@@ -731,9 +731,13 @@ class MemoryEngine(MemoryFiles):
             target.dims = self.embedder.dims  # a remote model's size, known since its first answer
         budget_chars: int | None = None
         deadline: float | None = None
+        probe = False
         if budget is not None:
             rate = embed_rate(target, self.embedder)
-            budget_chars = int(rate * budget) if rate else 1  # unknown speed: one group, measured (the probe)
+            if rate:
+                budget_chars = int(rate * budget)
+            else:
+                probe = True  # unknown speed: one chunk, measured
             deadline = time.monotonic() + budget
         long_run = budget is None and not self._long_embed.is_set()
         if long_run:
@@ -741,7 +745,7 @@ class MemoryEngine(MemoryFiles):
         try:
             embed_pending(target, self.embedder, report, progress, cancel, self.config.embedding.batch_size,
                           self.config.chunking.window_tokens, self.config.chunking.line_vectors,
-                          budget_chars=budget_chars, deadline=deadline)
+                          budget_chars=budget_chars, deadline=deadline, probe=probe)
         except EmbeddingError as exc:  # what is embedded stays; the rest waits for the provider
             report.issues.append(f"embedding stopped: {exc}; the remaining chunks are keyword-only until it works")
         finally:

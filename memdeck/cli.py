@@ -293,7 +293,7 @@ def index(obj: _Ctx, force: bool, as_json: bool) -> None:
 def not_embedded_note(chunks: int, seconds: float | None) -> str:
     """``56 chunks not embedded yet — `memdeck index` embeds them, ≈ 39 s`: why a search was keyword-only in part."""
     eta = f", ≈ {duration(seconds)}" if seconds is not None else ""
-    return f"{plural(chunks, 'chunk')} not embedded yet — `memdeck index` embeds them{eta}"
+    return f"{plural(chunks, 'chunk', grouped=True)} not embedded yet — `memdeck index` embeds them{eta}"
 
 
 def duration(seconds: float) -> str:

@@ -307,7 +307,7 @@ def embed_rate(store: Store, embedder: Embedder) -> float | None:
 
 
 def _record_rate(store: Store, embedder: Embedder, chars: int, seconds: float) -> None:
-    if chars < 200 or seconds <= 0:  # too little to say anything
+    if chars < 20 or seconds <= 0:  # too little to say anything
         return
     measured = chars / seconds
     old = embed_rate(store, embedder)
@@ -327,19 +327,34 @@ def embed_pending(
     line_vectors: bool = False,
     budget_chars: int | None = None,
     deadline: float | None = None,
+    probe: bool = False,
 ) -> None:
     """Embed the chunks that have no vectors yet, in embedding order (:data:`queries._EMBED_ORDER`), group by group
     (:data:`EMBED_GROUP` chunks, each one transaction), window by window (and line by line), reusing the cache.
 
-    ``budget_chars`` (chunk text) and ``deadline`` (``time.monotonic()``) bound a run that must not keep a reader
-    waiting (a search): it stops between groups once either is spent, at least one group in, and leaves the rest
-    (:attr:`SyncReport.budget_left`) for the next run. The measured speed is kept in ``meta`` (:func:`embed_rate`).
+    A run that must not keep a reader waiting (a search) is bounded: ``budget_chars`` embeds only the first chunks
+    whose text fits it (none when the first does not), ``probe`` only the first chunk (to measure the speed when
+    none is known), and ``deadline`` (``time.monotonic()``) stops it between groups; the rest
+    (:attr:`SyncReport.budget_left`) waits for the next run. The measured speed is kept in ``meta``
+    (:func:`embed_rate`, chunk characters per second).
     """
     del batch_size  # the groups are small and fixed; the embedder batches each call itself
     if not store.ensure_vec_table():
         return
     conn = store.conn
     pending = queries.pending_chunks(conn)
+    waiting = len(pending)
+    if probe:
+        pending = pending[:1]
+    elif budget_chars is not None:
+        fits, spent = 0, 0
+        for _, text in pending:
+            spent += len(text)
+            if spent > budget_chars:
+                break
+            fits += 1
+        pending = pending[:fits]
+    report.budget_left = waiting - len(pending)
     if not pending:
         return
     fingerprint = embedder.fingerprint()
@@ -348,24 +363,22 @@ def embed_pending(
         progress(SyncProgress("embed", 0, len(pending), None))
     chars, seconds = report.embed_chars, report.embed_seconds
     _embed_groups(store, embedder, report, progress, cancel, pending, fingerprint, max_tokens, line_vectors,
-                  budget_chars, deadline, EMBED_GROUP)
+                  deadline, EMBED_GROUP)
     _record_rate(store, embedder, report.embed_chars - chars, report.embed_seconds - seconds)
 
 
 def _embed_groups(store: Store, embedder: Embedder, report: SyncReport, progress: ProgressFn | None,
                   cancel: threading.Event | None, pending: list[tuple[int, str]], fingerprint: str, max_tokens: int,
-                  line_vectors: bool, budget_chars: int | None, deadline: float | None, step: int) -> None:
+                  line_vectors: bool, deadline: float | None, step: int) -> None:
     conn = store.conn
     total = len(pending)
     done = 0
-    spent_chars = 0
     for start in range(0, total, step):
         if cancel is not None and cancel.is_set():
             report.cancelled = True
             return
-        if start and ((budget_chars is not None and spent_chars >= budget_chars)
-                      or (deadline is not None and time.monotonic() >= deadline)):
-            report.budget_left = total - start
+        if start and deadline is not None and time.monotonic() >= deadline:
+            report.budget_left += total - start
             return
         group = pending[start : start + step]
         group_chars = sum(len(text) for _, text in group)
@@ -383,7 +396,6 @@ def _embed_groups(store: Store, embedder: Embedder, report: SyncReport, progress
         missing = {h: t for h, t in texts.items() if h not in cached}
         fresh: dict[str, bytes] = {}
         if missing:
-            spent_chars += group_chars
             began = time.monotonic()
             # Similar lengths batch together: less padding, faster encode. Slices keep progress and cancel live.
             items = sorted(missing.items(), key=lambda kv: len(kv[1]))

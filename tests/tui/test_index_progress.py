@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import threading
+from dataclasses import replace
 from pathlib import Path
 
 from textual.app import App, ComposeResult
 
-from tui.widgets.index_status import IndexStatus, bootstrap_parts
+from engine.api import MemoryEngine, Status, SyncProgress
+from engine.index.indexer import EMBED_GROUP
+from tests.tui.conftest import tui_config
+from tui.widgets.index_status import IndexStatus, bootstrap_parts, vector_part
 
 
 class _Host(App[None]):
@@ -62,3 +67,46 @@ async def test_the_pane_says_what_of_memory_md_the_agent_gets(tmp_path: Path) ->
     assert f"agent gets {memory.injected:,} of {memory.chars:,} chars of MEMORY.md" in text
     assert "sections cut" in text and "USER.md 9/4,000 to the agent" in text
     assert ("$text-warning" in [p[1] for p in parts if isinstance(p, tuple)])
+def _partly_embedded(workspace: Path, groups: int) -> Status:
+    """The demo's status after an index stopped ``groups`` embedding groups in."""
+    cancel = threading.Event()
+
+    def stop(p: SyncProgress) -> None:
+        if p.phase == "embed" and p.done >= groups * EMBED_GROUP:
+            cancel.set()
+
+    with MemoryEngine(tui_config(workspace)) as eng:
+        eng.sync(progress=stop, cancel=cancel)
+        return eng.status()
+
+
+def test_vector_part_counts_vectors_in_the_warning_colour_while_some_wait() -> None:
+    assert vector_part("ready", False, (1152, 2706)) == ("vectors 1,152/2,706", "$text-warning")
+    assert vector_part("vectors 9/56", False) == ("vectors 9/56", "$text-warning")
+    assert vector_part("ready", False, (56, 56)) == ("vector: ready", "$text-success")
+    assert vector_part("loading", False, (9, 56))[0] == "vector: loading model…"
+
+
+async def test_the_status_pane_says_vectors_done_of_all_while_embedding_never_ready(demo_workspace: Path) -> None:
+    status = _partly_embedded(demo_workspace, 2)
+    chunks = status.chunks
+    assert status.pending_embeddings == chunks - 2 * EMBED_GROUP
+    pane = IndexStatus(id="status")
+    app = _Host()
+    async with app.run_test(size=(160, 6)) as pilot:
+        await app.mount(pane)
+        await pilot.pause()
+        engine_line = pane.query_one("#status-engine")
+        pane.show_status(status, "ready")  # the model is loaded: the engine says "ready", the pane counts
+        await pilot.pause()
+        assert f"vectors {2 * EMBED_GROUP}/{chunks}" in str(engine_line.render())
+        assert "vector: ready" not in str(engine_line.render())
+        pane.show_progress("embed", EMBED_GROUP, status.pending_embeddings, None)  # the run goes on
+        await pilot.pause()
+        assert f"vectors {3 * EMBED_GROUP}/{chunks}" in str(engine_line.render())
+        pane.show_progress("embed", status.pending_embeddings, status.pending_embeddings, None)
+        pane.hide_progress()
+        pane.show_status(replace(status, pending_embeddings=0, vector_state="ready",
+                                 embedded_chunks=chunks), "ready")
+        await pilot.pause()
+        assert "vector: ready" in str(engine_line.render()) and "vectors " not in str(engine_line.render())
