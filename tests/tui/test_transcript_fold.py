@@ -138,3 +138,19 @@ async def test_a_search_hit_on_a_folded_turn_lands_on_the_turn(demo_workspace: P
         assert view is not None
         block = view.lines.blocks[view.lines.cursor]
         assert (block.kind, block.line) == ("user", line)
+
+
+async def test_f1_names_the_injected_key_and_the_keys_table_remaps_it(demo_workspace: Path) -> None:
+    _, path = _config(demo_workspace)
+    app = make_app(tui_config(demo_workspace, keys={"transcript.injected": "i"}))
+    async with app.run_test(size=(120, 80)) as pilot:
+        rows = {r.binding_id: r for r in app.key_help() if r.binding_id}
+        assert (rows["transcript.injected"].where, rows["transcript.injected"].keys) == ("transcript", "i")
+        assert rows["transcript.injected"].description == "Injected"
+        lines = await _open(app, pilot, path)
+        await pilot.press("o")  # no longer the key
+        await pilot.pause()
+        assert not any(row.startswith("▌   ▾ injected") for row in _rows(lines))
+        await pilot.press("i")
+        await pilot.pause()
+        assert sum(row.startswith("▌   ▾ injected") for row in _rows(lines)) == 3
