@@ -146,6 +146,8 @@ if TYPE_CHECKING:  # loaded on first use (see __getattr__): status and search ne
     from engine.sessions.sources import SourceStatus as SourceStatus
     from engine.sessions.sources import flush_threshold as flush_threshold
     from engine.sessions.sources import needs_flush as needs_flush
+    from engine.sessions.speech import SpeechSegment as SpeechSegment
+    from engine.sessions.speech import speech_segments as speech_segments
     from engine.state import StateError as StateError
     from engine.state import UiState as UiState
     from engine.state import load_state as load_state
@@ -182,6 +184,7 @@ _LAZY = {
                                 "flush_threshold", "needs_flush"),
     "engine.sessions.locate": ("open_session_source", "session_source_at"),
     "engine.sessions.excerpt": ("is_session_path", "parse_citation"),
+    "engine.sessions.speech": ("SpeechSegment", "speech_segments"),
     "engine.watch": ("WATCH_DEBOUNCE_MS", "WatchPlan", "affects_index", "awatch_changes", "is_relevant",
                      "watch_changes", "watch_plan"),
 }
@@ -243,6 +246,7 @@ __all__ = [
     "SessionSource",
     "Skipped",
     "SourceStatus",
+    "SpeechSegment",
     "StateError",
     "StatementChanged",
     "Status",
@@ -291,6 +295,7 @@ __all__ = [
     "session_source_at",
     "show_separators",
     "source_stats",
+    "speech_segments",
     "state_path",
     "statement_text",
     "topic_rel",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 # What a message can hold that is not speech. ``injected_kinds`` reports these names.
 SYSTEM_EVENT = "system_event"
@@ -138,10 +139,30 @@ _ACTIVE_MEMORY_HEADERS = ("Context:", "Untrusted context (metadata, do not treat
 class _Scan:
     lines: list[str] = field(default_factory=list)
     kinds: list[str] = field(default_factory=list)
+    trace: _Trace | None = None
+    """Where each rule matched (only for :func:`segments`: the filter itself never records)."""
 
     def saw(self, kind: str) -> None:
+        if self.trace is not None:
+            self.trace.kind = kind
         if kind not in self.kinds:
             self.kinds.append(kind)
+
+
+@dataclass
+class _Trace:
+    """The scanner's steps: ``(first line, line text then, kind or None when kept, kept lines so far)``."""
+
+    steps: list[tuple[int, str, str | None, int]] = field(default_factory=list)
+    kind: str | None = None
+
+    def step(self, index: int, lines: list[str], kept: int) -> None:
+        """Close the step before ``index`` (its rule's kind) and open one at ``index``."""
+        if self.steps:
+            start, line, _, before = self.steps[-1]
+            self.steps[-1] = (start, line, self.kind, before)
+        self.kind = None
+        self.steps.append((index, lines[index] if index < len(lines) else "", None, kept))
 
 
 def _fence_end(lines: list[str], start: int) -> int:
@@ -216,11 +237,13 @@ def _inline_block(rest: str) -> str | None:
     return None if close < 0 else rest[close + 3 :].strip()
 
 
-def _scan(text: str) -> _Scan:
-    scan = _Scan()
+def _scan(text: str, trace: _Trace | None = None) -> _Scan:
+    scan = _Scan(trace=trace)
     lines = [line.rstrip("\r") for line in text.split("\n")]
     index = 0
     while index < len(lines):
+        if trace is not None:
+            trace.step(index, lines, len(scan.lines))
         line = lines[index]
         stripped = line.strip()
         if (
@@ -298,6 +321,8 @@ def _scan(text: str) -> _Scan:
             continue
         scan.lines.append(line)
         index += 1
+    if trace is not None:
+        trace.step(len(lines), lines, len(scan.lines))
     return scan
 
 
@@ -479,3 +504,269 @@ def speech_text(
     if role == "assistant" and provider == "openclaw" and model in ("gateway-injected", "delivery-mirror"):
         return ""
     return strip_injected(text)
+
+
+# -- segments: a message as the speech and the injected blocks it holds, in order ---------------------------------
+
+SPEECH = "speech"
+"""A :class:`SpeechSegment` of words someone said."""
+INJECTED = "injected"
+"""A :class:`SpeechSegment` of text OpenClaw (or a plugin) put into the message."""
+
+_LABELS = {
+    SYSTEM_EVENT: "system",
+    EXEC_EVENT: "exec",
+    INBOUND_METADATA: "context",
+    ENVELOPE: "envelope",
+    RUNTIME_CONTEXT: "runtime",
+    INTER_SESSION: "inter-session",
+    COMMAND: "command",
+    AUTOMATION: "automation",
+    GATEWAY_NOTICE: "notice",
+    TRANSPORT: "transport",
+    TAG_BLOCK: "tag",
+    STARTUP_CONTEXT: "startup",
+    QUEUED: "queued",
+}
+_MAX_LABELS = 3
+
+
+@dataclass(frozen=True)
+class SpeechSegment:
+    """One piece of a message: words someone said, or one run of injected blocks.
+
+    Attributes:
+        kind: :data:`SPEECH` or :data:`INJECTED`.
+        label: what an injected run holds (``composio``, ``context``, ``startup``, ``queued``, ``exec``,
+            ``heartbeat``, … joined with ``, `` when one run holds several); ``""`` for speech.
+        text: an injected run's text exactly as written (``message[start:end]``); for speech, its share of
+            :func:`strip_injected`'s result (the separator before it included), so joining the speech segments'
+            texts gives exactly the message's speech.
+        lines: how many lines the run's text takes (blank lines at its edges not counted).
+        start: where the segment begins in the message (the segments cover it end to end, in order).
+        end: where it ends (exclusive).
+    """
+
+    kind: str
+    label: str
+    text: str
+    lines: int
+    start: int
+    end: int
+
+
+def _label(kind: str, first: str) -> str:
+    """The fold label of one injected block of ``kind`` whose text starts with ``first``."""
+    if kind == TAG_BLOCK:
+        match = _TAG_OPEN.match(first.split("\n", 1)[0].strip())
+        return match.group("name") if match is not None else _LABELS[kind]
+    if kind == RUNTIME_CONTEXT and "memor" in first.split("\n", 1)[0].lower():
+        return "memories"
+    if kind == AUTOMATION:
+        lowered = first.lower()
+        if first.startswith(("Pre-compaction memory flush", "Write any lasting notes to memory/")):
+            return "flush"
+        if _CRON.match(first):
+            return "cron"
+        if _STARTUP.match(first):
+            return "startup"
+        if first.startswith(_PARAGRAPH_HEADERS):
+            return "bootstrap"
+        if first.startswith("[Internal task completion event]"):
+            return "task"
+        if "heartbeat" in lowered or first.startswith("Run the following periodic tasks"):
+            return "heartbeat"
+        if _RESTART_SENTINEL.search(first):
+            return "restart"
+    return _LABELS.get(kind, kind)
+
+
+def _mark_kept(text: str, base: int, marks: list[str | None], label: str, *, skip: int = 0,
+               count: int | None = None) -> None:
+    """Mark kept non-blank characters of ``text`` (at ``base`` in the message) as injected with ``label``:
+    those after the first ``skip``, at most ``count`` of them."""
+    seen = marked = 0
+    for offset, char in enumerate(text):
+        at = base + offset
+        if marks[at] is not None or char.isspace():
+            continue
+        seen += 1
+        if seen <= skip:
+            continue
+        if count is not None and marked >= count:
+            return
+        marks[at] = label
+        marked += 1
+
+
+def _non_blank(text: str) -> int:
+    return sum(1 for char in text if not char.isspace())
+
+
+def _classify(text: str, base: int, marks: list[str | None]) -> str:
+    """:func:`_analyse`'s speech for ``text`` (which stands at ``base`` in the message), marking in ``marks`` each
+    character the speech leaves out with its fold label (``None``: kept). The same rules, followed step by step."""
+    if not text or not text.strip():
+        return ""
+    lines = text.split("\n")
+    starts = [0]
+    for line in lines[:-1]:
+        starts.append(starts[-1] + len(line) + 1)
+    parts = _split_queued(lines)
+    if parts is not None:
+        for at in range(base, base + len(text)):
+            marks[at] = _LABELS[QUEUED]
+        title = next(i for i, line in enumerate(lines) if line.strip() == _QUEUED_TITLE)
+        first_lines = [0, title + 1]
+        for part in parts[1:-1]:
+            first_lines.append(first_lines[-1] + len(part) + 2)  # "---" and "Queued #n" before the next item
+        words: list[str] = []
+        for part, first in zip(parts, first_lines, strict=True):
+            item = "\n".join(part)
+            if not part:
+                continue
+            at = base + starts[first]
+            if _RESTART_SENTINEL.search(item):
+                for index in range(at, at + len(item)):
+                    marks[index] = "restart"
+                continue
+            for index in range(at, at + len(item)):
+                marks[index] = None
+            said = _classify(item, at, marks)
+            if said:
+                words.append(said)
+        return "\n\n".join(words)
+    trace = _Trace()
+    scan = _scan(text, trace)
+    cut = [0] * len(lines)  # characters of a line a header before its inline block took
+    steps = trace.steps
+    for (start, line, kind, _), (end, following, _, _) in pairwise(steps):
+        if kind is None:
+            continue
+        at = base + starts[start] + cut[start]
+        label = _label(kind, line.strip())
+        if end == start:  # a header whose inline block closes on its line: the words after it are scanned again
+            taken = len(line.rstrip()) - len(following)
+            for index in range(at, at + taken):
+                marks[index] = label
+            cut[start] += taken
+            continue
+        last = end - 1
+        for index in range(at, base + starts[last] + len(lines[last])):
+            marks[index] = label
+    trimmed = _trim(scan.lines)
+    leading = _Scan()
+    body = _strip_leading(trimmed, leading)
+    if body != trimmed:
+        label = _LABELS[ENVELOPE if ENVELOPE in leading.kinds else TRANSPORT]
+        _mark_kept(text, base, marks, label, count=_non_blank(trimmed) - _non_blank(body))
+    whole = _whole_message_kind(body)
+    if whole is not None:
+        _mark_kept(text, base, marks, _label(whole, body))
+        return ""
+    paragraphs = re.split(r"\n[ \t]*\n", body)
+    for number, paragraph in enumerate(paragraphs[1:], start=1):
+        kind = _whole_message_kind(_strip_leading(paragraph.strip(), _Scan()))
+        if kind in _TRAILING_KINDS:
+            body = _trim("\n\n".join(paragraphs[:number]).split("\n"))
+            _mark_kept(text, base, marks, _label(kind, _strip_leading(paragraph.strip(), _Scan())),
+                       skip=_non_blank(body))
+            break
+    return body
+
+
+def _line_count(text: str) -> int:
+    return len(text.strip("\r\n").split("\n"))
+
+
+def _fold_label(labels: list[str]) -> str:
+    distinct = list(dict.fromkeys(labels))
+    shown = ", ".join(distinct[:_MAX_LABELS])
+    return shown + (f" +{len(distinct) - _MAX_LABELS}" if len(distinct) > _MAX_LABELS else "")
+
+
+def segments(text: str) -> tuple[SpeechSegment, ...]:
+    """A message as its speech and the injected blocks around it, in order (what the transcript viewer folds).
+
+    Consecutive injected blocks (a plugin's tag block, the metadata header, the time envelope) make one
+    :data:`INJECTED` segment, labelled by what they hold; the words between them are :data:`SPEECH` segments.
+    The segments cover ``text`` from its first character to its last, and the speech segments' texts joined
+    are exactly :func:`strip_injected` (``text``): the one filter decides, this only says where.
+
+    Args:
+        text: a message's text (as :func:`strip_injected` takes it).
+
+    Returns:
+        The segments in order; ``()`` for empty text, one empty speech segment for blank text.
+    """
+    if not text:
+        return ()
+    speech, kinds = _analyse(text)
+    if not kinds:  # plain words (the most common message): one segment, no character-by-character pass
+        return (SpeechSegment(SPEECH, "", speech, _line_count(speech) if speech else 0, 0, len(text)),)
+    marks: list[str | None] = [None] * len(text)
+    speech = _classify(text, 0, marks)
+    kept = [char for char, mark in zip(text, marks, strict=True) if mark is None and not char.isspace()]
+    if kept != [char for char in speech if not char.isspace()]:  # never expected: then nothing is placed
+        return _unplaced(text, speech, [mark for mark in marks if mark is not None])
+    runs: list[tuple[bool, int, int, list[str]]] = []  # (injected, first, last non-blank character, labels)
+    for at, (char, mark) in enumerate(zip(text, marks, strict=True)):
+        if char.isspace():
+            continue
+        injected = mark is not None
+        if not runs or runs[-1][0] != injected:
+            runs.append((injected, at, at, []))
+        runs[-1] = (injected, runs[-1][1], at, runs[-1][3])
+        if mark is not None and (not runs[-1][3] or runs[-1][3][-1] != mark):
+            runs[-1][3].append(mark)
+    if not runs:
+        return (SpeechSegment(SPEECH, "", speech, 0, 0, len(text)),)
+    bounds = [0]
+    for (injected, _, last, _), (_, first, _, _) in pairwise(runs):
+        bounds.append(last + 1 if injected else first)  # the blank text between goes with the speech
+    bounds.append(len(text))
+    spoken_at = [at for at, char in enumerate(speech) if not char.isspace()]
+    out: list[SpeechSegment] = []
+    said = taken = used = 0
+    speech_runs = sum(1 for run in runs if not run[0])
+    for number, (injected, _, _, labels) in enumerate(runs):
+        start, end = bounds[number], bounds[number + 1]
+        if injected:
+            raw = text[start:end]
+            out.append(SpeechSegment(INJECTED, _fold_label(labels), raw, _line_count(raw), start, end))
+            continue
+        said += 1
+        taken += sum(1 for char, mark in zip(text[start:end], marks[start:end], strict=True)
+                     if mark is None and not char.isspace())
+        cut = len(speech) if said == speech_runs else spoken_at[taken - 1] + 1
+        piece, used = speech[used:cut], cut
+        out.append(SpeechSegment(SPEECH, "", piece, _line_count(piece), start, end))
+    return tuple(out)
+
+
+def _unplaced(text: str, speech: str, labels: list[str]) -> tuple[SpeechSegment, ...]:
+    """All of ``text`` as one injected segment followed by its speech (when the blocks could not be placed)."""
+    raw = SpeechSegment(INJECTED, _fold_label(labels or ["wrapper"]), text, _line_count(text), 0, len(text))
+    return (raw, SpeechSegment(SPEECH, "", speech, _line_count(speech), len(text), len(text))) if speech else (raw,)
+
+
+def speech_segments(
+    role: str,
+    text: str,
+    *,
+    provenance_kind: str | None = None,
+    provider: str | None = None,
+    model: str | None = None,
+) -> tuple[SpeechSegment, ...]:
+    """:func:`segments` of a message by :func:`speech_text`'s rule: a message that is not speech by its role,
+    provenance or provider is one injected segment; the speech segments joined are exactly its ``speech_text``."""
+    whole = None
+    if role not in ("user", "assistant"):
+        whole = role or "message"
+    elif role == "user" and provenance_kind == "inter_session":
+        whole = _LABELS[INTER_SESSION]
+    elif role == "assistant" and provider == "openclaw" and model in ("gateway-injected", "delivery-mirror"):
+        whole = "gateway"
+    if whole is None:
+        return segments(text)
+    return (SpeechSegment(INJECTED, whole, text, _line_count(text), 0, len(text)),) if text else ()

@@ -21,13 +21,16 @@ class Block(NamedTuple):
     """One visible item of a transcript (a NamedTuple: tens of thousands are made per transcript).
 
     Attributes:
-        kind: ``user``, ``assistant``, ``thinking``, ``tool``, ``result``, ``compaction``, ``meta`` or ``skipped``.
+        kind: ``user``, ``assistant``, ``thinking``, ``tool``, ``result``, ``compaction``, ``meta`` or ``skipped``;
+            a user turn holding injected text continues in ``injected`` blocks (one fold line each: a plugin's
+            block, the metadata header, …) and ``speech`` blocks (the person's words between them, no title row).
         title: the one-line summary (always shown).
         body: the full text (shown unless folded).
         line: the JSONL line it came from.
         stamp: the entry's ISO timestamp (shown as local ``HH:MM:SS``) or empty.
         folded: whether the body is hidden.
         error: a failed tool call or result, an assistant error.
+        more: the turn goes on in the blocks after this one (``injected`` and ``speech`` blocks).
     """
 
     kind: str
@@ -37,11 +40,12 @@ class Block(NamedTuple):
     stamp: str = ""
     folded: bool = False
     error: bool = False
+    more: bool = False
 
     @property
     def foldable(self) -> bool:
         """Whether Enter shows or hides a body."""
-        return bool(self.body) and self.kind not in ("user", "assistant")
+        return bool(self.body) and self.kind not in ("user", "assistant", "speech")
 
 
 @dataclass(frozen=True)
@@ -94,6 +98,35 @@ def plural(n: int, word: str) -> str:
     return counted(n, word, grouped=True)
 
 
+def user_blocks(message: Message, title: str, line: int, stamp: str) -> list[Block]:
+    """A user turn's blocks: its title and words, each run of injected text folded to one line in between.
+
+    The engine's :func:`engine.api.speech_segments` says where the injected runs stand (the same filter that
+    decides what flush, notes and search read); a turn without any is one block showing its text as written.
+    """
+    from engine.api import speech_segments  # loaded by now: there is a transcript
+
+    extra = f"\n[{plural(message.images, 'image')}]" if message.images else ""
+    parts = speech_segments(message.role, message.text, provenance_kind=message.provenance_kind,
+                            provider=message.provider, model=message.model)
+    if all(part.kind == "speech" for part in parts):
+        return [Block("user", title, _clean(message.text) + extra, line, stamp)]
+    blocks = [Block("user", title, line=line, stamp=stamp, more=True)]
+    for part in parts:
+        if part.kind == "speech":
+            words = _clean(part.text.strip("\r\n"))
+            if len(blocks) == 1:
+                blocks[0] = blocks[0]._replace(body=words)
+            else:
+                blocks.append(Block("speech", "", words, line, stamp))
+        else:
+            blocks.append(Block("injected", f"injected: {part.label} · {plural(part.lines, 'line')}",
+                                _clean(part.text.strip("\r\n")), line, stamp, folded=True))
+    if extra:
+        blocks.append(Block("speech", "", extra.lstrip("\n"), line, stamp))
+    return blocks
+
+
 def build_blocks(transcript: Transcript) -> tuple[list[Block], TranscriptSummary]:
     """Turn a parsed transcript into blocks, in file order, with skipped lines as marked placeholders."""
     results: dict[str, bool] = {}
@@ -128,9 +161,8 @@ def build_blocks(transcript: Transcript) -> tuple[list[Block], TranscriptSummary
             messages += 1
             role = message.role
             if role == "user":
-                extra = f"\n[{plural(message.images, 'image')}]" if message.images else ""
                 title = "user" + (" · forwarded" if message.provenance_kind == "inter_session" else "")
-                blocks.append(Block("user", title, _clean(message.text) + extra, entry.line, stamp))
+                blocks.extend(user_blocks(message, title, entry.line, stamp))
             elif role == "assistant":
                 usage = message.usage
                 bits = ["assistant"]
@@ -272,6 +304,11 @@ def has_gap(block: Block, index: int) -> bool:
     return bool(index) and block.kind in ("user", "assistant")
 
 
+def has_title(block: Block) -> bool:
+    """Whether the block has a title row (a ``speech`` block goes on with the turn above it)."""
+    return block.kind != "speech"
+
+
 def shows_body(block: Block) -> bool:
     """Whether the block's body rows are on screen."""
     return not block.folded and bool(block.body)
@@ -279,7 +316,7 @@ def shows_body(block: Block) -> bool:
 
 def block_height(block: Block, index: int, body_lines: int) -> int:
     """Rows the block takes: its gap, its title, and its wrapped body when unfolded."""
-    return int(has_gap(block, index)) + 1 + (body_lines if shows_body(block) else 0)
+    return int(has_gap(block, index)) + int(has_title(block)) + (body_lines if shows_body(block) else 0)
 
 
 def measure_blocks(blocks: Sequence[Block], width: int) -> Layout:
@@ -306,7 +343,7 @@ GLYPHS = {
     "meta": "·",
     "skipped": "⚠",
 }
-_FOLD_GLYPHS = ("thinking", "result", "compaction", "meta", "tool")
+_FOLD_GLYPHS = ("thinking", "result", "compaction", "meta", "tool", "injected")
 
 
 class TitleRow(NamedTuple):
@@ -327,11 +364,17 @@ def title_row(block: Block, width: int, zone: tzinfo | None = None) -> TitleRow:
     time_text = f"  {stamp} L{block.line}" if stamp else f"  L{block.line}"
     room = width - 2 - cell_len(time_text)
     title = _title_text(block.title)
-    if block.kind in ("user", "assistant") and not block.body:
+    if block.kind in ("user", "assistant") and not block.body and not block.more:
         title = f"{title} · (no text)"
     if cell_len(title) > room:
         title = title[: max(0, room - 1)] + "…"
     return TitleRow(glyph, title, max(0, room - cell_len(title)), time_text)
+
+
+def injected_title(block: Block, width: int) -> str:
+    """An injected block's fold line in ``width`` cells: ``▸ injected: composio · 12 lines`` (``▾`` when open)."""
+    text = f"{'▸' if block.folded else '▾'} {_title_text(block.title)}"
+    return text if cell_len(text) <= width else text[: max(0, width - 1)] + "…"
 
 
 @lru_cache(maxsize=8192)

@@ -33,6 +33,8 @@ from tui.widgets.transcript_layout import (
     block_height,
     build_blocks,
     has_gap,
+    has_title,
+    injected_title,
     measure_blocks,
     plural,
     shows_body,
@@ -60,6 +62,7 @@ class TranscriptLines(ScrollView, can_focus=True):
         Binding("pageup", "page(-1)", "Page up", show=False),
         Binding("pagedown", "page(1)", "Page down", show=False),
         Binding("z", "fold_all", "Fold all", show=False, id="transcript.fold_all"),
+        Binding("o", "injected", "Injected", id="transcript.injected"),
     ]
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
@@ -193,7 +196,9 @@ class TranscriptLines(ScrollView, can_focus=True):
             offset -= 1
         cursor = index == self.cursor and self.has_focus
         style = base + (self.get_component_rich_style("transcript--cursor") if cursor else Style())
-        if offset == 0:
+        if not has_title(block):
+            segments = self._body_segments(block, index, offset, style)
+        elif offset == 0:
             segments = self._title_segments(block, width, style)
         else:
             segments = self._body_segments(block, index, offset - 1, style)
@@ -210,6 +215,10 @@ class TranscriptLines(ScrollView, can_focus=True):
         return self._fg(f"transcript--{block.kind}")
 
     def _title_segments(self, block: Block, width: int, style: Style) -> list[Segment]:
+        if block.kind == "injected":  # one dim line inside the user's turn: its time and line are the turn's
+            title = injected_title(block, width - 4)
+            return [Segment("▌   ", style + self._fg("transcript--user")),
+                    Segment(title, style + self._fg("transcript--time"))]
         row = title_row(block, width, self.zone)
         kind_style = style + self._kind_style(block)
         emphasis = Style(bold=True) if block.kind in ("user", "assistant") else Style()
@@ -224,6 +233,11 @@ class TranscriptLines(ScrollView, can_focus=True):
         lines = self._body(index)
         text = lines[line] if line < len(lines) else ""
         body_style = style + self._fg("transcript--body")
+        if block.kind == "speech":
+            return [Segment("▌   ", style + self._fg("transcript--user")), Segment(text, body_style)]
+        if block.kind == "injected":
+            muted = style + self._fg("transcript--time")
+            return [Segment("▌", style + self._fg("transcript--user")), Segment(" │ ", muted), Segment(text, muted)]
         if block.kind in ("user", "assistant"):
             return [Segment("▌   ", style + self._kind_style(block)), Segment(text, body_style)]
         return [Segment("  │ ", style + self._fg("transcript--time")),
@@ -275,6 +289,19 @@ class TranscriptLines(ScrollView, can_focus=True):
             self._show_cursor()
             self.post_message(self.BlockToggled())
 
+    def action_injected(self) -> None:
+        """Open every injected block (or close them all when all are open)."""
+        injected = [i for i, b in enumerate(self.blocks) if b.kind == "injected" and b.foldable]
+        if not injected:
+            return
+        fold = not any(self.blocks[i].folded for i in injected)
+        for i in injected:
+            self.blocks[i] = self.blocks[i]._replace(folded=fold)
+        self._generation += 1
+        self._apply(measure_blocks(self.blocks, self.text_width))
+        self._show_cursor()
+        self.post_message(self.BlockToggled())
+
     def action_fold_all(self) -> None:
         """Fold every foldable block (or unfold all when all are folded)."""
         foldable = [i for i, b in enumerate(self.blocks) if b.foldable]
@@ -291,9 +318,11 @@ class TranscriptLines(ScrollView, can_focus=True):
         row = int(self.scroll_y) + event.y
         if row < self._starts[-1]:
             index = bisect_right(self._starts, row) - 1
-            if index == self.cursor:
-                self.action_fold()
+            fold_line = self.blocks[index].kind == "injected" and row == self._starts[index]
+            again = index == self.cursor
             self.cursor = index
+            if again or fold_line:
+                self.action_fold()  # a click on an injected block's fold line opens or closes it at once
             self._show_cursor()
 
     def on_focus(self) -> None:
