@@ -734,23 +734,33 @@ class MemoryEngine(MemoryFiles):
         target = store or self.store
         if not target.dims and self.embedder.dims:
             target.dims = self.embedder.dims  # a remote model's size, known since its first answer
-        budget_chars: int | None = None
-        deadline: float | None = None
-        probe = False
-        if budget is not None:
-            rate = embed_rate(target, self.embedder)
-            if rate:
-                budget_chars = int(rate * budget)
-            else:
-                probe = True  # unknown speed: one chunk, measured
-            deadline = time.monotonic() + budget
         long_run = budget is None and not self._long_embed.is_set()
         if long_run:
             self._long_embed.set()
+        args = (self.config.embedding.batch_size, self.config.chunking.window_tokens,
+                self.config.chunking.line_vectors)
         try:
-            embed_pending(target, self.embedder, report, progress, cancel, self.config.embedding.batch_size,
-                          self.config.chunking.window_tokens, self.config.chunking.line_vectors,
-                          budget_chars=budget_chars, deadline=deadline, probe=probe)
+            if budget is None:
+                embed_pending(target, self.embedder, report, progress, cancel, *args)
+            else:
+                # What fits the budget at the measured speed. With no speed known yet, a probe measures it (one
+                # chunk, then twice as many while the probes come from the cache and measure nothing), and what
+                # still fits is embedded after it: a fast embedder or a small workspace is embedded whole, so a
+                # search does not answer differently the next time.
+                deadline = time.monotonic() + budget
+                probe = 1
+                while True:
+                    rate = embed_rate(target, self.embedder)
+                    left = max(0.0, deadline - time.monotonic())
+                    if rate:
+                        embed_pending(target, self.embedder, report, progress, cancel, *args,
+                                      budget_chars=int(rate * left), deadline=deadline)
+                        break
+                    embed_pending(target, self.embedder, report, progress, cancel, *args,
+                                  deadline=deadline, probe=probe)
+                    if report.cancelled or not target.has_pending() or time.monotonic() >= deadline:
+                        break
+                    probe *= 2
         except EmbeddingError as exc:  # what is embedded stays; the rest waits for the provider
             report.issues.append(f"embedding stopped: {exc}; the remaining chunks are keyword-only until it works")
         finally:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from engine.display import plural
 from engine.markdown import HEADING, parse_blocks
 
 DEFAULT_MAX_CHARS = 20_000
@@ -295,7 +296,7 @@ class BootstrapFile:
         if not self.present:
             return f"{self.name}: missing"
         if not self.truncated:
-            return f"{self.name}: all {self.chars:,} characters"
+            return f"{self.name}: all {plural(self.chars, 'character', grouped=True)}"
         why = " and ".join({"per-file-limit": f"over its {self.limit:,}-character limit",
                             "total-limit": "the total limit ran out"}[c] for c in self.causes)
         where = ""
@@ -306,7 +307,7 @@ class BootstrapFile:
             if whole:
                 shown = ", ".join(whole[:3]) + (f" and {len(whole) - 3} more" if len(whole) > 3 else "")
                 where += f" (whole sections: {shown})"
-        return f"{self.name}: {self.injected:,} of {self.chars:,} characters ({why}{where})"
+        return f"{self.name}: {self.injected:,} of {plural(self.chars, 'character', grouped=True)} ({why}{where})"
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "present": self.present, "chars": self.chars, "injected": self.injected,

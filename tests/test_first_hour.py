@@ -86,7 +86,9 @@ def test_pending_chunks_come_memory_and_user_first_then_dated_notes_newest_first
     assert "memory/2026-11-27.md" in seq and seq.index("memory/2026-11-27.md") < seq.index("memory/2026-09-28.md")
 
 
-def test_a_first_search_embeds_one_probe_chunk_and_says_what_is_left(demo_workspace: Path) -> None:
+def test_a_first_search_embeds_one_probe_chunk_and_says_what_is_left(demo_workspace: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(api, "SEARCH_EMBED_BUDGET", 1e-9)  # the probe alone spends the budget
     embedder = GatedEmbedder()
     with MemoryEngine(_config(demo_workspace), embedder=embedder) as eng:
         resp = eng.search("heron migration")
@@ -99,6 +101,18 @@ def test_a_first_search_embeds_one_probe_chunk_and_says_what_is_left(demo_worksp
         assert embedded == {"MEMORY.md"}  # what the agent reads first has its vectors first
         payload = resp.to_json()
         assert payload["notEmbedded"] == total - 1 and "embedSeconds" in payload
+
+
+def test_after_the_probe_a_first_search_embeds_what_fits_the_rest_of_its_budget(
+        demo_workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(api, "SEARCH_EMBED_BUDGET", 1e6)  # a fast embedder on a small workspace: all of it fits
+    embedder = GatedEmbedder()
+    with MemoryEngine(_config(demo_workspace), embedder=embedder) as eng:
+        first = eng.search("heron migration")
+        assert first.not_embedded == 0 and eng.store.pending_count() == 0
+        again = eng.search("heron migration")
+        assert [(h.path, h.start_line, round(h.score, 9)) for h in again.results] == [
+            (h.path, h.start_line, round(h.score, 9)) for h in first.results]  # the same answer the next time
 
 
 def test_a_search_embeds_everything_that_fits_its_budget(demo_workspace: Path, monkeypatch: pytest.MonkeyPatch
@@ -205,7 +219,8 @@ def test_the_note_reads_as_the_issue_asks() -> None:
     assert (duration(0.2), duration(89), duration(3900)) == ("1 s", "89 s", "1 h 5 min")
 
 
-def test_mcp_memory_search_says_not_embedded(demo_workspace: Path) -> None:
+def test_mcp_memory_search_says_not_embedded(demo_workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(api, "SEARCH_EMBED_BUDGET", 1e-9)  # the probe alone spends the budget
     service = MemoryService(_config(demo_workspace))
     try:
         payload = service.search({"query": "heron"}).payload

@@ -214,6 +214,9 @@ AGREEMENT = {  # a word that agrees with a count written beside it through plura
 }
 NEVER_ONE = {  # a count written by hand where it can never be 1 (a limit, or a count that is at least 2)
     "engine/config_rules.py": ("{self.max_len} characters", "{self.max_items} entries"),
+    # OpenClaw 2026.9.6's own cut markers, verbatim: what the agent reads must be byte for byte OpenClaw's.
+    "engine/bootstrap.py": ("{tail} chars", "{t} chars"),
+    "engine/health/checks.py": ("{memory.limit:,} characters",),  # a limit
     "engine/review/detect.py": ("{len(members)} statements",),  # a duplicate group has two or more
     "engine/sessions/excerpt.py": ("{MAX_EXCERPT_CHARS:,} characters",),
     "engine/sessions/sources.py": ("{len(ids)} sessions",),  # an ambiguous id: two or more

@@ -327,14 +327,14 @@ def embed_pending(
     line_vectors: bool = False,
     budget_chars: int | None = None,
     deadline: float | None = None,
-    probe: bool = False,
+    probe: int = 0,
 ) -> None:
     """Embed the chunks that have no vectors yet, in embedding order (:data:`queries._EMBED_ORDER`), group by group
     (:data:`EMBED_GROUP` chunks, each one transaction), window by window (and line by line), reusing the cache.
 
     A run that must not keep a reader waiting (a search) is bounded: ``budget_chars`` embeds only the first chunks
-    whose text fits it (none when the first does not), ``probe`` only the first chunk (to measure the speed when
-    none is known), and ``deadline`` (``time.monotonic()``) stops it between groups; the rest
+    whose text fits it (none when the first does not), ``probe`` only the first ``probe`` chunks (to measure the
+    speed when none is known), and ``deadline`` (``time.monotonic()``) stops it between groups; the rest
     (:attr:`SyncReport.budget_left`) waits for the next run. The measured speed is kept in ``meta``
     (:func:`embed_rate`, chunk characters per second).
     """
@@ -345,7 +345,7 @@ def embed_pending(
     pending = queries.pending_chunks(conn)
     waiting = len(pending)
     if probe:
-        pending = pending[:1]
+        pending = pending[:probe]
     elif budget_chars is not None:
         fits, spent = 0, 0
         for _, text in pending:

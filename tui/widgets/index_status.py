@@ -57,6 +57,7 @@ def bootstrap_parts(budget: Any) -> list[Part]:
     """What an agent session receives of MEMORY.md / USER.md at its start (OpenClaw's bootstrap limits)."""
     if budget is None:
         return []
+    from engine.api import plural  # loaded already: the budget came from the engine
     parts: list[Part] = []
     for name in ("MEMORY.md", "USER.md"):
         f = budget.file(name)
@@ -64,8 +65,9 @@ def bootstrap_parts(budget: Any) -> list[Part]:
             continue
         if f.truncated:
             whole = sum(1 for s in f.cut_sections if s.whole)
-            cut = f" · {whole} sections cut" if whole else ""
-            parts += [_sep(), (f"⚠ agent gets {f.injected:,} of {f.chars:,} chars of {name}{cut}", "$text-warning")]
+            cut = f" · {plural(whole, 'section')} cut" if whole else ""
+            parts += [_sep(), (f"⚠ agent gets {f.injected:,} of {plural(f.chars, 'char', grouped=True)} of {name}{cut}",
+                                    "$text-warning")]
         else:
             parts += [_sep(), (f"{name} ", "$text-muted"), (f"{f.chars:,}/{f.limit:,}", "bold"),
                       (" to the agent", "$text-muted")]
