@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import fcntl
+import os
 import shutil
 import time
 from collections.abc import Callable, Iterator
@@ -28,6 +30,34 @@ def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     for var in [v for v in os.environ if v.startswith("MEMDECK_EMBEDDING_")]:
         monkeypatch.delenv(var, raising=False)
     return home
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests that embed the demo with the real model first: each takes a minute of one core, and started
+    last they would keep the whole run waiting (the order within each group is kept)."""
+    items.sort(key=lambda item: item.get_closest_marker("model") is None)
+
+
+@pytest.fixture(scope="session")
+def demo_model_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo workspace (``ws``) and its index (``home``) embedded once with the shipped default model, shared by
+    every xdist worker of this run; for tests that only search it (a minute of embedding each otherwise)."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # the run's folder, not older runs'
+    root = shared / "demo-model"
+    with open(shared / "demo-model.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (root / "ready").exists():
+            from engine.api import MemoryEngine
+            from engine.config import load_config
+
+            shutil.rmtree(root, ignore_errors=True)
+            shutil.copytree(DEMO_SOURCE, root / "ws")
+            with MemoryEngine(load_config(workspace=root / "ws", home=root / "home")) as eng:
+                eng.sync(embed=True)
+                assert not eng.store.has_pending(), "the shared demo index is fully embedded"
+            (root / "ready").write_text("", encoding="utf-8")
+    return root
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import shutil
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,13 +25,9 @@ FLOORS = {"keyword": 16, "vector": 20, "hybrid": 20}
 
 
 @pytest.fixture(scope="module")
-def demo_engine(tmp_path_factory: pytest.TempPathFactory) -> MemoryEngine:
-    root = tmp_path_factory.mktemp("quality")
-    ws = root / "ws"
-    shutil.copytree(DEMO_SOURCE, ws)
-    # No model override: the guard measures what a user gets (the demo embeds in ~13 s on 2 busy cores).
-    eng = MemoryEngine(load_config(workspace=ws, home=root / "home"))
-    eng.sync()
+def demo_engine(demo_model_root: Path) -> Iterator[MemoryEngine]:
+    # No model override: the guard measures what a user gets (the demo embedded once per run, shared).
+    eng = MemoryEngine(load_config(workspace=demo_model_root / "ws", home=demo_model_root / "home"))
     yield eng
     eng.close()
 

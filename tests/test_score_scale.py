@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
 from engine.api import MemoryEngine
 from engine.config import SearchConfig, load_config
-from engine.demo import DEMO_SOURCE
 from engine.search.pipeline import POOLS
 
 QUERIES = ["deploy checklist", "what did we decide about the database", "postgres migration", "HERON-112",
@@ -20,13 +19,9 @@ THRESHOLDS = [0.0, 0.01, 0.03, 0.05, 0.1, 0.2, 0.35, 0.5, 0.8]
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryEngine]:
-    """The demo workspace on the shipped default model (calibrated fusion)."""
-    root = tmp_path_factory.mktemp("scale")
-    ws = root / "demo"
-    shutil.copytree(DEMO_SOURCE, ws)
-    eng = MemoryEngine(load_config(workspace=ws, home=root / "home"))
-    eng.sync(embed=True)
+def demo(demo_model_root: Path) -> Iterator[MemoryEngine]:
+    """The demo workspace on the shipped default model (calibrated fusion), embedded once per run."""
+    eng = MemoryEngine(load_config(workspace=demo_model_root / "ws", home=demo_model_root / "home"))
     yield eng
     eng.close()
 
