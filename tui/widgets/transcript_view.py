@@ -294,19 +294,16 @@ class TranscriptLines(ScrollView, can_focus=True):
         injected = [i for i, b in enumerate(self.blocks) if b.kind == "injected" and b.foldable]
         if not injected:
             return
-        fold = not any(self.blocks[i].folded for i in injected)
-        for i in injected:
-            self.blocks[i] = self.blocks[i]._replace(folded=fold)
-        self._generation += 1
-        self._apply(measure_blocks(self.blocks, self.text_width))
-        self._show_cursor()
+        self._set_folded(injected, not any(self.blocks[i].folded for i in injected))
         self.post_message(self.BlockToggled())
 
     def action_fold_all(self) -> None:
         """Fold every foldable block (or unfold all when all are folded)."""
         foldable = [i for i, b in enumerate(self.blocks) if b.foldable]
-        fold = not all(self.blocks[i].folded for i in foldable)
-        for i in foldable:
+        self._set_folded(foldable, not all(self.blocks[i].folded for i in foldable))
+
+    def _set_folded(self, indices: list[int], fold: bool) -> None:
+        for i in indices:
             self.blocks[i] = self.blocks[i]._replace(folded=fold)
         self._generation += 1
         self._apply(measure_blocks(self.blocks, self.text_width))
