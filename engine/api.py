@@ -98,6 +98,9 @@ if TYPE_CHECKING:  # loaded on first use (see __getattr__): status and search ne
     from engine.markdown import LineRole as LineRole
     from engine.markdown import Reparser as Reparser
     from engine.markdown import parse_blocks as parse_blocks
+    from engine.memory.append import FLUSH_DAYS as FLUSH_DAYS
+    from engine.memory.append import FlushBlock as FlushBlock
+    from engine.memory.append import FlushPlan as FlushPlan
     from engine.memory.draft import DRAFT_KINDS as DRAFT_KINDS
     from engine.memory.draft import Draft as Draft
     from engine.memory.draft import DraftItem as DraftItem
@@ -162,6 +165,7 @@ if TYPE_CHECKING:  # loaded on first use (see __getattr__): status and search ne
     from engine.watch import watch_plan as watch_plan
 
 _LAZY = {
+    "engine.memory.append": ("FLUSH_DAYS", "FlushBlock", "FlushPlan"),
     "engine.memory.draft": ("DRAFT_KINDS", "Draft", "DraftItem"),
     "engine.memory.llm": ("LLMError",),
     "engine.health.checks": ("DoctorReport",),
@@ -194,6 +198,7 @@ __all__ = [
     "CORPORA",
     "DATED_NOTE",
     "DRAFT_KINDS",
+    "FLUSH_DAYS",
     "FLUSH_STATE_FILE",
     "SEPARATOR_GLYPHS",
     "WATCH_DEBOUNCE_MS",
@@ -210,7 +215,9 @@ __all__ = [
     "DraftItem",
     "Entry",
     "Finding",
+    "FlushBlock",
     "FlushError",
+    "FlushPlan",
     "FlushWritten",
     "FolderLink",
     "FolderSource",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from datetime import date, datetime, tzinfo
+from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,7 @@ import click
 from engine.api import (
     FLUSH_STATE_FILE,
     Draft,
+    DraftItem,
     FlushError,
     LLMError,
     MemoryFiles,
@@ -24,7 +25,6 @@ from engine.api import (
     SessionReadError,
     SessionSource,
     Transcript,
-    daily_rel,
     needs_flush,
     session_source_at,
 )
@@ -283,14 +283,6 @@ def _reindex(ctx: SessionsContext, path: Path, warnings: list[str]) -> None:
         warnings.append(f"written, but not yet searchable: {exc}")
 
 
-def _flush_day(day: str, transcript: Transcript, now: datetime) -> date:
-    if day == "last":
-        last = transcript.last_message_time
-        if last is not None:
-            return last.astimezone(now.tzinfo).date()
-    return now.date()
-
-
 def _emit_warnings(warnings: list[str]) -> None:
     if warnings:
         say_lines((f"memdeck: warning: {warning}" for warning in warnings), err=True)
@@ -348,7 +340,7 @@ def run_flush(
     note: bool = False,
     dry_run: bool = False,
     method: str = "auto",
-    day: str = "today",
+    day: str = "said",
     as_json: bool = False,
     messages: int = 15,
     now: datetime | None = None,
@@ -361,7 +353,8 @@ def run_flush(
         note: write a session note (``memory/YYYY-MM-DD-<slug>.md``) instead of a flush.
         dry_run: print what would be written, write nothing.
         method: ``auto`` (the LLM when configured, else extractive), ``llm`` or ``extractive``.
-        day: ``today`` or ``last`` (the day of the session's last message) picks the daily file.
+        day: ``said`` (each item in the daily note of the day it was said: one block per day), ``today`` or
+            ``last`` (every item in today's note, or in the note of the day of the session's last message).
         as_json: print a JSON result instead of text.
         messages: messages a session note keeps.
         now: the current time (tests); defaults to the engine's clock (``[memory] timezone``, ``MEMDECK_TODAY``).
@@ -409,18 +402,18 @@ def run_flush(
     if draft is None:
         return 1
     warnings.extend(draft.warnings)
-    block = memory.render_flush(draft, now)
-    flush_day = _flush_day(day, transcript, now)
-    target = ctx.workspace / daily_rel(flush_day)
+    plan = memory.plan_flush(transcript, draft, now, day)
+    targets = [_rel(ctx, ctx.workspace / rel) for rel in plan.paths]
     appended = False
     if not draft.is_empty and not dry_run:
         try:
-            written = memory.append_flush(transcript.session_id, block, now, flush_day)
+            written = memory.write_flush(plan, now)
         except (FlushError, OSError) as exc:
-            _err(f"could not append to {_rel(ctx, target)}: {exc}", as_json)
+            _err(f"could not append to {', '.join(targets)}: {exc}", as_json)
             return 1
         appended = True
-        _reindex(ctx, target, warnings)
+        for path in written.paths:
+            _reindex(ctx, path, warnings)
         warnings.extend(written.warnings)
     elif not dry_run:
         warnings.extend(memory.record_flush(transcript.session_id, now))
@@ -430,11 +423,16 @@ def run_flush(
             "mode": "flush",
             "method": draft.method,
             "dryRun": dry_run,
-            "path": _rel(ctx, target),
+            "day": day,
+            "path": targets[0],
+            "paths": targets,
             "appended": appended,
-            "items": [{"text": item.text, "kind": item.kind, "line": item.line} for item in draft.items],
+            "items": [_item_json(item) for item in draft.items],
             "skippedKnown": draft.skipped_known,
-            "text": block,
+            "text": plan.preview,
+            "blocks": [{"path": _rel(ctx, ctx.workspace / block.rel), "day": block.day.isoformat(),
+                        "text": block.text, "items": [_item_json(item) for item in block.items]}
+                       for block in plan.blocks],
             "warnings": warnings,
         }
         echo_json(payload)
@@ -445,10 +443,16 @@ def run_flush(
         say(f"Nothing new to store from session {safe_name(transcript.id8)}{known}.")
         return 0
     verb = "Would append" if dry_run else "Appended"
-    say(f"{verb} {plural(len(draft.items), 'item')} ({draft.method}) to {safe_name(_rel(ctx, target))}{known}:")
+    shown = ", ".join(safe_name(target) for target in targets)
+    say(f"{verb} {plural(len(draft.items), 'item')} ({draft.method}) to {shown}{known}:")
     say("")
-    say(block, nl=False)  # the session's own words: shown as data
+    say(plan.preview, nl=False)  # the session's own words: shown as data
     return 0
+
+
+def _item_json(item: DraftItem) -> dict[str, object]:
+    return {"text": item.text, "kind": item.kind, "line": item.line,
+            "saidAt": _iso(item.said_at)}
 
 
 def _not_flushable(path: Path, transcript: Transcript) -> str | None:
@@ -509,10 +513,11 @@ def build_flush_command(make_context: Callable[..., SessionsContext]) -> click.C
     @click.option("--extractive", "use_extractive", is_flag=True, help="Draft without an LLM.")
     @click.option(
         "--day",
-        type=click.Choice(["today", "last"]),
-        default="today",
+        type=click.Choice(["said", "today", "last"]),
+        default="said",
         show_default=True,
-        help="Daily file: today's, or the day of the session's last message.",
+        help="Daily file: each item under the day it was said (one block per day), all in today's, or all in "
+        "the day of the session's last message.",
     )
     @click.option("--json", "as_json", is_flag=True, help="Print JSON for agents.")
     @click.option(

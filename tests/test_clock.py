@@ -146,7 +146,7 @@ def test_cli_flush_at_the_system_clock_lands_in_the_configured_day(
     config = _config(tmp_path, zone)
     ctx = SessionsContext(config.workspace, sessions, config.home, config=config)
     system_now = _instant(zone, wall).astimezone(zoneinfo.ZoneInfo(system))
-    assert run_flush(ctx, "7c1e", method="extractive", as_json=True, now=system_now) == 0
+    assert run_flush(ctx, "7c1e", method="extractive", day="today", as_json=True, now=system_now) == 0
     payload = json.loads(capsys.readouterr().out)
     assert payload["path"] == f"memory/{wall:%Y-%m-%d}.md" and payload["appended"] is True
     assert payload["text"].startswith(f"## {wall:%H:%M} — Memory flush from session 7c1e9a42\n")
@@ -168,7 +168,7 @@ def test_memdeck_flush_in_a_child_process_lands_in_the_configured_day(
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMDECK_")}
     env.update(MEMDECK_HOME=str(home), TZ=system, MEMDECK_NOW=system_now.isoformat(), PYTHONPATH=str(REPO))
     out = subprocess.run([sys.executable, "-m", "memdeck.cli", "--workspace", str(workspace), "--sessions",
-                          str(sessions), "flush", "7c1e", "--extractive", "--json"],
+                          str(sessions), "flush", "7c1e", "--extractive", "--day", "today", "--json"],
                          capture_output=True, text=True, env=env, cwd=REPO, timeout=120, check=False)
     assert out.returncode == 0, out.stderr
     payload = json.loads(out.stdout)
@@ -183,7 +183,7 @@ def test_a_pinned_today_dates_the_flush_as_it_dates_a_query(tmp_path: Path, monk
     ctx = SessionsContext(config.workspace, _sessions(tmp_path), config.home, config=config)
     monkeypatch.setenv(NOW_ENV, "2026-03-01T23:59:00+09:00")
     monkeypatch.setenv(TODAY_ENV, "2026-10-22")
-    assert run_flush(ctx, "7c1e", method="extractive", as_json=True) == 0
+    assert run_flush(ctx, "7c1e", method="extractive", day="today", as_json=True) == 0
     payload = json.loads(capsys.readouterr().out)
     assert payload["path"] == "memory/2026-10-22.md"
     _same_day(config.workspace / payload["path"], datetime(2026, 10, 22, 23, 59))

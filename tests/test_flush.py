@@ -8,12 +8,13 @@ import re
 import shutil
 from datetime import UTC, date, datetime, timedelta, timezone
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import click
 import pytest
 from click.testing import CliRunner
 
-from engine.memory.append import append_flush, record_flush, render_flush_block
+from engine.memory.append import append_flush, plan_flush, record_flush, render_flush_block, split_preview
 from engine.memory.drafting import Draft, DraftItem, clean_statement, draft_extractive
 from engine.memory.saving import FlushError
 from engine.memory.session_notes import build_session_note, note_slug, write_session_note
@@ -205,11 +206,12 @@ EXPECTED_CHAT_ITEMS = [
     ("identity", "My name is Priya Raman and I work at Northwind Labs as a data engineer", 8),
     ("decision", "We decided to use Postgres 16 for the analytics warehouse, not MySQL", 10),
     ("confirmed", "User prefers Postgres for analytics work", 11),
-    ("plan", "Remind me to renew the TLS certificate next Friday", 12),
+    ("plan", "Remind me to renew the TLS certificate next Friday (Fri 13 Feb)", 12),
     ("instruction", "I'm vegetarian, so never suggest steakhouses", 13),
     ("fact", "My sister Anna lives in Porto and her birthday is March 3", 18),
-    ("confirmed", "User is allergic to peanuts", 23),
-    ("plan", "My OPENAI_API_KEY=sk-pro…3456 — I need to rotate it by Friday", 24),
+    # line 23, "I'll remember that you're allergic to peanuts", is only the assistant's claim: the person's turn
+    # before it (line 22) is about dark mode.
+    ("plan", "My OPENAI_API_KEY=sk-pro…3456 — I need to rotate it by Friday (Fri 13 Feb)", 24),
 ]
 
 
@@ -251,7 +253,7 @@ def test_extractive_draft_skips_known_facts(chat: Transcript) -> None:
 
     draft = draft_extractive(chat, is_known=known)
     assert draft.skipped_known == 3
-    assert [i.line for i in draft.items] == [10, 11, 12, 13, 18, 23, 24]
+    assert [i.line for i in draft.items] == [10, 11, 12, 13, 18, 24]
     assert len(asked) == len(EXPECTED_CHAT_ITEMS)  # duplicates are dropped before asking
 
 
@@ -291,24 +293,17 @@ def test_extractive_draft_turn_range(chat: Transcript) -> None:
             ("fact", "Our backend runs on Fly.io with two regions"),
         ),
         ("user", "Marco is my cofounder.", ("fact", "Marco is my cofounder")),
-        (
-            "assistant",
-            "Got it — I'll use metric units from now on.",
-            ("confirmed", "I'll use metric units from now on"),
-        ),
-        ("assistant", "Noted: your flight is on Friday.", ("confirmed", "User's flight is on Friday")),
+        # What the assistant alone says is never kept (see test_assistant_confirms_what_the_person_said).
+        ("assistant", "Got it — I'll use metric units from now on.", None),
+        ("assistant", "Noted: your flight is on Friday.", None),
         ("assistant", "Noted: can you send the file?", None),
-        ("assistant", "Noted: your standup moved to 9:30.", ("confirmed", "User's standup moved to 9:30")),
-        (
-            "assistant",
-            "Done, you like short answers, so I set the style to concise.",
-            ("confirmed", "User likes short answers, so I set the style to concise"),
-        ),
+        ("assistant", "Noted: your standup moved to 9:30.", None),
+        ("assistant", "Done, you like short answers, so I set the style to concise.", None),
         ("user", "I like it", None),
         ("user", "Never mind", None),
         ("user", "thanks, that's great!", None),
         ("user", "Do you prefer cats or dogs?", None),
-        ("user", "Can you remind me to call Mom tomorrow?", ("plan", "Remind me to call Mom tomorrow")),
+        ("user", "Can you remind me to call Mom tomorrow?", ("plan", "Remind me to call Mom tomorrow (Wed 11 Feb)")),
         ("user", "I went to the market 5 times", None),
         ("user", "This is my first time here", None),
         ("user", "/remember I prefer tea", None),
@@ -330,6 +325,70 @@ def test_extractive_statement_table(
     draft = draft_extractive(_transcript(tmp_path, [_msg(role, content)]))
     got = (draft.items[0].kind, draft.items[0].text) if draft.items else None
     assert got == expected
+
+
+@pytest.mark.parametrize(
+    ("user", "assistant", "expected"),
+    [
+        ("use metric units from now on please", "Got it — I'll use metric units from now on.",
+         ("confirmed", "I'll use metric units from now on")),
+        ("my flight is on Friday", "Noted: your flight is on Friday.",
+         ("confirmed", "User's flight is on Friday (Fri 13 Feb)")),
+        ("the standup moved to 9:30", "Noted: your standup moved to 9:30.",
+         ("confirmed", "User's standup moved to 9:30")),
+        ("short answers please", "Done, you like short answers, so I set the style to concise.", None),  # 2 of 6
+        ("what's the weather?", "Noted: your flight is on Friday.", None),  # the person never said it
+        ("my flight is on Friday", "Noted: can you send the file?", None),
+    ],
+)
+def test_assistant_confirms_what_the_person_said(tmp_path: Path, user: str, assistant: str,
+                                                 expected: tuple[str, str] | None) -> None:
+    """An assistant sentence is kept only when most of it repeats the person's turn just before it."""
+    rows = [_msg("user", user), _msg("assistant", [{"type": "text", "text": assistant}])]
+    draft = draft_extractive(_transcript(tmp_path, rows))
+    got = [(item.kind, item.text) for item in draft.items if item.kind == "confirmed"]
+    assert got == ([expected] if expected else [])
+
+
+def test_a_flush_files_each_item_under_the_day_it_was_said(tmp_path: Path) -> None:
+    rows = [
+        _line(type="message", timestamp="2026-11-12T19:54:22Z",
+              message={"role": "user", "content": "remind me tomorrow at 08:30 to move the backup job"}),
+        _line(type="message", timestamp="2026-11-12T21:10:00Z",
+              message={"role": "user", "content": "thanks, night"}),
+        _line(type="message", timestamp="2026-11-13T07:05:00Z",
+              message={"role": "user", "content": "I prefer tea in the morning."}),
+    ]
+    transcript = _transcript(tmp_path, rows)
+    draft = draft_extractive(transcript)
+    assert [item.said_at for item in draft.items] == [datetime(2026, 11, 12, 19, 54, 22, tzinfo=UTC),
+                                                       datetime(2026, 11, 13, 7, 5, tzinfo=UTC)]
+    plan = plan_flush(draft, datetime(2026, 12, 3, 8, 0, tzinfo=UTC), UTC,
+                      turn_times=[e.time for e in transcript.messages() if e.time is not None])
+    assert plan.paths == ("memory/2026-11-12.md", "memory/2026-11-13.md")
+    first, second = plan.blocks
+    # The heading's time is the day's last turn, not the flush's time.
+    assert first.text.startswith("## 21:10 — Memory flush from session 3f2a9c1e\n\n- Remind me tomorrow (Fri 13 Nov)")
+    assert second.text.startswith("## 07:05 — Memory flush from session 3f2a9c1e\n\n- I prefer tea")
+    assert plan.preview == ("<!-- flush → memory/2026-11-12.md -->\n" + first.text + "\n"
+                            "<!-- flush → memory/2026-11-13.md -->\n" + second.text)
+    assert plan.split(plan.preview) == [(date(2026, 11, 12), first.text), (date(2026, 11, 13), second.text)]
+    # In Tokyo (UTC+9) the evening turn is already the 13th: both go to that day's note.
+    tokyo = ZoneInfo("Asia/Tokyo")
+    assert plan_flush(draft, datetime(2026, 12, 3, 8, 0, tzinfo=UTC), tokyo).paths == ("memory/2026-11-13.md",)
+    today = plan_flush(draft, datetime(2026, 12, 3, 8, 0, tzinfo=UTC), UTC, day="today")
+    assert today.paths == ("memory/2026-12-03.md",) and today.blocks[0].text.startswith("## 08:00 —")
+    with pytest.raises(ValueError, match="unknown flush day"):
+        plan_flush(draft, datetime(2026, 12, 3, tzinfo=UTC), UTC, day="tomorrow")
+
+
+def test_an_edited_preview_goes_to_the_notes_its_separators_name() -> None:
+    text = ("stray line\n<!-- flush → memory/2026-11-13.md -->\n## 07:05 — b\n\n- two\n"
+            "<!-- flush → memory/2026-02-30.md -->\n- kept as text\n<!-- flush → memory/2026-11-12.md -->\n\n")
+    assert split_preview(text, date(2026, 11, 12)) == [
+        (date(2026, 11, 12), "stray line\n"),
+        (date(2026, 11, 13), "## 07:05 — b\n\n- two\n<!-- flush → memory/2026-02-30.md -->\n- kept as text\n"),
+    ]
 
 
 def test_extractive_splits_sentences_but_not_abbreviations(tmp_path: Path) -> None:
@@ -572,12 +631,12 @@ def test_flush_command_appends_and_records(ctx: SessionsContext) -> None:
         reindex=reindexed.append,
     )
     before = datetime.now().astimezone().date()
-    result = CliRunner().invoke(_group(ctx), ["flush", "7c1e", "--extractive"])
+    result = CliRunner().invoke(_group(ctx), ["flush", "7c1e", "--extractive", "--day", "today"])
     after = datetime.now().astimezone().date()
     assert result.exit_code == 0, result.output
     (daily,) = (ctx.workspace / "memory").iterdir()
     assert daily.name in {f"{before:%Y-%m-%d}.md", f"{after:%Y-%m-%d}.md"}  # today's file, midnight-safe
-    assert f"Appended 9 items (extractive) to memory/{daily.name} (1 already in memory):" in result.output
+    assert f"Appended 8 items (extractive) to memory/{daily.name} (1 already in memory):" in result.output
     text = daily.read_text()
     assert "— Memory flush from session 7c1e9a42\n" in text
     assert "- I prefer dark mode in every dashboard you set up for me (session 7c1e9a42, line 4)" in text
@@ -589,8 +648,9 @@ def test_flush_command_appends_and_records(ctx: SessionsContext) -> None:
 def test_flush_dry_run_writes_nothing(ctx: SessionsContext) -> None:
     result = CliRunner().invoke(_group(ctx), ["flush", "7c1e", "--dry-run", "--day", "last"])
     assert result.exit_code == 0, result.output
-    assert "Would append 10 items (extractive) to memory/2026-02-10.md:" in result.output
-    assert "- Remind me to renew the TLS certificate next Friday (session 7c1e9a42, line 12)" in result.output
+    assert "Would append 9 items (extractive) to memory/2026-02-10.md:" in result.output
+    assert ("- Remind me to renew the TLS certificate next Friday (Fri 13 Feb) (session 7c1e9a42, line 12)"
+            in result.output)
     assert not ctx.workspace.exists()
     assert not ctx.flush_state_path.exists()
 
@@ -600,12 +660,15 @@ def test_run_flush_json_and_day_last(ctx: SessionsContext, capsys: pytest.Captur
     assert code == 0
     payload = json.loads(capsys.readouterr().out)
     assert payload["path"] == "memory/2026-02-10.md" and payload["appended"] is True
-    assert payload["method"] == "extractive" and len(payload["items"]) == 10
+    assert payload["method"] == "extractive" and len(payload["items"]) == 9
     assert payload["items"][0] == {
         "text": "I prefer dark mode in every dashboard you set up for me",
         "kind": "preference",
         "line": 4,
+        "saidAt": "2026-02-10T09:03:00Z",
     }
+    assert payload["day"] == "last" and payload["paths"] == ["memory/2026-02-10.md"]
+    assert [block["path"] for block in payload["blocks"]] == ["memory/2026-02-10.md"]
     # A new daily note starts with the daily heading every door writes, then the block.
     assert (ctx.workspace / "memory" / "2026-02-10.md").read_text() == (
         "# 2026-02-10 — Tuesday, 10 February 2026\n\n" + payload["text"])
@@ -685,7 +748,7 @@ def test_flush_append_failure_exits_1(ctx: SessionsContext) -> None:
     today = datetime.now().astimezone().date()
     for day in (today, today + timedelta(days=1)):  # midnight-safe
         (memory / f"{day:%Y-%m-%d}.md").mkdir()  # a folder where the daily file should be
-    result = CliRunner().invoke(_group(ctx), ["flush", "7c1e"])
+    result = CliRunner().invoke(_group(ctx), ["flush", "7c1e", "--day", "today"])
     assert result.exit_code == 1
     assert "could not append" in result.output
     assert not ctx.flush_state_path.exists()

@@ -286,7 +286,7 @@ def test_draft_with_llm(server: FakeServer, chat: Transcript) -> None:
     assert draft.method == "llm"
     assert [(i.kind, i.text, i.line) for i in draft.items] == [
         ("preference", "User prefers dark mode in every dashboard", 4),
-        ("plan", "Renew the TLS certificate next Friday", 12),
+        ("plan", "Renew the TLS certificate next Friday (Fri 13 Feb)", 12),  # resolved when the model did not
         ("fact", "User's sister Anna lives in Porto", 18),  # line 999 is not in the chat: best match
         ("decision", "Postgres 16 is the analytics warehouse", 10),  # no line given: best match
         ("fact", "User is allergic to peanuts", 23),
@@ -295,11 +295,18 @@ def test_draft_with_llm(server: FakeServer, chat: Transcript) -> None:
     request = server.requests[0]["body"]
     system, user = request["messages"]
     assert system["role"] == "system" and "NOTHING_TO_STORE" in system["content"]
+    # The prompt asks for the person's language, relative times resolved against each turn's time, and no
+    # assistant-only claims; each turn shows its time.
+    assert "in the language the user wrote it in" in system["content"]
+    assert "Resolve relative times against that line's time" in system["content"]
+    assert "drop anything only the assistant claimed" in system["content"]
     assert (
-        "[4] User: ok so I prefer dark mode in every dashboard you set up for me, thanks" in user["content"]
+        "[4] (Tue 10 Feb 2026 09:03) User: ok so I prefer dark mode in every dashboard you set up for me, thanks"
+        in user["content"]
     )
-    assert "[7] Assistant: Done — switched all three Grafana dashboards to dark mode." in user["content"]
-    assert "[9] User: /status" not in user["content"] and "tabs over spaces" not in user["content"]
+    assert ("[7] (Tue 10 Feb 2026 09:06) Assistant: Done — switched all three Grafana dashboards to dark mode."
+            in user["content"])
+    assert "/status" not in user["content"] and "tabs over spaces" not in user["content"]
     assert "updated 3 dashboards" not in user["content"]  # tool results are not sent
     assert "sk-proj-abcdefghij" not in user["content"]
     assert "Already in memory (do not repeat):\nUser's name is Priya." in user["content"]
@@ -321,7 +328,7 @@ def test_draft_with_llm_filters_known_and_cuts_long_chats(server: FakeServer, ch
     assert [i.line for i in draft.items] == [24] and draft.skipped_known == 1
     assert draft.warnings and "only its last" in draft.warnings[0]
     sent = server.requests[0]["body"]["messages"][1]["content"]
-    assert "[24] User:" in sent and "[4] User:" not in sent
+    assert "[24] (Tue 10 Feb 2026 09:22) User:" in sent and "[4] (" not in sent
 
 
 def test_draft_with_llm_turn_range_and_empty(server: FakeServer, chat: Transcript) -> None:
@@ -330,8 +337,8 @@ def test_draft_with_llm_turn_range_and_empty(server: FakeServer, chat: Transcrip
     draft = draft_with_llm(chat, client, turn_range=(10, 11))
     sent = server.requests[0]["body"]["messages"][1]["content"]
     assert sent.splitlines()[1:] == [
-        "[10] User: We decided to use Postgres 16 for the analytics warehouse, not MySQL.",
-        "[11] Assistant: Noted: you prefer Postgres for analytics work. Anything else?",
+        "[10] (Tue 10 Feb 2026 09:09) User: We decided to use Postgres 16 for the analytics warehouse, not MySQL.",
+        "[11] (Tue 10 Feb 2026 09:10) Assistant: Noted: you prefer Postgres for analytics work. Anything else?",
     ]
     assert [i.line for i in draft.items] == [10]
     empty = read_transcript(DATA / "empty.jsonl")
@@ -390,7 +397,8 @@ def test_run_flush_uses_the_llm_when_configured(
     assert "Appended 1 item (llm) to memory/2026-02-10.md:" in out
     assert (tmp_path / "ws" / "memory" / "2026-02-10.md").read_text() == (  # a new note: the daily heading first
         "# 2026-02-10 — Tuesday, 10 February 2026\n\n"
-        "## 11:00 — Memory flush from session 7c1e9a42\n\n- User prefers dark mode (session 7c1e9a42, line 4)\n"
+        # Filed under the day it was said, headed by that day's last turn.
+        "## 09:23 — Memory flush from session 7c1e9a42\n\n- User prefers dark mode (session 7c1e9a42, line 4)\n"
     )
     request = server.requests[0]
     assert request["headers"]["Authorization"] == f"Bearer {SECRET_KEY}"

@@ -48,7 +48,8 @@ def test_every_door_gives_a_new_daily_note_the_same_first_line(demo_workspace: P
 
     cli_ws = _fresh(demo_workspace, "cli")
     ctx = SessionsContext(workspace=cli_ws, sessions_dir=cli_ws / "sessions", home=cli_ws.parent / "cli-home")
-    assert run_flush(ctx, "9b2d", method="extractive", now=datetime.combine(DAY, time(12, 0)).astimezone()) == 0
+    assert run_flush(ctx, "9b2d", method="extractive", day="today",
+                     now=datetime.combine(DAY, time(12, 0)).astimezone()) == 0
     capsys.readouterr()
 
     tui_ws = _fresh(demo_workspace, "tui")
@@ -245,5 +246,7 @@ def test_cli_flush_json_matches_the_engine(demo_workspace: Path, capsys: pytest.
         assert run_flush(ctx, "9b2d", dry_run=True, as_json=True) == 0
         payload = json.loads(capsys.readouterr().out)
         draft = engine.draft_flush(engine.read_session("9b2d"))
-    assert payload["items"] == [{"text": i.text, "kind": i.kind, "line": i.line} for i in draft.items]
+    assert [{k: i[k] for k in ("text", "kind", "line")} for i in payload["items"]] == [
+        {"text": i.text, "kind": i.kind, "line": i.line} for i in draft.items]
+    assert all(i["saidAt"] for i in payload["items"])  # each item carries the time it was said
     assert payload["skippedKnown"] == draft.skipped_known

@@ -308,7 +308,9 @@ def test_flush_and_note_of_a_database_session_hold_no_injected_text(oc: Home) ->
     everything = json.dumps(draft, ensure_ascii=False)
     for injected in (*INJECTED, "deploy on Fridays", "tabs over spaces", "vim keybindings"):
         assert injected not in everything
-    assert {item["line"] for item in draft["items"]} <= {84, 85}  # cited by JSONL line (seq + 1)
+    # cited by JSONL line (seq + 1); 47 and 76 are the session's own Japanese instructions
+    assert {item["line"] for item in draft["items"]} <= {47, 76, 84, 85}
+    assert any("ボブにゃん" in t for t in texts) and any("MEMORY.md以外の変更を禁ずる" in t for t in texts)
     assert oc.db_state() == before
 
     appended = oc.run("flush", MAIN[:8], "--extractive", "--json")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 MAX_ITEM_CHARS = 200
 DRAFT_KINDS = ("preference", "identity", "decision", "instruction", "plan", "fact", "confirmed")
@@ -17,12 +18,15 @@ class DraftItem:
         kind: one of :data:`DRAFT_KINDS`.
         session_id: the session it came from.
         line: the JSONL line of the message it came from.
+        said_at: when that message was said (its timestamp; None when the transcript has none): a flush files
+            the item under that day's note.
     """
 
     text: str
     kind: str
     session_id: str
     line: int
+    said_at: datetime | None = None
 
     def bullet(self) -> str:
         """The Markdown bullet with its back-reference: ``- <text> (session <id8>, line <N>)``."""

@@ -6,12 +6,15 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import replace
+from datetime import tzinfo
 from pathlib import Path
 from typing import Protocol
 
 from engine.config import LLMConfig
+from engine.memory import cues
 from engine.memory.draft import MAX_ITEM_CHARS, Draft, DraftItem
-from engine.memory.slugs import FUNCTION_WORDS, WORD
+from engine.memory.reltime import resolve_relative
+from engine.memory.slugs import FUNCTION_WORDS
 from engine.secrets import redact_secrets
 from engine.sessions.model import Entry, Transcript
 from engine.sessions.reader import spoken
@@ -26,7 +29,7 @@ KNOWN_LINE_COVERAGE = 0.55
 
 _CODE_FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
 _INLINE_CODE = re.compile(r"`[^`\n]{40,}`")
-_SENTENCE_END = re.compile(r"[.!?]+(?=\s)|\n+")
+_SENTENCE_END = re.compile(r"[.!?]+(?=\s)|[。！？]+|\n+")
 _ABBREVIATIONS = frozenset(
     (
         "e.g",
@@ -65,81 +68,6 @@ _CHIT_CHAT = re.compile(
     r"hi|hello|hey|good (?:morning|afternoon|evening|night)|bye|goodbye|see you|cheers|sounds good|got it|"
     r"never ?mind|nvm|no worries|all good|makes sense)\b[\s!.,]*(?:\w+[\s!.,]*)?$",
     re.I,
-)
-
-_USER_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    (
-        "instruction",
-        re.compile(
-            r"\bfrom now on\b|\bgoing forward\b|\bin (?:the )?future\b|\bdon'?t ever\b|\bdo not ever\b|"
-            r"\bremember (?:that|to)\b|\bkeep in mind\b|\bmake sure (?:to|you)\b|"
-            r"^(?:please )?(?:always|never)\b(?! mind)|\byou should (?:always|never)\b|"
-            r"\b(?:always|never) (?:use|call|reply|answer|write|respond|send|ask|suggest|book|schedule)\b",
-            re.I,
-        ),
-    ),
-    (
-        "identity",
-        re.compile(
-            r"\bmy name is\b|\bcall me\b|\bI(?:'m| am) (?:a|an)\s+(?!bit\b|little\b|lot\b)\w|"
-            r"\bI work (?:at|for|as|on|in)\b|\bI live in\b|\bI(?:'m| am) (?:from|based in|located in)\b|"
-            r"\bmy (?:pronouns|birthday|email|e-mail|timezone|time zone|phone number|address)\b|"
-            r"\bI(?:'m| am) \d{1,3} (?:years? old|yo)\b|\bI moved to\b|\bI was born\b",
-            re.I,
-        ),
-    ),
-    (
-        "preference",
-        re.compile(
-            r"\bI (?:really |strongly |much |definitely )?(?:prefer|like|love|enjoy|hate|dislike|loathe|"
-            r"can't stand|cannot stand)\b|\bI don'?t (?:like|want|enjoy|eat|drink)\b|"
-            r"\bmy (?:favou?rite|preferred)\b|\bI(?:'d| would) rather\b|\bI (?:always|never|usually)\b(?! (?:forget|forgot|mess|screw|lose|miss)\b)|"
-            r"\bI(?:'m| am) (?:vegetarian|vegan|allergic|lactose)\b",
-            re.I,
-        ),
-    ),
-    (
-        "decision",
-        re.compile(
-            r"\bwe(?:'ve| have)? decided\b|\bI(?:'ve| have)? decided\b|\blet'?s go with\b|\bwe(?:'ll| will) use\b|"
-            r"\bwe(?:'re| are) going with\b|\blet'?s use\b|\bwe(?:'ll| will) go with\b|\bdecision:|"
-            r"\bwe agreed\b|\bwe(?:'re| are) switching to\b|\bI(?:'m| am) going with\b",
-            re.I,
-        ),
-    ),
-    (
-        "plan",
-        re.compile(
-            r"\bremind me\b|\bto-?do\b|\bI need to\b|\bI have to\b|\bI must\b|\bI(?:'m| am) planning\b|"
-            r"\bI plan to\b|\bdeadline\b|\bdue (?:on|by)\b|\bappointment\b",
-            re.I,
-        ),
-    ),
-    (
-        "fact",
-        re.compile(
-            r"\bmy (?:wife|husband|partner|girlfriend|boyfriend|son|daughter|kids?|children|mom|mother|dad|"
-            r"father|brother|sister|boss|manager|friend|colleague|coworker|co-worker|cofounder|co-founder|"
-            r"team|dog|cat|doctor|landlord|neighbou?r)\b|(?-i:\b(?!(?:This|That|It|Here|There|What|Which|Who|Where|He|She|Today|Tomorrow)\b)[A-Z][a-z]+) is my\b|"
-            r"(?-i:\b[A-Z][a-z]+)'s birthday\b|"
-            r"\b(?:the|our|my) (?:project|repo|repository|app|service|api|server|database|db|stack|deploy(?:ment)?|"
-            r"website|site|company|startup|product|backend|frontend|cluster|budget|launch|release)\b.{0,80}?"
-            r"\b(?:is|are|uses|runs|lives|was|has|needs)\b|"
-            r"\bwe(?:'re| are) (?:using|building|migrating|moving|launching|hiring)\b|\bI(?:'m| am) (?:working on|building)\b",
-            re.I,
-        ),
-    ),
-    (
-        "plan",
-        re.compile(
-            r"\bnext (?:week|month|year|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b|\btomorrow\b|"
-            r"\bon (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b|"
-            r"\bby (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|the end of)\b|\b\d{4}-\d{2}-\d{2}\b|"
-            r"\b(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|"
-            r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.? \d{1,2}(?:st|nd|rd|th)?\b|\bmeeting (?:on|at)\b",
-            re.I,
-        ),
-    ),
 )
 
 _ASSISTANT_CONFIRM = re.compile(
@@ -210,8 +138,8 @@ def clean_statement(text: str) -> str:
         if stripped == text:
             break
         text = stripped
-    text = text.strip(" \t,;:—–-")
-    text = re.sub(r"[.!,;:\s]+$", "", text)
+    text = text.strip(" \t,;:—–-、，；：")
+    text = re.sub(r"[.!,;:\s。！、，；：]+$", "", text)
     if len(text) > MAX_ITEM_CHARS:
         cut = text[: MAX_ITEM_CHARS - 1]
         text = (cut.rsplit(" ", 1)[0] if " " in cut else cut).rstrip(" ,;:") + "…"
@@ -220,8 +148,33 @@ def clean_statement(text: str) -> str:
     return text
 
 
+_CJK = re.compile(r"[\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f]")
+"""One CJK character (kana or Han): those scripts write no spaces, so each character is a token."""
+_HAN_OR_KATAKANA = re.compile(r"[\u30a0-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f]")
+_UNICODE_WORD = re.compile(r"[^\W\d_](?:[\w'’-]*[^\W_])?|\d+")
+
+
+def _tokens(text: str) -> list[str]:
+    """The words of ``text`` in any script (lower-cased), each CJK character a word of its own."""
+    text = text.lower()
+    cjk = _CJK.findall(text)
+    return [*_UNICODE_WORD.findall(_CJK.sub(" ", text)), *cjk]
+
+
+def _content_tokens(text: str) -> set[str]:
+    """The words that carry meaning: no function words, no kana (Japanese particles and endings), plural -s
+    dropped so "projects" meets "project"."""
+    found: set[str] = set()
+    for token in _tokens(text):
+        if token in FUNCTION_WORDS or (_CJK.fullmatch(token) and not _HAN_OR_KATAKANA.fullmatch(token)):
+            continue
+        found.add(token[:-1] if len(token) > 3 and token.endswith("s") and token.isascii() else token)
+    return found
+
+
 def _content_words(text: str) -> int:
-    return sum(1 for match in WORD.finditer(text.lower()) if match.group(0) not in FUNCTION_WORDS)
+    """How many content words ``text`` has: words (any script) not function words, plus CJK characters."""
+    return sum(1 for token in _tokens(text) if token not in FUNCTION_WORDS)
 
 
 def _is_noise(text: str) -> bool:
@@ -254,9 +207,12 @@ def _sentences(text: str) -> Iterable[str]:
         yield part
 
 
+_QUESTION = re.compile(r"[?？]\s*$|(?:吗|嗎|么|麼)\s*[。.]?\s*$|^\s*¿")
+
+
 def _classify_user(sentence: str) -> tuple[str, str] | None:
     candidate = sentence
-    if candidate.rstrip().endswith("?"):
+    if _QUESTION.search(candidate):
         # A question is not a statement, except a request to be reminded.
         if not _QUESTION_REQUEST.search(_LEADING_FILLER.sub("", candidate)):
             return None
@@ -264,10 +220,23 @@ def _classify_user(sentence: str) -> tuple[str, str] | None:
     cleaned = clean_statement(candidate)
     if _is_noise(cleaned) or _content_words(cleaned) < 2:
         return None
-    for kind, pattern in _USER_RULES:
-        if pattern.search(cleaned):
-            return kind, cleaned
-    return None
+    kind = cues.classify(cleaned)
+    return (kind, cleaned) if kind is not None else None
+
+
+CONFIRMATION_OVERLAP = 0.4
+"""The share of an assistant sentence's content words the person's turn just before must hold for the sentence
+to count as a confirmation of what they said (below it, it is only the assistant's claim: dropped)."""
+
+
+def confirms(sentence: str, user_turn: str) -> bool:
+    """Whether an assistant ``sentence`` repeats what the person said in ``user_turn`` (at least
+    :data:`CONFIRMATION_OVERLAP` of its content words are in it)."""
+    words = _content_tokens(sentence)
+    if not words:
+        return False
+    said = _content_tokens(user_turn)
+    return len(words & said) >= CONFIRMATION_OVERLAP * len(words)
 
 
 def _classify_assistant(sentence: str) -> tuple[str, str] | None:
@@ -289,8 +258,18 @@ def _classify_assistant(sentence: str) -> tuple[str, str] | None:
     return "confirmed", cleaned
 
 
+def _confirmed_part(sentence: str) -> str:
+    """What an assistant's confirmation says was done or noted, without its "Done —" / "I'll remember"."""
+    text = " ".join(sentence.split())
+    remember = _ASSISTANT_REMEMBER.search(text)
+    if remember:
+        return remember.group("rest")
+    match = _ASSISTANT_CONFIRM.match(text)
+    return match.group("rest") if match else text
+
+
 def _dedupe_key(text: str) -> str:
-    return " ".join(WORD.findall(text.lower()))
+    return " ".join(_tokens(text))
 
 
 def _in_range(entry: Entry, turn_range: tuple[int, int] | None) -> bool:
@@ -301,25 +280,32 @@ def draft_extractive(
     transcript: Transcript,
     is_known: Callable[[str], bool] | None = None,
     turn_range: tuple[int, int] | None = None,
+    zone: tzinfo | None = None,
 ) -> Draft:
     """Draft memories from a session without an LLM, deterministically.
 
-    Keeps the user's preferences, identity, decisions, standing instructions, plans/todos and
-    facts about people and projects, and what the assistant confirmed ("Done — switched to …",
-    "Noted: …", "I'll remember …"). Drops chit-chat, questions, tool traffic, code, ``/commands``,
-    forwarded messages, duplicates and anything ``is_known`` reports as already in memory.
+    Keeps what a person would keep, from the person's own speech, in any language the cues read (see
+    :mod:`engine.memory.cues`): their standing instructions, identity ("call me …"), preferences, decisions,
+    plans/todos and facts about their people and projects. An assistant sentence is kept only as a confirmation
+    of what the person said just before ("Done — switched to …", "Noted: …", "I'll remember …", with at least
+    :data:`CONFIRMATION_OVERLAP` of its words in the person's turn): nothing only the assistant claimed. Drops
+    chit-chat, questions, tool traffic, code, ``/commands``, injected text, forwarded messages, duplicates and
+    anything ``is_known`` reports as already in memory. Relative times are resolved against the turn's own time
+    in ``zone`` (``tomorrow (Fri 13 Nov) at 08:30``, see :mod:`engine.memory.reltime`).
 
     Args:
         transcript: the session.
         is_known: True for a statement memory already holds (e.g. backed by the search index).
         turn_range: only messages on these JSONL lines (inclusive).
+        zone: the clock's zone, the day a turn's time falls on (None: the timestamps' own zone, UTC).
 
     Returns:
-        The draft; items carry their JSONL line.
+        The draft; items carry their JSONL line and the time they were said.
     """
     items: list[DraftItem] = []
     seen: set[str] = set()
     considered = skipped_known = 0
+    user_turn = ""
     for entry in transcript.messages():
         message = entry.message
         if message is None or not _in_range(entry, turn_range) or message.role not in ("user", "assistant"):
@@ -328,10 +314,15 @@ def draft_extractive(
         text = spoken(message).strip()
         if not text:
             continue
-        classify = _classify_user if message.role == "user" else _classify_assistant
+        said_at = entry.time
         for sentence in _sentences(text):
             considered += 1
-            result = classify(sentence)
+            if message.role == "user":
+                result = _classify_user(sentence)
+            else:
+                result = _classify_assistant(sentence)
+                if result is not None and not confirms(_confirmed_part(sentence), user_turn):
+                    result = None  # only the assistant's claim
             if result is None:
                 continue
             kind, statement = result
@@ -340,12 +331,14 @@ def draft_extractive(
             if not key or key in seen:
                 continue
             seen.add(key)
+            statement = resolve_relative(statement, said_at, zone)
             if is_known is not None and is_known(statement):
                 skipped_known += 1
                 continue
-            items.append(
-                DraftItem(text=statement, kind=kind, session_id=transcript.session_id, line=entry.line)
-            )
+            items.append(DraftItem(text=statement, kind=kind, session_id=transcript.session_id, line=entry.line,
+                                   said_at=said_at))
+        if message.role == "user":
+            user_turn = text
     return Draft(
         items=tuple(items),
         session_id=transcript.session_id,
@@ -401,6 +394,7 @@ def draft_flush(
     llm: LLMConfig | None = None,
     workspace: Path | None = None,
     is_known: Callable[[str], bool] | None = None,
+    zone: tzinfo | None = None,
 ) -> Draft:
     """Draft memories from a session with the method asked for.
 
@@ -411,6 +405,7 @@ def draft_flush(
         llm: the ``[llm]`` section.
         workspace: its ``MEMORY.md`` is shown to the LLM as what not to repeat.
         is_known: True for a statement memory already holds (those are dropped and counted).
+        zone: the clock's zone: the day each turn was said on, which relative times count from.
 
     Raises:
         LLMError: ``method`` is ``llm`` and no LLM is configured or it failed.
@@ -425,10 +420,10 @@ def draft_flush(
             raise LLMError("no LLM configured (set [llm] base_url and model)")
         try:
             hint = read_memory_hint(workspace) if workspace is not None else ""
-            return draft_with_llm(transcript, ChatClient.from_config(llm), hint, is_known=is_known)
+            return draft_with_llm(transcript, ChatClient.from_config(llm), hint, is_known=is_known, zone=zone)
         except LLMError as exc:
             if method == "llm":
                 raise
-            draft = draft_extractive(transcript, is_known=is_known)
+            draft = draft_extractive(transcript, is_known=is_known, zone=zone)
             return replace(draft, warnings=(*draft.warnings, f"LLM draft failed ({exc}); used the extractive drafter"))
-    return draft_extractive(transcript, is_known=is_known)
+    return draft_extractive(transcript, is_known=is_known, zone=zone)

@@ -30,6 +30,7 @@ from engine.workspace import (
 )
 
 if TYPE_CHECKING:
+    from engine.memory.append import FlushPlan
     from engine.memory.draft import Draft
     from engine.memory.rename import RenamePlan
     from engine.memory.saving import Appended, Note, SaveResult
@@ -51,6 +52,8 @@ class FlushWritten:
     rel: str
     path: Path
     warnings: tuple[str, ...] = ()
+    rels: tuple[str, ...] = ()
+    paths: tuple[Path, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -354,7 +357,7 @@ class MemoryFiles:
                 return False
 
         draft = draft_flush(transcript, method=method, llm=self.config.llm, workspace=self.config.workspace,
-                            is_known=checked if rule is not None else None)
+                            is_known=checked if rule is not None else None, zone=self.timezone)
         return replace(draft, warnings=(*draft.warnings, *problems)) if problems else draft
 
     @property
@@ -405,6 +408,49 @@ class MemoryFiles:
         self._writable_memory_folder()
         target = append_flush(self.config.workspace, block, day or self.clock.in_zone(now).date())
         return FlushWritten(self._rel(target), target, self.record_flush(session_id, now))
+
+    def plan_flush(self, transcript: Transcript, draft: Draft, now: datetime, day: str = "said") -> FlushPlan:
+        """Where a draft's items go (:func:`engine.memory.append.plan_flush`): by default each under the day it
+        was said, one block per daily note, its heading's time the session's last turn of that day; ``today`` or
+        ``last`` (the day of the session's last message) put every item in one note, headed ``now``. Days and
+        times are read in :attr:`timezone`.
+
+        Raises:
+            ValueError: an unknown ``day``.
+        """
+        from engine.memory.append import plan_flush
+
+        times = [entry.time for entry in transcript.messages() if entry.time is not None]
+        return plan_flush(draft, now, self.timezone, day=day, turn_times=[t for t in times if t is not None],
+                          last_message=transcript.last_message_time)
+
+    def write_flush(self, plan: FlushPlan, now: datetime, text: str | None = None) -> FlushWritten:
+        """Append a reviewed flush to its daily notes, each atomically, then record the flush once.
+
+        Args:
+            plan: the plan (:meth:`plan_flush`).
+            now: the flush time recorded.
+            text: the reviewed preview as edited (:attr:`FlushPlan.preview`, its ``<!-- flush → memory/… -->``
+                separators saying which note each part goes to); None: the plan's blocks as drafted.
+
+        Returns:
+            The first note written as ``rel``/``path``, every note in ``rels``/``paths``.
+
+        Raises:
+            FlushError: nothing to append, a daily note is a symlink or not a regular file, or ``memory/`` is a
+                symlink memdeck does not follow (the notes before it are written).
+            OSError: the memory folder cannot be written.
+        """
+        from engine.memory.append import append_flush
+        from engine.memory.saving import FlushError
+
+        parts = plan.split(text) if text is not None else [(block.day, block.text) for block in plan.blocks]
+        if not parts:
+            raise FlushError("nothing to append: the flush block is empty")
+        self._writable_memory_folder()
+        paths = tuple(append_flush(self.config.workspace, block, day) for day, block in parts)
+        rels = tuple(self._rel(path) for path in paths)
+        return FlushWritten(rels[0], paths[0], self.record_flush(plan.session_id, now), rels, paths)
 
     def record_flush(self, session_id: str, now: datetime) -> tuple[str, ...]:
         """Record that a session was flushed (also when there was nothing to store); returns warnings, never raises

@@ -7,7 +7,8 @@ import random
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from engine.config import LLMConfig
 from engine.errors import MemdeckError
 from engine.http import HttpClient, HttpError, RetryPolicy, Transport, public_url, validate_timeout
 from engine.memory.draft import DRAFT_KINDS, MAX_ITEM_CHARS, Draft, DraftItem
+from engine.memory.reltime import resolve_relative
 from engine.memory.slugs import clean_slug
 from engine.secrets import redact_secrets
 from engine.sessions.model import Transcript
@@ -208,6 +210,13 @@ plans, appointments, deadlines and todos; facts about the user's projects; chang
 confirmed it made.
 Not worth remembering: greetings, thanks, small talk, one-off questions and their answers, tool \
 output, anything only true for this moment, and anything listed under "Already in memory".
+Keep only what the user said, or what the assistant confirmed right after the user said it; drop \
+anything only the assistant claimed, suggested or explained.
+Write each memory in the language the user wrote it in; do not translate.
+Each conversation line shows when it was said, e.g. "[12] (Thu 12 Nov 2026 19:54) User: …". Resolve \
+relative times against that line's time and keep the words: "tomorrow at 08:30" said on \
+Thu 12 Nov becomes "tomorrow (Fri 13 Nov) at 08:30", "next week" becomes \
+"next week (Mon 16 – Sun 22 Nov)".
 Never invent or guess. Never copy passwords, API keys or other secrets.
 
 Answer with one line per memory, in exactly this form:
@@ -248,9 +257,20 @@ _TOKEN = re.compile(r"[a-z0-9]{3,}")
 class _ConversationLine:
     line: int
     text: str
+    said_at: datetime | None = None
 
 
-def _conversation(transcript: Transcript, turn_range: tuple[int, int] | None) -> list[_ConversationLine]:
+def turn_time(when: datetime | None, zone: tzinfo | None = None) -> str:
+    """How a turn's time is shown to the model: ``Thu 12 Nov 2026 19:54`` in ``zone`` (empty when unknown)."""
+    if when is None:
+        return ""
+    if zone is not None and when.tzinfo is not None:
+        when = when.astimezone(zone)
+    return f"{when:%a} {when.day} {when:%b %Y %H:%M}"
+
+
+def _conversation(transcript: Transcript, turn_range: tuple[int, int] | None,
+                  zone: tzinfo | None = None) -> list[_ConversationLine]:
     lines: list[_ConversationLine] = []
     for entry in transcript.messages():
         message = entry.message
@@ -265,7 +285,10 @@ def _conversation(transcript: Transcript, turn_range: tuple[int, int] | None) ->
         if len(text) > MESSAGE_CHARS:
             text = text[:MESSAGE_CHARS] + " …"
         label = "User" if message.role == "user" else "Assistant"
-        lines.append(_ConversationLine(entry.line, f"[{entry.line}] {label}: {text}"))
+        when = entry.time
+        stamp = turn_time(when, zone)
+        shown = f"[{entry.line}] ({stamp}) {label}: {text}" if stamp else f"[{entry.line}] {label}: {text}"
+        lines.append(_ConversationLine(entry.line, shown, when))
     return lines
 
 
@@ -311,6 +334,7 @@ def parse_llm_draft(
     if not shown:
         return []
     valid = {line.line for line in shown}
+    said = {line.line: line.said_at for line in shown}
     items: list[DraftItem] = []
     seen: set[str] = set()
     for raw in answer.splitlines():
@@ -320,7 +344,7 @@ def parse_llm_draft(
         text = _tidy(redact_secrets(match.group("text")))
         if not text or text.upper() == NOTHING_TO_STORE:
             continue
-        key = " ".join(_TOKEN.findall(text.lower()))
+        key = " ".join(_TOKEN.findall(text.lower())) or " ".join(text.lower().split())  # CJK: no ASCII words
         if key in seen:
             continue
         seen.add(key)
@@ -330,7 +354,8 @@ def parse_llm_draft(
             kind = "fact"
         cited = int(match.group("line")) if match.group("line") else None
         line = cited if cited in valid else _best_line(text, shown)
-        items.append(DraftItem(text=text, kind=kind, session_id=transcript.session_id, line=line))
+        items.append(DraftItem(text=text, kind=kind, session_id=transcript.session_id, line=line,
+                               said_at=said.get(line)))
     return items
 
 
@@ -342,6 +367,7 @@ def draft_with_llm(
     is_known: Callable[[str], bool] | None = None,
     turn_range: tuple[int, int] | None = None,
     max_chars: int = 24_000,
+    zone: tzinfo | None = None,
 ) -> Draft:
     """Ask the chat model to draft memories from a session.
 
@@ -356,6 +382,8 @@ def draft_with_llm(
         is_known: drops items memory already holds.
         turn_range: only messages on these JSONL lines (inclusive).
         max_chars: conversation budget sent to the model.
+        zone: the clock's zone, each turn's time is shown in (``[N] (Thu 12 Nov 2026 19:54) User: …``) and
+            relative times the model left unresolved are resolved in (:func:`engine.memory.reltime.resolve_relative`).
 
     Returns:
         The draft (``method == "llm"``).
@@ -363,7 +391,7 @@ def draft_with_llm(
     Raises:
         LLMError: the model could not be reached or answered nonsense.
     """
-    lines = _conversation(transcript, turn_range)
+    lines = _conversation(transcript, turn_range, zone)
     if not lines:
         return Draft(items=(), session_id=transcript.session_id, method="llm")
     kept: list[_ConversationLine] = []
@@ -388,7 +416,8 @@ def draft_with_llm(
         {"role": "user", "content": "\n".join(parts)},
     ]
     answer = client.complete(messages)
-    items = parse_llm_draft(answer, transcript, [line.line for line in kept])
+    items = [replace(item, text=resolve_relative(item.text, item.said_at, zone))
+             for item in parse_llm_draft(answer, transcript, [line.line for line in kept])]
     skipped_known = 0
     if is_known is not None:
         fresh = [item for item in items if not is_known(item.text)]
