@@ -506,6 +506,13 @@ GRID: tuple[Variant, ...] = (
             about="the pool of `want` candidates taken by the calibrated (shown) score"),
     Variant("pool-raw", heuristics={"pool": "raw"}, modes=("hybrid",), own_calibration=True,
             about="the pool taken by OpenClaw's fused score of the uncalibrated legs, ordered by the shown one"),
+    # the keyword leg weighed by what it can see of the query (heuristics.keyword_evidence, issue 26)
+    Variant("evidence-script", heuristics={"keyword_evidence": "script"}, modes=("hybrid",),
+            about="keyword weight × the chunk's share of letters in the query's scripts; no match: it abstains"),
+    Variant("evidence-terms", heuristics={"keyword_evidence": "terms"}, modes=("hybrid",),
+            about="evidence-script × the share of the query's terms found in any keyword candidate"),
+    Variant("evidence-best", heuristics={"keyword_evidence": "best"}, modes=("hybrid",),
+            about="evidence-script × the best keyword candidate's IDF-weighted share of the query's terms"),
     # the query's relative date words as the runner before 2026-12-02 parsed them: always dropped
     Variant("date-words-dropped", heuristics={"date_words_without_notes": False}, modes=("keyword", "hybrid"),
             about="a relative phrase whose days hold no note drops its words all the same"),

@@ -21,7 +21,7 @@ import json
 import sys
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -123,7 +123,7 @@ def render_markdown(payload: Mapping[str, Any], modes: Sequence[str]) -> str:
         markdown_table(["mode", "n", *METRICS, "p50 ms", "p95 ms"],
                        [[m, payload[m]["n"], *[payload[m][k] for k in METRICS],
                          f"{meta['timings']['query'][m]['p50_ms']:.2f}", f"{meta['timings']['query'][m]['p95_ms']:.2f}"]
-                        for m in modes]),
+                        for m in meta.get("labels", modes)]),
         "",
         f"Index: {meta['timings']['index_seconds']:.2f} s. Total: {meta['timings']['total_seconds']:.1f} s.",
     ]
@@ -152,14 +152,17 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     workspace = home / "xquad" / data_path.stem.replace(".", "-")
     sync_workspace_files(workspace, files)
     config = load_config(workspace=workspace, home=home, overrides=overrides)
-    rows: dict[str, list[dict[str, float]]] = {m: [] for m in modes}
-    latencies: dict[str, list[float]] = {m: [] for m in modes}
+    # --evidence: the hybrid mode again under each keyword-evidence setting, labelled "hybrid@script" etc.
+    evidences = [e for e in (args.evidence.split(",") if args.evidence else []) if e]
+    labels = modes + [f"hybrid@{e}" for e in evidences if "hybrid" in modes]
+    rows: dict[str, list[dict[str, float]]] = {m: [] for m in labels}
+    latencies: dict[str, list[float]] = {m: [] for m in labels}
     fallbacks: Counter[str] = Counter()
     warnings: set[str] = set()
     model_load: float | None = None
     load_start = load_average()
     with Stopwatch() as total, make_progress() as progress, MemoryEngine(config) as engine:
-        task = progress.add_task("indexing", total=len(questions) * len(modes))
+        task = progress.add_task("indexing", total=len(questions) * len(labels))
         if need_vec and engine.embedder is not None:
             with Stopwatch() as sw:
                 engine.load_model()
@@ -169,18 +172,24 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             report = engine.sync(embed=need_vec)
         warnings.update(report.issues)
         progress.update(task, description="queries")
+        base = engine.config
         for q in questions:
-            for mode in modes:
+            for label in labels:
+                mode, evidence = label.split("@") if "@" in label else (label, None)
+                if evidence is not None:
+                    engine.config = replace(base, search=replace(base.search, heuristics=replace(
+                        base.search.heuristics, keyword_evidence=evidence)))
                 with Stopwatch() as sw:
                     resp = engine.search(q.text, mode=mode, max_results=MAX_RESULTS, min_score=args.min_score,
                                          ensure_fresh=False)
-                latencies[mode].append(sw.seconds)
+                engine.config = base
+                latencies[label].append(sw.seconds)
                 if resp.mode != mode:
-                    fallbacks[mode] += 1
+                    fallbacks[label] += 1
                 warnings.update(resp.warnings)
-                rows[mode].append(score_paths([h.path for h in resp.results], q.gold))
+                rows[label].append(score_paths([h.path for h in resp.results], q.gold))
                 progress.advance(task)
-    payload: dict[str, Any] = {mode: aggregate(rows[mode], METRICS) for mode in modes}
+    payload: dict[str, Any] = {label: aggregate(rows[label], METRICS) for label in labels}
     payload["meta"] = {
         "data": str(data_path),
         "data_sha256": hashlib.sha256(raw).hexdigest(),
@@ -188,6 +197,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "min_score": args.min_score,
         "date": now_iso(),
         "modes": modes,
+        "labels": labels,
+        "evidence": evidences,
         "questions": len(questions),
         "notes": len(files),
         "chunks": report.chunks_total,
@@ -206,7 +217,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "index_seconds": round(index_sw.seconds, 3),
             "embedded": report.embedded,
             "from_cache": report.from_cache,
-            "query": {m: latency_summary(latencies[m]) for m in modes},
+            "query": {m: latency_summary(latencies[m]) for m in labels},
         },
         "machine": machine_info(),
         "git": git_revision(REPO),
@@ -227,6 +238,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", default=None, help="TOML merged over the defaults")
     p.add_argument("--min-score", type=float, default=0.0, help="every search's threshold (default 0)")
     p.add_argument("--limit-questions", type=int, default=0, help="only the first N questions")
+    p.add_argument("--evidence", default="",
+                   help="comma-separated keyword_evidence settings (off,script,terms,best): hybrid again under each")
     p.add_argument("--home", default=None, help="data dir for the workspace and index (default: MEMDECK_HOME, else temp)")
     p.add_argument("--torch-threads", type=int, default=0,
                    help="torch.set_num_threads(N) after the model loads (0: leave torch's default)")

@@ -79,6 +79,10 @@ class SearchHeuristics:
             shows, ``"raw"`` by OpenClaw's fused score of the uncalibrated legs. Either way the pool is then
             ordered by, and ``min_score`` judges, the shown score. ``"raw"``: the nested CV's pick on LoCoMo dev
             (hybrid hit@1 .736 against .730, bench/README.md "One score scale and the candidate pool").
+        keyword_evidence: how a hybrid search weighs its keyword leg (``engine.search.pipeline.keyword_evidence``):
+            ``"off"`` OpenClaw's fixed weights; ``"script"`` a leg that matched nothing abstains and each chunk's
+            keyword weight follows the share of its letters in the query's scripts; ``"terms"`` and ``"best"``
+            also scale it by the share of the query's terms the leg found (anywhere; in its best match).
     """
 
     date_boosts: bool = True
@@ -92,6 +96,7 @@ class SearchHeuristics:
     drop_common_terms: bool = True
     date_words_without_notes: bool = True
     pool: str = "raw"
+    keyword_evidence: str = "off"
 
 
 INTERNAL = {"internal": True}

@@ -138,3 +138,68 @@ def test_windows_cover_every_line_and_fit(n_lines: int, words: int) -> None:
 def test_single_window_when_it_fits() -> None:
     windows = plan_windows("a b c\nd e", _word_counter, max_tokens=64)
     assert len(windows) == 1 and windows[0].text == "a b c\nd e"
+
+
+# -- curated files: one entry a chunk (OpenClaw 2026.9.6's perEntry chunking of MEMORY.md / USER.md) ------------
+CURATED = """# MEMORY.md — long-term memory
+
+## Infrastructure
+- Backups: restic to the storage box every night at 02:30.
+- Monitoring: Uptime Kuma pings the blog
+  every 60 seconds and alerts via ntfy.
+  - sub-item: the ntfy topic is private.
+
+## Work
+Jonas works on the Pipelines team.
+He is fully remote.
+
+### Projects
+- "Harbor": event ingestion.
+- A code sample:
+  ```bash
+  - not an entry
+  ```
+"""
+
+
+def test_curated_file_is_chunked_per_entry_with_its_heading_path() -> None:
+    from engine.index.chunking import chunk_curated
+
+    chunks = chunk_curated(CURATED)
+    lines = _lines(CURATED)
+    got = [(c.start_line, c.end_line, c.context) for c in chunks]
+    # the title and a heading with nothing under it join the entry that follows; a section's prose is one chunk;
+    # continuation lines and sub-items stay with their bullet; a "- " line inside a code block is no entry
+    assert got == [(1, 4, ""), (5, 7, "Infrastructure"), (9, 11, ""), (13, 14, "Work"), (15, 18, "Work › Projects")]
+    for c in chunks:
+        assert c.text == "\n".join(lines[c.start_line - 1 : c.end_line])
+    covered = {n for c in chunks for n in range(c.start_line, c.end_line + 1)}
+    assert {i for i, line in enumerate(lines, start=1) if line.strip()} <= covered
+    assert chunks[1].indexed_text == "Infrastructure\n" + chunks[1].text
+    assert chunks[0].indexed_text == chunks[0].text  # no context: the lines alone
+
+
+def test_curated_chunking_applies_to_curated_files_only_and_keeps_importance() -> None:
+    from engine.index.chunking import chunk_document
+
+    text = "# Notes\n\n" + "".join(f"- fact number {i} <!-- importance: {1 + i % 9} -->\n" for i in range(30))
+    curated = chunk_document(text, curated=True)
+    assert len(curated) == 30
+    assert [c.importance for c in curated] == [1 + i % 9 for i in range(30)]
+    assert [c.text for c in curated][1] == "- fact number 1"
+    daily = chunk_document(text, curated=False)
+    assert len(daily) == 1 and daily[0].context == ""
+
+
+def test_a_curated_entry_larger_than_the_budget_is_split_within_its_lines() -> None:
+    from engine.index.chunking import chunk_curated
+
+    long_entry = "- " + "\n  ".join(f"continuation line {i} " + "x" * 60 for i in range(40))
+    text = "## Big\n" + long_entry + "\n- short one\n"
+    chunks = chunk_curated(text, tokens=100, overlap=10)
+    assert len(chunks) > 2 and chunks[-1].text == "- short one" and chunks[-1].context == "Big"
+    lines = _lines(text)
+    for c in chunks:
+        assert c.text == "\n".join(lines[c.start_line - 1 : c.end_line])
+        assert weighted_len(c.text) <= 100 * 4 + 200
+    assert all(c.end_line <= 41 for c in chunks[:-1])

@@ -148,3 +148,40 @@ def test_decay_counts_from_the_clocks_today(tmp_path: Path, monkeypatch: pytest.
         scores[decay] = {h.path: h.score for h in hits}
     assert scores[True]["memory/2026-01-01.md"] == pytest.approx(factor * scores[False]["memory/2026-01-01.md"])
     assert scores[True]["MEMORY.md"] == pytest.approx(scores[False]["MEMORY.md"])  # undated: not decayed
+
+
+def test_evidence_weighted_fusion_is_openclaws_at_full_evidence_and_abstains_at_none() -> None:
+    from pytest import approx
+
+    vector, keyword = {1: 0.6, 2: 0.2}, {2: 1.0}
+    fixed = {f.key: f.score for f in fuse_scores(vector, keyword)}
+    full = fuse_scores(vector, keyword, evidence={1: 1.0, 2: 1.0})
+    assert {f.key: f.score for f in full} == approx(fixed)
+    assert all(f.text_weight == approx(0.3) for f in full)
+    # the keyword leg cannot read chunk 2 at all: it abstains there, the score is the vector part
+    blind = {f.key: f for f in fuse_scores(vector, keyword, evidence={1: 1.0, 2: 0.0})}
+    assert blind[2].score == approx(0.2) and blind[2].text_weight == 0.0 and blind[2].keyword == 1.0
+    assert blind[1].score == approx(0.7 * 0.6)
+    # half the evidence: the keyword weight halves, renormalised (0.15 / 0.85)
+    half = {f.key: f for f in fuse_scores(vector, keyword, evidence={2: 0.5})}
+    assert half[2].text_weight == approx(0.15 / 0.85)
+    assert half[2].score == approx((0.7 * 0.2 + 0.15 * 1.0) / 0.85)
+    assert half[1].score == approx(0.6)  # a key without evidence: the leg abstains there
+    # OpenClaw's fixed weights carry no share
+    assert all(f.text_weight is None for f in fuse_scores(vector, keyword))
+
+
+def test_script_overlap_sees_the_query_language() -> None:
+    from engine.search.fusion import query_scripts, script_overlap
+
+    en = query_scripts("In what year did the Panthers win?")
+    assert en == frozenset({"latin"})
+    assert script_overlap(en, "The Panthers won in 2016.") == 1.0
+    zh = "卡罗莱纳黑豹队在2016年的超级碗比赛中输给了丹佛野马队，Cam Newton 是四分卫。"
+    assert script_overlap(en, zh) < 0.25
+    assert script_overlap(query_scripts("黑豹队哪年赢了"), zh) == 1.0
+    ru = "Пантеры проиграли в 2016 году."
+    assert script_overlap(en, ru) == 0.0
+    assert script_overlap(query_scripts("Когда проиграли Пантеры?"), ru) == 1.0
+    assert script_overlap(en, "2016 — 24:10") == 1.0  # no letters: nothing the leg cannot read
+    assert script_overlap(query_scripts("2016"), zh) == 1.0

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from engine.lexicon import CJK_RE
-from engine.markdown import HEADING, LITERALS, Blocks, parse_blocks
+from engine.markdown import HEADING, ITEM, LITERALS, Blocks, parse_blocks
 
 CHARS_PER_TOKEN = 4
 CJK_WEIGHT = 4
@@ -28,12 +28,21 @@ class Chunk:
     """A piece of a file: its exact 1-based inclusive line range and its text (those lines joined).
 
     ``importance`` is OpenClaw's recall importance (1–10) of a curated file's chunk, None when it has none.
+    ``context`` is a curated entry's heading path (``"Work › Projects"``: the headings above it that its lines do
+    not hold), empty for every other chunk; it is not part of ``text`` (the lines), but it is what the entry is
+    about: :attr:`indexed_text` is what to index and embed.
     """
 
     start_line: int
     end_line: int
     text: str
     importance: int | None = None
+    context: str = ""
+
+    @property
+    def indexed_text(self) -> str:
+        """The heading path, then the lines: what a curated entry is searched by (the lines alone otherwise)."""
+        return f"{self.context}\n{self.text}" if self.context else self.text
 
 
 def weighted_len(text: str) -> int:
@@ -230,6 +239,95 @@ def chunk_markdown(text: str, tokens: int = 400, overlap: int = 80, *, blocks: B
     return chunks
 
 
+
+CONTEXT_SEPARATOR = " › "
+
+
+def _heading_title(line: str) -> str:
+    return line.strip().lstrip("#").strip().rstrip("#").strip()
+
+
+def chunk_curated(text: str, tokens: int = 400, overlap: int = 80, *, blocks: Blocks | None = None) -> list[Chunk]:
+    """Split a curated file (``MEMORY.md``, ``USER.md``) per entry, as OpenClaw 2026.9.6 does: each top-level
+    list item (with its continuation lines and sub-items) is a chunk, and so is each section's prose (a heading
+    and the lines before its first item); a heading with nothing but blank lines before the next heading or
+    item joins the chunk that follows it (OpenClaw makes it a chunk of its own, which matches its own words
+    and nothing else). Each chunk carries its heading path (:attr:`Chunk.context`); its line range and text
+    are exactly its lines.
+
+    A fact is one line of such a file: in a chunk of its own it is not outweighed by a dozen neighbours (a
+    14-line chunk's BM25 and vector blur it), and OpenClaw's importance weighs exactly its entry. An entry
+    larger than the budget is cut as :func:`chunk_markdown` cuts (the pieces share its context). The lines
+    before the file's first heading or item form a chunk of their own. Code blocks are never entries.
+
+    Args:
+        text: the file's text (``\\n`` line endings).
+        tokens: the budget of one chunk in tokens (an entry over it is split).
+        overlap: overlap in tokens within a split entry.
+        blocks: ``engine.markdown.parse_blocks(text)`` when the caller has it already.
+    """
+    lines = text.split("\n")
+    if text.endswith("\n"):
+        lines.pop()
+    if not lines:
+        return []
+    blocks = blocks if blocks is not None else parse_blocks(text)
+    budget = max(16, tokens) * CHARS_PER_TOKEN
+    headings: dict[int, tuple[int, str]] = {}  # 0-based line → (level, title)
+    starts: set[int] = set()
+    for block in blocks.blocks:
+        if block.depth != 0:
+            continue
+        if block.kind == HEADING:
+            headings[block.start] = (block.level or 1, _heading_title(lines[block.start]) if block.end - block.start
+                                     <= 1 else (block.text or lines[block.start]).strip())
+            starts.add(block.start)
+        elif block.kind == ITEM:
+            starts.add(block.start)
+    bounds = sorted(starts | {0})
+    groups = [(a, (bounds[i + 1] - 1 if i + 1 < len(bounds) else len(lines) - 1)) for i, a in enumerate(bounds)]
+    # A heading group with no content (only its heading line(s) and blanks) joins the next group.
+    merged: list[tuple[int, int]] = []
+    pending: int | None = None
+    for a, b in groups:
+        first = a if pending is None else pending
+        body = [n for n in range(a, b + 1) if lines[n].strip() and n not in headings and
+                not (n - 1 in headings and set(lines[n].strip()) <= set("=-"))]
+        if a in headings and not body and (a, b) != groups[-1]:
+            pending = first
+            continue
+        merged.append((first, b))
+        pending = None
+    # The file's title (a level-1 heading on its first line, "# MEMORY.md — long-term memory") says nothing
+    # about any one entry: it is no entry's context.
+    first_text = next((n for n, line in enumerate(lines) if line.strip()), None)
+    if first_text is not None and headings.get(first_text, (0, ""))[0] == 1:
+        headings[first_text] = (1, "")
+    chunks: list[Chunk] = []
+    path: list[tuple[int, str, int]] = []  # the open headings: (level, title, line)
+    heading_lines = sorted(headings)
+    h = 0
+    for a, b in merged:
+        while h < len(heading_lines) and heading_lines[h] <= b:
+            level, title = headings[heading_lines[h]]
+            path = [p for p in path if p[0] < level] + [(level, title, heading_lines[h])]
+            h += 1
+        # the headings the chunk holds are its own text, not its context
+        context = CONTEXT_SEPARATOR.join(title for _, title, line in path if title and line < a)
+        while a <= b and not lines[a].strip():
+            a += 1
+        while b >= a and not lines[b].strip():
+            b -= 1
+        if a > b:
+            continue
+        piece = "\n".join(lines[a : b + 1])
+        if weighted_len(piece) + (b - a + 1) <= budget:
+            chunks.append(Chunk(a + 1, b + 1, piece, context=context))
+        else:
+            chunks.extend(replace(c, start_line=c.start_line + a, end_line=c.end_line + a, context=context)
+                          for c in chunk_markdown(piece, tokens, overlap))
+    return chunks
+
 # ---------------------------------------------------------------------------------------------
 # OpenClaw's recall comments
 
@@ -343,7 +441,8 @@ def chunk_document(text: str, tokens: int = 400, overlap: int = 80, *, annotatio
                    curated: bool = False) -> list[Chunk]:
     """Chunk a memory file as it is indexed: the text in NFC (:func:`nfc`: what the FTS index, the embedder and
     the snippets read; line numbers unchanged), recall comments blanked out (:func:`strip_annotations`),
-    then :func:`chunk_markdown`; a curated file's chunks carry their importance (:func:`chunk_importance`).
+    then :func:`chunk_markdown` (a curated file: :func:`chunk_curated`, one entry a chunk); a curated file's
+    chunks carry their importance (:func:`chunk_importance`).
 
     Args:
         text: the file's text.
@@ -356,7 +455,9 @@ def chunk_document(text: str, tokens: int = 400, overlap: int = 80, *, annotatio
     if not annotations:
         return chunk_markdown(text, tokens, overlap)
     annotated = strip_annotations(text)
-    chunks = chunk_markdown(annotated.text, tokens, overlap)  # blanking comments keeps every line where it was
+    # blanking comments keeps every line where it was
+    chunker = chunk_curated if curated else chunk_markdown
+    chunks = chunker(annotated.text, tokens, overlap)
     if not curated or not annotated.importance:
         return chunks
     lines = annotated.text.split("\n")

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 
+from engine.lexicon import CJK_CHARS
 from engine.search.dates import file_date
 
 _TOKEN_RE = re.compile(r"[a-z0-9_]+")
@@ -15,12 +16,64 @@ _TOKEN_RE = re.compile(r"[a-z0-9_]+")
 
 @dataclass(frozen=True)
 class Fused:
-    """One candidate's fused score and its parts (``vector`` is None when the vector leg did not run)."""
+    """One candidate's fused score and its parts (``vector`` is None when the vector leg did not run).
+
+    ``text_weight`` is the keyword leg's share of this score when the legs were weighed by what the keyword
+    leg can see (:func:`fuse_scores` with ``evidence``): ``score = (1 - text_weight)·vector +
+    text_weight·keyword``; None under OpenClaw's fixed weights.
+    """
 
     key: int
     score: float
     vector: float | None
     keyword: float
+    text_weight: float | None = None
+
+
+# -- what the keyword leg can see ----------------------------------------------------------------------------
+# Letters by writing system. A CJK character weighs as a word of Latin letters does (a Chinese paragraph with a
+# few Latin names is still Chinese to BM25). Digits and punctuation belong to no script.
+SCRIPTS: tuple[tuple[str, re.Pattern[str], int], ...] = (
+    ("latin", re.compile(r"[A-Za-z\u00C0-\u024F\u1E00-\u1EFF]"), 1),
+    ("cyrillic", re.compile(r"[\u0400-\u052F]"), 1),
+    ("greek", re.compile(r"[\u0370-\u03FF]"), 1),
+    ("cjk", re.compile(f"[{CJK_CHARS}]"), 3),
+    ("arabic", re.compile(r"[\u0600-\u06FF\u0750-\u077F]"), 1),
+    ("hebrew", re.compile(r"[\u0590-\u05FF]"), 1),
+    ("indic", re.compile(r"[\u0900-\u0DFF]"), 1),
+    ("thai", re.compile(r"[\u0E00-\u0E7F]"), 1),
+)
+QUERY_SCRIPT_MIN = 0.1
+"""A script is the query's when at least this share of its letters is written in it (a stray one is not)."""
+SCRIPT_FULL = 0.5
+"""A chunk with at least this share of its letters in the query's scripts gets the keyword leg's full weight."""
+
+
+def script_shares(text: str) -> dict[str, float]:
+    """Each script's share of the text's (weighted) letters; empty when it has none."""
+    if text.isascii():
+        return {"latin": 1.0} if any(c.isalpha() for c in text) else {}
+    counts = {name: len(rx.findall(text)) * weight for name, rx, weight in SCRIPTS}
+    total = sum(counts.values())
+    return {k: v / total for k, v in counts.items() if v} if total else {}
+
+
+def query_scripts(text: str) -> frozenset[str]:
+    """The scripts the query is written in (each at least :data:`QUERY_SCRIPT_MIN` of its letters)."""
+    return frozenset(k for k, v in script_shares(text).items() if v >= QUERY_SCRIPT_MIN)
+
+
+def script_overlap(scripts: frozenset[str], text: str) -> float:
+    """How well the keyword leg can read a chunk for a query in ``scripts``: 1 when at least
+    :data:`SCRIPT_FULL` of the chunk's letters are in them (or either has no letters), falling to 0 for a
+    chunk written wholly in other scripts (an English question over a Chinese note: BM25 sees only the odd
+    Latin name or number in it)."""
+    if not scripts:
+        return 1.0
+    shares = script_shares(text)
+    if not shares:
+        return 1.0
+    return min(1.0, sum(v for k, v in shares.items() if k in scripts) / SCRIPT_FULL)
 
 
 def normalize_bm25(ranks: Mapping[int, float]) -> dict[int, float]:
@@ -43,12 +96,18 @@ def fuse_scores(
     keyword: Mapping[int, float],
     vector_weight: float = 0.7,
     text_weight: float = 0.3,
+    evidence: Mapping[int, float] | None = None,
 ) -> list[Fused]:
     """Union the legs by key and combine: ``score = (wv·vector + wt·keyword) / (wv + wt)``.
 
     With the default weights (summing to 1) this is OpenClaw's ``0.7·vector + 0.3·keyword``. Negative cosine
     similarities count as 0. Without a vector leg (``vector`` is None) the score is the keyword score.
     The result is sorted by score, then key, so it does not depend on the input order.
+
+    ``evidence`` (chunk → 0…1, what the keyword leg can see of the query in that chunk) scales each chunk's
+    keyword weight: ``wt·e``, renormalised, so a leg that sees nothing abstains (the score is the vector part)
+    instead of voting 0, and full evidence is OpenClaw's formula. Each result then carries its keyword share
+    (:attr:`Fused.text_weight`).
     """
     out: list[Fused] = []
     if vector is None:
@@ -59,7 +118,12 @@ def fuse_scores(
         for key in set(vector) | set(keyword):
             v = _clamp(vector.get(key, 0.0))
             k = _clamp(keyword.get(key, 0.0))
-            out.append(Fused(key, _clamp((vector_weight * v + text_weight * k) / total), v, k))
+            if evidence is None:
+                out.append(Fused(key, _clamp((vector_weight * v + text_weight * k) / total), v, k))
+                continue
+            wt = text_weight * _clamp(evidence.get(key, 0.0))
+            share = wt / (vector_weight + wt) if vector_weight + wt > 0 else 0.0
+            out.append(Fused(key, _clamp((1 - share) * v + share * k), v, k, share))
     out.sort(key=lambda f: (-f.score, f.key))
     return out
 

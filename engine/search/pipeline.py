@@ -10,15 +10,24 @@ from typing import Any
 
 from engine.config import SearchConfig, SearchHeuristics
 from engine.index import queries
-from engine.index.chunking import importance_multiplier
+from engine.index.chunking import chunk_curated, importance_multiplier
 from engine.index.store import DB_ERRORS, Store, is_corruption, serialize_vector
 from engine.index.vectors import VectorIndex
 from engine.search.calibration import Calibration, calibration_for
 from engine.search.dates import DateSpan, date_matches, file_date, month_matches
-from engine.search.fusion import Fused, decay_factor, fuse_scores, mmr_order, normalize_bm25
+from engine.search.fusion import (
+    Fused,
+    decay_factor,
+    fuse_scores,
+    mmr_order,
+    normalize_bm25,
+    query_scripts,
+    script_overlap,
+)
 from engine.search.query import ParsedQuery, build_fts_query, parse_query
 from engine.search.rerank import LegInputs, Reranker, candidate_features, shipped_reranker
-from engine.search.snippets import best_line_bm25, extract_snippet, term_weights
+from engine.search.snippets import best_line_bm25, extract_snippet, stem, term_weights
+from engine.workspace import is_curated
 
 MIN_CANDIDATES = 50
 COMPLETION_DEPTH = 8
@@ -39,6 +48,11 @@ class Hit:
       blended with the best line's, halved and lifted when the query names a date;
     - vector: the best window's cosine blended with the best line's;
     - re-ranked (``rerank = true``): the re-ranker's probability (``rerank`` says how much it moved).
+
+    When the legs are weighed by what the keyword leg can see (``SearchHeuristics.keyword_evidence``), a hybrid
+    hit's ``text_weight`` is the keyword part's share of its score: ``(1 - text_weight)·vectorScore +
+    text_weight·textScore`` (OpenClaw's 0.7/0.3 when the keyword leg sees the whole query in the chunk's
+    script; 0 when it abstains: it matched nothing, or the chunk is in a script the query is not).
     """
 
     path: str
@@ -54,6 +68,8 @@ class Hit:
     source: str
     citation: str
     rerank: float | None = None  # the re-ranker's change to the fused score (None: not re-ranked)
+    text_weight: float | None = None  # the keyword part's share of the fused score (None: OpenClaw's 0.3)
+    context: str = ""  # a curated entry's heading path ("Work › Projects"), empty for other chunks
 
     def to_json(self) -> dict[str, Any]:
         """OpenClaw's result shape plus score parts, snippet lines and spans (camelCase)."""
@@ -71,6 +87,12 @@ class Hit:
             "source": self.source,
             "citation": self.citation,
         }
+        if self.context:
+            out["context"] = self.context
+        if self.text_weight is not None:
+            # score = vectorWeight·vectorScore + textWeight·textScore (OpenClaw's 0.7/0.3 at full evidence)
+            out["vectorWeight"] = round(1.0 - self.text_weight, 6)
+            out["textWeight"] = round(self.text_weight, 6)
         if self.rerank is not None:
             # score = 0.7·vectorScore + 0.3·textScore (OpenClaw's formula) + rerank
             out["rerank"] = round(self.rerank, 6)
@@ -404,6 +426,7 @@ class Legs:
     rows: dict[int, _Row]
     calibrated: bool = False
     raw: tuple[dict[int, float] | None, dict[int, float]] | None = None
+    evidence: dict[int, float] | None = None  # what the keyword leg sees per chunk (:func:`keyword_evidence`)
 
     @property
     def uncalibrated(self) -> tuple[dict[int, float] | None, dict[int, float]]:
@@ -515,7 +538,47 @@ def fuse(settings: SearchConfig, req: SearchRequest, leg: Legs) -> list[Fused]:
         # all-MiniLM-L6-v2 reads Chinese, Japanese and Korean poorly (XQuAD zh hybrid hit@1 .878 at
         # 0.7/0.3 vs .931 at 0.3/0.7): let the bigram keyword leg lead for such queries.
         wv, wt = min(wv, wt), max(wv, wt)
-    return fuse_scores(leg.vector, leg.keyword, wv, wt)
+    return fuse_scores(leg.vector, leg.keyword, wv, wt, leg.evidence)
+
+
+EVIDENCE = ("off", "script", "terms", "best")
+"""How a hybrid search weighs its keyword leg (:attr:`engine.config.SearchHeuristics.keyword_evidence`)."""
+
+
+def keyword_evidence(settings: SearchConfig, req: SearchRequest, leg: Legs, rows: dict[int, _Row]
+                     ) -> dict[int, float] | None:
+    """Stage 4b: what the keyword leg can see of the query, per candidate (0…1), for :func:`fuse_scores`; None
+    under OpenClaw's fixed weights (``keyword_evidence = "off"``, or not a hybrid search).
+
+    The keyword leg votes with full weight only where it can read the query: a leg that matched nothing
+    abstains (every chunk's evidence is 0: the vector part is the score), and for each chunk the weight
+    follows the share of the chunk's letters written in the query's scripts (:func:`script_overlap`: an
+    English question over a Chinese note matches nothing but its odd Latin name or number). ``"terms"`` also
+    scales it by the share of the query's terms found in any keyword candidate; ``"best"`` by the best
+    candidate's IDF-weighted share of the terms (BM25 relative to the best match hides how little that
+    best match holds).
+    """
+    mode = settings.heuristics.keyword_evidence
+    if mode not in EVIDENCE:
+        raise ValueError(f"unknown keyword evidence {mode!r} (one of {', '.join(EVIDENCE)})")
+    if mode == "off" or req.mode != "hybrid" or not req.use_vec:
+        return None
+    if not leg.keyword:
+        return {}
+    share = 1.0
+    terms = req.query.terms
+    matched = [rows[k].text.lower() for k in leg.keyword if k in rows]
+    if mode in ("terms", "best") and terms and matched:
+        probes = {t: t if t in req.query.bigrams else stem(t) for t in terms}
+        if mode == "terms":
+            share = sum(1 for t in terms if any(probes[t] in text for text in matched)) / len(terms)
+        else:
+            weights = term_weights(matched, terms)
+            total = sum(weights.values()) or 1.0
+            share = max(sum(w for t, w in weights.items() if probes[t] in text) for text in matched) / total
+    scripts = query_scripts(req.query.text)
+    keys = set(leg.vector or {}) | set(leg.keyword)
+    return {k: share * (script_overlap(scripts, rows[k].text) if k in rows else 1.0) for k in keys}
 
 
 def weigh(settings: SearchConfig, req: SearchRequest, fused: list[Fused], rows: dict[int, _Row]) -> list[Fused]:
@@ -524,8 +587,8 @@ def weigh(settings: SearchConfig, req: SearchRequest, fused: list[Fused], rows: 
     (``importance``)."""
     if settings.decay:
         today = req.query.today
-        fused = [Fused(f.key, f.score * decay_factor(rows[f.key].path, settings.half_life_days, today), f.vector,
-                       f.keyword) for f in fused if f.key in rows]
+        fused = [replace(f, score=f.score * decay_factor(rows[f.key].path, settings.half_life_days, today))
+                 for f in fused if f.key in rows]
         fused.sort(key=lambda f: (-f.score, f.key))
     if settings.importance:
         fused = apply_importance(fused, rows)
@@ -599,7 +662,7 @@ def rerank(settings: SearchConfig, req: SearchRequest, hooks: SearchHooks, chose
 
 def to_hits(settings: SearchConfig, req: SearchRequest, chosen: list[Fused], rows: dict[int, _Row],
             focus: dict[int, tuple[int, int]], weights: dict[str, float], lines: dict[int, dict[int, float]],
-            deltas: dict[int, float]) -> list[Hit]:
+            deltas: dict[int, float], store: Store | None = None) -> list[Hit]:
     """Stage 8: the candidates scoring at least ``min_score`` (the score a hit shows), MMR-ordered if asked, at
     most ``max_results``, each with its snippet (a line another hit of its file shows already is not shown
     twice)."""
@@ -610,12 +673,16 @@ def to_hits(settings: SearchConfig, req: SearchRequest, chosen: list[Fused], row
         passing = [by_key[k] for k in order]
     hits: list[Hit] = []
     shown: dict[str, set[int]] = {}
-    for f in passing[: req.max_results]:
+    top = passing[: req.max_results]
+    contexts = curated_contexts(store, [rows[f.key] for f in top if f.key in rows]) if store is not None else {}
+    for f in top:
         row = rows.get(f.key)
         if row is None:
             continue
         seen = shown.setdefault(row.path, set())
         hit = _to_hit(row, f, req.query.terms, focus.get(f.key), weights, lines.get(f.key), seen, deltas.get(f.key))
+        if row.id in contexts:
+            hit = replace(hit, context=contexts[row.id])
         seen.update(range(hit.snippet_start_line, hit.snippet_end_line + 1))
         hits.append(hit)
     return hits
@@ -633,16 +700,47 @@ def run_search(store: Store, settings: SearchConfig, req: SearchRequest, vindex:
     leg = legs(store, settings, req, cands)
     leg = replace(leg, keyword=lift_dates(leg.keyword, cands.dated))
     leg = calibrate(settings, req, leg, cands.dated, cal)
+    keys = sorted(set(leg.vector or {}) | set(leg.keyword))
+    extra = load_rows(store, [k for k in keys if k not in leg.rows])
+    rows = {k: leg.rows.get(k) or extra[k] for k in keys if k in leg.rows or k in extra}
+    leg = replace(leg, evidence=keyword_evidence(settings, req, leg, rows))
     fused = fuse(settings, req, leg)
-    extra = load_rows(store, [f.key for f in fused if f.key not in leg.rows])
-    rows = {f.key: leg.rows.get(f.key) or extra[f.key] for f in fused if f.key in leg.rows or f.key in extra}
     weights = term_weights([r.text for r in rows.values()], req.query.terms)
     fused = weigh(settings, req, fused, rows)
     active = _active_reranker(settings, hooks.reranker, req.mode, req.use_vec, cal)
     want = len(fused) if settings.mmr else max(req.max_results, active[1].depth if active is not None else 0)
     chosen = pool(settings, req, fused, leg, rows, want)
     chosen, deltas = rerank(settings, req, hooks, chosen, cands, leg, rows, weights, cal, active)
-    return to_hits(settings, req, chosen, rows, cands.focus, weights, leg.lines, deltas)
+    return to_hits(settings, req, chosen, rows, cands.focus, weights, leg.lines, deltas, store)
+
+
+def curated_contexts(store: Store, rows: Sequence[_Row]) -> dict[int, str]:
+    """The heading path of each curated entry among ``rows`` (chunk id → ``"Work › Projects"``).
+
+    The index keeps a chunk's lines only; every non-blank line of a curated file is in one of its chunks, so
+    the file's lines are put back together from them and chunked again (:func:`chunk_curated`, the indexer's
+    own cut), and each row's context is the one of the chunk that starts where it does.
+    """
+    paths = sorted({r.path for r in rows if r.source == "memory" and is_curated(r.path)})
+    if not paths:
+        return {}
+    out: dict[int, str] = {}
+    ids = [chunk_id for chunk_id, _ in queries.chunk_ids_for_paths(store.conn, paths)]
+    whole = load_rows(store, ids)
+    for path in paths:
+        lines: dict[int, str] = {}
+        for r in whole.values():
+            if r.path == path:
+                for n, line in enumerate(r.text.split("\n"), start=r.start_line):
+                    lines[n] = line
+        if not lines:
+            continue
+        text = "\n".join(lines.get(n, "") for n in range(1, max(lines) + 1))
+        by_start = {c.start_line: c.context for c in chunk_curated(text)}
+        for r in rows:
+            if r.path == path and by_start.get(r.start_line):
+                out[r.id] = by_start[r.start_line]
+    return out
 
 
 def apply_importance(fused: list[Fused], rows: dict[int, _Row]) -> list[Fused]:
@@ -658,7 +756,7 @@ def apply_importance(fused: list[Fused], rows: dict[int, _Row]) -> list[Fused]:
     for f in fused:
         row = rows.get(f.key)
         weight = importance_multiplier(row.importance) if row is not None else 1.0
-        out.append(f if weight == 1.0 else Fused(f.key, f.score * weight, f.vector, f.keyword))
+        out.append(f if weight == 1.0 else replace(f, score=f.score * weight))
     out.sort(key=lambda f: (-f.score, f.key))
     return out
 
@@ -717,7 +815,7 @@ def _rerank(chosen: list[Fused], feats: dict[int, dict[str, float]], model: Any,
             ) -> tuple[list[Fused], dict[int, float]]:
     """The first ``depth`` candidates re-scored by ``model`` (score = its probability) and re-sorted; the rest
     follow, capped at the lowest re-ranked score so the list stays sorted. Returns the list and each delta."""
-    head = [Fused(f.key, model.score(feats[f.key]), f.vector, f.keyword) for f in chosen[:depth]]
+    head = [replace(f, score=model.score(feats[f.key])) for f in chosen[:depth]]
     deltas = {h.key: h.score - f.score for h, f in zip(head, chosen[:depth], strict=True)}
     head.sort(key=lambda f: (-f.score, f.key))
     floor = min((h.score for h in head), default=0.0)
@@ -725,7 +823,7 @@ def _rerank(chosen: list[Fused], feats: dict[int, dict[str, float]], model: Any,
     for f in chosen[depth:]:
         capped = min(f.score, floor)
         deltas[f.key] = capped - f.score
-        tail.append(Fused(f.key, capped, f.vector, f.keyword))
+        tail.append(replace(f, score=capped))
     return head + tail, deltas
 
 
@@ -772,6 +870,7 @@ def _to_hit(row: _Row, f: Fused, terms: Sequence[str], focus: tuple[int, int] | 
         source=row.source,
         citation=citation(row.path, row.start_line, row.end_line),
         rerank=rerank,
+        text_weight=f.text_weight,
     )
 
 
