@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
+from pathlib import Path
 
+from engine.api import MemoryEngine
 from engine.embed.batching import (
     Foreground,
     QueryCache,
@@ -13,7 +16,9 @@ from engine.embed.batching import (
     normalize_query,
     padding_ratio,
 )
+from engine.embed.choice import HashingEmbedder
 from engine.index.embed_plan import LinePolicy, embed_missing, pick_lines
+from tests.helpers import hash_config
 
 
 def _fake_vec(text: str) -> list[float]:
@@ -118,3 +123,69 @@ def test_line_policy_drops_short_lines() -> None:
     long_only = pick_lines(text, lambda ts: [len(t.split()) for t in ts], LinePolicy(min_tokens=5))
     assert {t for _, t in long_only} <= {t for _, t in every}
     assert all(len(t.split()) >= 5 for _, t in long_only)
+
+
+def test_line_policy_identity_keeps_the_default_index(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    assert LinePolicy().identity() == {}
+    monkeypatch.setenv("MEMDECK_LINE_MIN_TOKENS", "6")
+    assert LinePolicy.from_env() == LinePolicy(min_tokens=6)
+    assert LinePolicy.from_env().identity() == {"line_min_tokens": 6}
+    monkeypatch.setenv("MEMDECK_LINE_MIN_TOKENS", "many")
+    assert LinePolicy.from_env() == LinePolicy()
+
+
+def test_e5_query_cache_skips_the_model_for_a_repeated_query() -> None:
+    from engine.embed.local import E5Embedder
+
+    emb = E5Embedder()
+    first = emb.embed_query("when is the  release freeze?")
+    again = emb.embed_query(" when is the release freeze? ")
+    assert again == first
+    assert (emb.query_cache.hits, emb.query_cache.misses) == (1, 1)
+    other = emb.embed_query("who owns the backup job")
+    assert other != first and emb.query_cache.misses == 2
+
+
+class CountingHash(HashingEmbedder):
+    """The hashing embedder, remembering every text it was given."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[str] = []
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        self.seen.extend(texts)
+        return super().embed_documents(texts)
+
+
+def _repeating_workspace(root: Path) -> Path:
+    ws = root / "ws"
+    (ws / "memory").mkdir(parents=True)
+    shared = "- the nightly backup job rotates the logs on the storage box first"
+    for i in range(6):
+        (ws / "memory" / f"2026-02-{i + 1:02d}.md").write_text(
+            f"# Day {i}\n\n{shared}\n- worked on topic{i} with person{i % 3}\n- shipped build {i} to staging\n")
+    return ws
+
+
+def test_a_text_repeated_across_files_is_embedded_once(tmp_path: Path) -> None:
+    ws = _repeating_workspace(tmp_path)
+    emb = CountingHash()
+    with MemoryEngine(hash_config(ws), embedder=emb) as eng:
+        report = eng.sync()
+        assert eng.pending_embeddings() == 0
+    assert report.embedded == len(emb.seen) > 0
+    assert len(emb.seen) == len(set(emb.seen))
+    assert sum(1 for t in emb.seen if "nightly backup job" in t and t.startswith("- ")) == 1
+
+
+def test_the_vector_cache_survives_a_rebuild(tmp_path: Path) -> None:
+    ws = _repeating_workspace(tmp_path)
+    with MemoryEngine(hash_config(ws), embedder=CountingHash()) as eng:
+        eng.sync()
+    emb = CountingHash()
+    with MemoryEngine(hash_config(ws), embedder=emb) as eng:
+        report = eng.sync(force=True)
+        hits = eng.search("nightly backup", mode="vector").results
+    assert emb.seen == [] and report.embedded == 0 and report.from_cache > 0
+    assert hits

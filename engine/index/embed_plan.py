@@ -26,6 +26,11 @@ class LinePolicy:
 
     min_tokens: int = 0
 
+    def identity(self) -> dict[str, int]:
+        """The index identity's entry for this policy: none for the default (every picked line), so an index
+        built before the policy existed still fits."""
+        return {"line_min_tokens": self.min_tokens} if self.min_tokens > 0 else {}
+
     @classmethod
     def from_env(cls, default: int = 0) -> LinePolicy:
         """The policy with ``$MEMDECK_LINE_MIN_TOKENS`` when set (benchmarks and evals compare variants)."""
