@@ -171,7 +171,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     for kind in ("windows", "lines"):
         uniq = list({h: t for h, t in texts[kind]}.values())
         sample = evenly(uniq, count, args.sample_tokens)
-        for threads in [int(x) for x in args.threads.split(",")]:
+        for threads in [int(x) for x in args.threads.split(",") if x.strip()]:
             for bucketed in (False, True):
                 r = time_sample(embedder, sample, threads, bucketed)
                 r["kind"] = kind
