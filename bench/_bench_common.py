@@ -22,7 +22,7 @@ if str(BENCH_DIR) not in sys.path:
     sys.path.insert(0, str(BENCH_DIR))
 
 DEFAULT_ROOT = Path(os.environ.get("MEMDECK_BENCH_ROOT", "/tmp/memdeck-bench"))
-EMBEDDERS = ("bench", "local", "hash")
+EMBEDDERS = ("bench", "local", "minilm", "hash")
 
 
 # -- the machine -------------------------------------------------------------------------------
@@ -147,23 +147,29 @@ def header(name: str, args: Any) -> dict[str, Any]:
 class BenchEmbedder:
     """Fast deterministic document vectors with the real model's windows and (optionally) real query vectors.
 
-    Embedding 100k chunks with all-MiniLM-L6-v2 takes over an hour on 2 cores, so large indexes get
-    pseudo-random unit vectors seeded by each window's text (exact KNN costs the same whatever the values).
-    Windows are planned with the real MiniLM tokenizer (254 word-pieces), so the index holds as many vectors as
-    a real one. Queries are embedded by the real model when ``real_queries`` is set (timing includes it).
+    Embedding 100k chunks with a real model takes hours on 2 cores, so large indexes get pseudo-random unit
+    vectors seeded by each window's text (exact KNN costs the same whatever the values). Windows are planned with
+    the real model's tokenizer (``model``: the default multilingual-e5-small, 508 tokens, or all-MiniLM-L6-v2,
+    254), so the index holds as many vectors as a real one. Queries are embedded by the real model when
+    ``real_queries`` is set (timing includes it).
     """
 
     provider = "bench"
-    model_id = "bench-random-minilm-windows"
     dims = 384
 
-    def __init__(self, real_queries: bool = True, real_documents: bool = False) -> None:
-        from engine.embed.local import LocalEmbedder, local_model_path
+    def __init__(self, real_queries: bool = True, real_documents: bool = False, model: str = "e5") -> None:
+        from engine.embed.local import E5Embedder, LocalEmbedder, local_model_path
 
-        path = local_model_path()
-        if path is None:
-            raise SystemExit("the local model (all-MiniLM-L6-v2) is not installed")
-        self._local = LocalEmbedder(path)
+        self._local: E5Embedder | LocalEmbedder
+        if model == "e5":
+            self._local = E5Embedder()
+            self.model_id = "bench-random-e5-windows"
+        else:
+            path = local_model_path()
+            if path is None:
+                raise SystemExit("the local model (all-MiniLM-L6-v2) is not installed")
+            self._local = LocalEmbedder(path)
+            self.model_id = "bench-random-minilm-windows"
         self.max_tokens = self._local.max_tokens
         self.real_queries = real_queries
         self.real_documents = real_documents  # the same fingerprint: new windows get real (timed) vectors
@@ -203,15 +209,18 @@ class BenchEmbedder:
 
 
 def make_embedder(kind: str, real_queries: bool = True, real_documents: bool = False) -> Any:
-    """``bench`` (fast document vectors, real query model), ``local`` (all-MiniLM-L6-v2) or ``hash`` (384-d)."""
+    """``bench`` (fast document vectors, real e5 queries), ``local`` (multilingual-e5-small, the default model),
+    ``minilm`` (all-MiniLM-L6-v2) or ``hash`` (384-d)."""
     if kind == "bench":
         return BenchEmbedder(real_queries, real_documents)
     if kind == "hash":
         from engine.embed.choice import HashingEmbedder
 
         return HashingEmbedder(dims=384)
-    from engine.embed.local import LocalEmbedder, local_model_path
+    from engine.embed.local import E5Embedder, LocalEmbedder, local_model_path
 
+    if kind == "local":
+        return E5Embedder()
     path = local_model_path()
     if path is None:
         raise SystemExit("the local model (all-MiniLM-L6-v2) is not installed")

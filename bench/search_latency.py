@@ -3,13 +3,13 @@
 Usage::
 
     python bench/search_latency.py --chunks 10000 --out bench/results/speed-search-10k.json
-        [--queries 240] [--embedder bench|local|hash] [--root /tmp/memdeck-bench]
+        [--queries 240] [--embedder bench|local|minilm|hash] [--root /tmp/memdeck-bench]
 
 The index of a generated workspace (bench/gen_workspace.py) is built once and reused. ``--embedder bench`` (the
-default) stores fast pseudo-random document vectors but plans the real model's windows; every *query* is embedded
-once by the real all-MiniLM-L6-v2 (warm; its own row) and then served from a dict, so the vector and hybrid rows
-are the search's own cost (the goal check adds the embedding). ``local`` embeds the documents with the real model
-too (≈27 chunks/s on 2 cores). Searches call ``MemoryEngine.search(..., ensure_fresh=False)`` as the TUI and the
+default) stores fast pseudo-random document vectors but plans the default model's windows (multilingual-e5-small,
+508 tokens); every *query* is embedded once by the real e5 (warm; its own row) and then served from a dict, so the
+vector and hybrid rows are the search's own cost (the goal check adds the embedding). ``local`` embeds the
+documents with e5 too (a few chunks/s on 2 shared cores); ``minilm`` with all-MiniLM-L6-v2. Searches call ``MemoryEngine.search(..., ensure_fresh=False)`` as the TUI and the
 MCP server do; the freshness check the CLI adds (a walk and an ``lstat`` of every file) has its own rows.
 Baselines on the same index in the same process: raw FTS5 ``bm25()`` top-20, raw sqlite-vec KNN (k=20), numpy
 exact KNN, and the query embedding alone. Every row has wall-clock p50/p95/p99, the process's CPU-time p50/p95

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.embed.base import EmbeddingError, estimate_tokens, normalize, public_url, token_batches
+from engine.embed.batching import QueryCache
 from engine.http import HttpClient, HttpError, RetryPolicy, Transport
 
 BACKOFF_START = 0.5
@@ -58,6 +59,7 @@ class RemoteEmbedder:
         transport: Transport | None = None,
     ) -> None:
         self.model_id = model
+        self.query_cache = QueryCache()  # a repeated search costs no request
         self.base_url = (base_url or self.default_base_url).strip().rstrip("/")
         self.url = public_url(self.base_url)
         self._api_key = api_key or None
@@ -124,7 +126,7 @@ class RemoteEmbedder:
         Raises:
             EmbeddingError: with a message saying what to check.
         """
-        return self._embed([text if text.strip() else " "], query=True)[0]
+        return self.query_cache.get_or_embed(text, lambda t: self._embed([t if t.strip() else " "], query=True)[0])
 
     def resume(self) -> None:
         """Forget the last failure so the next call tries the server again at once."""

@@ -19,7 +19,8 @@ from engine.display import byte_limit, plural
 from engine.embed.choice import Embedder, ProviderChoice
 from engine.errors import IndexBusy
 from engine.index import queries
-from engine.index.chunking import Chunk, chunk_document, plan_lines, plan_windows
+from engine.index.chunking import Chunk, chunk_document, plan_windows
+from engine.index.embed_plan import LinePolicy, pick_lines
 from engine.index.fts import fts_text
 from engine.index.queries import bump_vec_generation as bump_vec_generation  # re-exported (bench, tests)
 from engine.index.store import Store, serialize_vector
@@ -84,6 +85,7 @@ def identity_for(config: Config, choice: ProviderChoice, embedder: Embedder | No
         "windows": WINDOW_VERSION,
         "line_vectors": config.chunking.line_vectors,
         "fts": "porter-unicode61-cjk-bigram",
+        **LinePolicy.from_env().identity(),
     }
 
 
@@ -373,6 +375,7 @@ def _embed_groups(store: Store, embedder: Embedder, report: SyncReport, progress
     conn = store.conn
     total = len(pending)
     done = 0
+    policy = LinePolicy.from_env()  # which lines pay for a vector (default: every line plan_lines picks)
     for start in range(0, total, step):
         if cancel is not None and cancel.is_set():
             report.cancelled = True
@@ -388,7 +391,8 @@ def _embed_groups(store: Store, embedder: Embedder, report: SyncReport, progress
             for w in plan_windows(text, embedder.count_tokens, max_tokens):
                 plans.append((chunk_id, w.first, w.last, w.text, content_hash(w.text)))
             if line_vectors:
-                lines.extend((chunk_id, i, t, content_hash(t)) for i, t in plan_lines(text))
+                lines.extend((chunk_id, i, t, content_hash(t))
+                             for i, t in pick_lines(text, embedder.count_tokens, policy))
         texts = {p[4]: p[3] for p in plans}
         texts.update((ln[3], ln[2]) for ln in lines)
         hashes = sorted(texts)

@@ -1,0 +1,191 @@
+"""Embedding less, in the right shape: length buckets keep order, the query cache, the thread count, line policy."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+from engine.api import MemoryEngine
+from engine.embed.batching import (
+    Foreground,
+    QueryCache,
+    bulk_threads,
+    embed_bucketed,
+    length_batches,
+    normalize_query,
+    padding_ratio,
+)
+from engine.embed.choice import HashingEmbedder
+from engine.index.embed_plan import LinePolicy, embed_missing, pick_lines
+from tests.helpers import hash_config
+
+
+def _fake_vec(text: str) -> list[float]:
+    return [float(len(text)), float(sum(map(ord, text)) % 97)]
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+
+    def __call__(self, texts: list[str]) -> list[list[float]]:
+        self.calls.append(list(texts))
+        return [_fake_vec(t) for t in texts]
+
+
+def test_length_batches_group_neighbouring_lengths_under_budget() -> None:
+    tokens = [500, 15, 480, 12, 20, 510, 14]
+    batches = length_batches(tokens, max_items=4, max_tokens=1000)
+    flat = [i for b in batches for i in b]
+    assert sorted(flat) == list(range(len(tokens)))
+    for b in batches:
+        assert len(b) <= 4
+        assert len(b) == 1 or sum(tokens[i] for i in b) <= 1000
+    # the short ones never share a batch with a long one
+    assert all(max(tokens[i] for i in b) < 100 or min(tokens[i] for i in b) > 100 for b in batches)
+    assert padding_ratio(tokens, batches) < padding_ratio(tokens, [list(range(len(tokens)))])
+
+
+def test_embed_bucketed_returns_vectors_in_input_order() -> None:
+    texts = ["a long text " * 40, "short", "medium text here", "x", "another long one " * 30]
+    tokens = [len(t.split()) for t in texts]
+    rec = Recorder()
+    out = embed_bucketed(rec, texts, tokens, max_items=2, max_tokens=50)
+    assert out == [_fake_vec(t) for t in texts]
+    assert len(rec.calls) > 1
+    assert rec.calls[0] == ["short", "x"] or set(rec.calls[0]) == {"short", "x"}
+
+
+def test_embed_missing_embeds_each_hash_once_and_stops_on_cancel() -> None:
+    missing = {f"h{i}": f"text number {i} " * (i + 1) for i in range(10)}
+    rec = Recorder()
+    stored: dict[str, list[float]] = {}
+    assert embed_missing(rec, lambda ts: [len(t.split()) for t in ts], missing, stored.update,
+                         max_items=3, max_tokens=10_000)
+    assert stored == {h: _fake_vec(t) for h, t in missing.items()}
+    assert sum(len(c) for c in rec.calls) == len(missing)
+
+    cancel = threading.Event()
+    rec2 = Recorder()
+    stored2: dict[str, list[float]] = {}
+
+    def store_and_cancel(batch: dict[str, list[float]]) -> None:
+        stored2.update(batch)
+        cancel.set()
+
+    assert not embed_missing(rec2, lambda ts: [len(t.split()) for t in ts], missing, store_and_cancel,
+                             cancel=cancel, max_items=3)
+    assert len(rec2.calls) == 1 and len(stored2) == 3
+
+
+def test_query_cache_hits_by_normalised_text_and_evicts_oldest() -> None:
+    cache = QueryCache(size=2)
+    seen: list[str] = []
+
+    def embed(text: str) -> list[float]:
+        seen.append(text)
+        return _fake_vec(text)
+
+    v1 = cache.get_or_embed("deploy  the\tserver ", embed)
+    v2 = cache.get_or_embed("deploy the server", embed)
+    assert v1 == v2 and seen == ["deploy the server"]
+    assert (cache.hits, cache.misses) == (1, 1)
+    v2.append(99.0)  # a caller's change does not reach the cache
+    assert cache.get_or_embed("deploy the server", embed) == v1
+    cache.get_or_embed("b", embed)
+    cache.get_or_embed("c", embed)  # evicts "deploy the server"
+    assert len(cache) == 2
+    cache.get_or_embed("deploy the server", embed)
+    assert seen.count("deploy the server") == 2
+    assert normalize_query("Cafe\u0301  x") == "Café x"
+
+
+def test_bulk_threads_uses_idle_cores_and_leaves_one_for_a_search() -> None:
+    assert bulk_threads(cpus=4, others=0) == 4
+    assert bulk_threads(cpus=4, others=3) == 1
+    assert bulk_threads(cpus=4, others=0, foreground=True) == 3
+    assert bulk_threads(cpus=1, others=5, foreground=True) == 1
+    now = [100.0]
+    fg = Foreground(clock=lambda: now[0], hold=2.0)
+    assert not fg.busy()
+    fg.begin()
+    assert fg.busy()
+    fg.end()
+    assert fg.busy()
+    now[0] += 2.5
+    assert not fg.busy()
+
+
+def test_line_policy_drops_short_lines() -> None:
+    text = "# Notes\n\n- done\n- the nightly backup job now rotates the logs on the storage box before it runs\n"
+    every = pick_lines(text, lambda ts: [len(t.split()) for t in ts], LinePolicy())
+    long_only = pick_lines(text, lambda ts: [len(t.split()) for t in ts], LinePolicy(min_tokens=5))
+    assert {t for _, t in long_only} <= {t for _, t in every}
+    assert all(len(t.split()) >= 5 for _, t in long_only)
+
+
+def test_line_policy_identity_keeps_the_default_index(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    assert LinePolicy().identity() == {}
+    monkeypatch.setenv("MEMDECK_LINE_MIN_TOKENS", "6")
+    assert LinePolicy.from_env() == LinePolicy(min_tokens=6)
+    assert LinePolicy.from_env().identity() == {"line_min_tokens": 6}
+    monkeypatch.setenv("MEMDECK_LINE_MIN_TOKENS", "many")
+    assert LinePolicy.from_env() == LinePolicy()
+
+
+def test_e5_query_cache_skips_the_model_for_a_repeated_query() -> None:
+    from engine.embed.local import E5Embedder
+
+    emb = E5Embedder()
+    first = emb.embed_query("when is the  release freeze?")
+    again = emb.embed_query(" when is the release freeze? ")
+    assert again == first
+    assert (emb.query_cache.hits, emb.query_cache.misses) == (1, 1)
+    other = emb.embed_query("who owns the backup job")
+    assert other != first and emb.query_cache.misses == 2
+
+
+class CountingHash(HashingEmbedder):
+    """The hashing embedder, remembering every text it was given."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[str] = []
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        self.seen.extend(texts)
+        return super().embed_documents(texts)
+
+
+def _repeating_workspace(root: Path) -> Path:
+    ws = root / "ws"
+    (ws / "memory").mkdir(parents=True)
+    shared = "- the nightly backup job rotates the logs on the storage box first"
+    for i in range(6):
+        (ws / "memory" / f"2026-02-{i + 1:02d}.md").write_text(
+            f"# Day {i}\n\n{shared}\n- worked on topic{i} with person{i % 3}\n- shipped build {i} to staging\n")
+    return ws
+
+
+def test_a_text_repeated_across_files_is_embedded_once(tmp_path: Path) -> None:
+    ws = _repeating_workspace(tmp_path)
+    emb = CountingHash()
+    with MemoryEngine(hash_config(ws), embedder=emb) as eng:
+        report = eng.sync()
+        assert eng.pending_embeddings() == 0
+    assert report.embedded == len(emb.seen) > 0
+    assert len(emb.seen) == len(set(emb.seen))
+    assert sum(1 for t in emb.seen if "nightly backup job" in t and t.startswith("- ")) == 1
+
+
+def test_the_vector_cache_survives_a_rebuild(tmp_path: Path) -> None:
+    ws = _repeating_workspace(tmp_path)
+    with MemoryEngine(hash_config(ws), embedder=CountingHash()) as eng:
+        eng.sync()
+    emb = CountingHash()
+    with MemoryEngine(hash_config(ws), embedder=emb) as eng:
+        report = eng.sync(force=True)
+        hits = eng.search("nightly backup", mode="vector").results
+    assert emb.seen == [] and report.embedded == 0 and report.from_cache > 0
+    assert hits
