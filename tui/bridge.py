@@ -557,15 +557,6 @@ class Bridge:
 
     is_known = known  # the name the TUI has always called
 
-    def render_flush(self, draft: Draft, now: datetime) -> str:
-        """The Markdown block a flush appends."""
-        return self.memory.render_flush(draft, now)
-
-    def append_flush(self, session_id: str, block: str, now: datetime) -> tuple[str, tuple[str, ...]]:
-        """Append a reviewed flush block to today's daily note and record the flush; returns (rel, warnings)."""
-        written = self.memory.append_flush(session_id, block, now)
-        return written.rel, written.warnings
-
     def plan_flush(self, transcript: Transcript, draft: Draft, now: datetime) -> FlushPlan:
         """Where a flush goes, as ``memdeck flush`` files it: each item under the day it was said, one block per
         daily note (its :attr:`~engine.api.FlushPlan.preview` has a ``<!-- flush → memory/… -->`` separator
