@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # deferred: the first screen needs none of these (engine.api 
         Deleted,
         Draft,
         Finding,
+        FlushPlan,
         MemoryEngine,
         MemoryFiles,
         RenamePlan,
@@ -556,14 +557,29 @@ class Bridge:
 
     is_known = known  # the name the TUI has always called
 
-    def render_flush(self, draft: Draft, now: datetime) -> str:
-        """The Markdown block a flush appends."""
-        return self.memory.render_flush(draft, now)
+    def plan_flush(self, transcript: Transcript, draft: Draft, now: datetime) -> FlushPlan:
+        """Where a flush goes, as ``memdeck flush`` files it: each item under the day it was said, one block per
+        daily note (its :attr:`~engine.api.FlushPlan.preview` has a ``<!-- flush → memory/… -->`` separator
+        before each day's block when there are several)."""
+        return self.memory.plan_flush(transcript, draft, now)
 
-    def append_flush(self, session_id: str, block: str, now: datetime) -> tuple[str, tuple[str, ...]]:
-        """Append a reviewed flush block to today's daily note and record the flush; returns (rel, warnings)."""
-        written = self.memory.append_flush(session_id, block, now)
-        return written.rel, written.warnings
+    @staticmethod
+    def flush_targets(plan: FlushPlan) -> str:
+        """The daily notes a flush goes to, for the preview's title: ``memory/2026-11-12.md`` or
+        ``memory/2026-11-12.md, memory/2026-11-13.md``."""
+        return ", ".join(plan.paths)
+
+    def flush_heading(self, plan: FlushPlan) -> str:
+        """The heading the first note of a flush gets when it is new (the recovery copy of an edited draft)."""
+        from engine.api import daily_heading
+
+        return daily_heading(plan.blocks[0].day if plan.blocks else plan.fallback)
+
+    def write_flush(self, plan: FlushPlan, text: str, now: datetime) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """Append a reviewed (edited) flush preview to the daily notes its separators name, and record the flush;
+        returns (the notes written, warnings)."""
+        written = self.memory.write_flush(plan, now, text)
+        return written.rels, written.warnings
 
     def write_session_note(self, transcript: Transcript, path: Path | None = None) -> str:
         """Write OpenClaw's session note (``memory/YYYY-MM-DD-HHMM.md``, or an LLM's slug) for a transcript; returns

@@ -342,9 +342,10 @@ async def test_flush_appends_the_reviewed_draft(config: Config) -> None:
         await wait_until(pilot, lambda: isinstance(app.screen, FlushScreen), "the flush review")
         assert isinstance(app.screen, FlushScreen)
         assert "Memory flush from session 9b2d4e71" in app.screen.block
+        assert app.screen.target == "memory/2026-11-12.md"  # the day it was said, not today
         await pilot.press("ctrl+s")
         await settle(pilot)
-    daily = sorted((config.workspace / "memory").glob("20??-??-??.md"))[-1]
+    daily = config.workspace / "memory" / "2026-11-12.md"
     assert "Memory flush from session 9b2d4e71" in daily.read_text(encoding="utf-8")
     assert "9b2d4e71-5c3a-4f88-b6e0-7a1c2d3e4f51" in (config.home / "flush-state.json").read_text(encoding="utf-8")
 

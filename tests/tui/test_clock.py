@@ -1,5 +1,5 @@
-"""The TUI's flush reads the engine's one clock: near midnight in ``[memory] timezone`` (not the system's zone)
-it offers and writes that zone's daily note, headed with a time of the same day."""
+"""The TUI's flush reads the engine's one clock: in ``[memory] timezone`` (not the system's zone) it files each
+item under the day it was said there, headed with that day's last turn, and resolves "tomorrow" from that day."""
 
 from __future__ import annotations
 
@@ -14,15 +14,15 @@ from tests.tui.conftest import make_app, settle, tui_config
 from tests.tui.test_app import wait_until
 
 
-@pytest.mark.parametrize(("system", "zone", "now", "wall"), [
-    # 00:01 on 2 March in Tokyo is 07:01 on 1 March in Los Angeles.
-    ("America/Los_Angeles", "Asia/Tokyo", "2026-03-01T07:01:00-08:00", datetime(2026, 3, 2, 0, 1)),
-    # 23:59 on 1 March in Los Angeles is 16:59 on 2 March in Tokyo.
-    ("Asia/Tokyo", "America/Los_Angeles", "2026-03-02T16:59:00+09:00", datetime(2026, 3, 1, 23, 59)),
+@pytest.mark.parametrize(("system", "zone", "now", "wall", "tomorrow"), [
+    # Session 9b2d4e71's last turn, 19:55 UTC on 12 Nov, is 04:55 on 13 Nov in Tokyo...
+    ("America/Los_Angeles", "Asia/Tokyo", "2026-03-01T07:01:00-08:00", datetime(2026, 11, 13, 4, 55), "Sat 14 Nov"),
+    # ... and 11:55 on 12 Nov in Los Angeles.
+    ("Asia/Tokyo", "America/Los_Angeles", "2026-03-02T16:59:00+09:00", datetime(2026, 11, 12, 11, 55), "Fri 13 Nov"),
 ])
 async def test_flush_near_midnight_writes_the_configured_zones_day(
         demo_workspace: Path, monkeypatch: pytest.MonkeyPatch, system_zone: Callable[[str], None],
-        system: str, zone: str, now: str, wall: datetime) -> None:
+        system: str, zone: str, now: str, wall: datetime, tomorrow: str) -> None:
     system_zone(system)
     monkeypatch.setenv("MEMDECK_NOW", now)
     config = tui_config(demo_workspace, memory={"timezone": zone})
@@ -40,6 +40,8 @@ async def test_flush_near_midnight_writes_the_configured_zones_day(
         await wait_until(pilot, lambda: isinstance(app.screen, FlushScreen), "the flush review")
         assert isinstance(app.screen, FlushScreen)
         assert app.screen.block.startswith(f"## {wall:%H:%M} — Memory flush from session 9b2d4e71\n")
+        assert f"Remind me tomorrow ({tomorrow}) at 08:30" in app.screen.block
+        assert app.screen.title_text.endswith(f"→ {target}")
         await pilot.press("ctrl+s")
         await wait_until(pilot, lambda: (config.workspace / target).exists(), "the daily note")
         await settle(pilot)

@@ -58,7 +58,7 @@ async def test_f_drafts_what_the_cli_drafts(config: Config, tmp_path: Path) -> N
             await pilot.pause()
         screen = app.screen
         assert isinstance(screen, FlushScreen)
-        block, info = screen.block, screen.info
+        block, info, title = screen.block, screen.info, screen.title_text
         await pilot.click("#flush-cancel")
         await settle(pilot)
     (draft,) = drafts
@@ -66,8 +66,46 @@ async def test_f_drafts_what_the_cli_drafts(config: Config, tmp_path: Path) -> N
         {k: i[k] for k in ("text", "kind", "line")} for i in cli["items"]]
     assert draft.skipped_known == cli["skippedKnown"]
     assert _bullets(block) == _bullets(cli["text"])
+    # Both doors file the item under the day it was said (12 Nov), and the preview names that note.
+    assert cli["paths"] == ["memory/2026-11-12.md"]
+    assert title.endswith("→ memory/2026-11-12.md") and "Append adds this to memory/2026-11-12.md." in info
     n = len(cli["items"])
     assert f"{n} candidate {'memory' if n == 1 else 'memories'}" in info  # "1 candidate memory" (issue 16, case 14)
     # The issue's case: MEMORY.md line 14 already holds the uv preference, so neither door proposes it again.
     assert cli["skippedKnown"] == 2 and [item["line"] for item in cli["items"]] == [20]
     assert not today.exists()  # cancelled: nothing written
+
+
+def test_the_preview_names_each_day_s_note_and_append_writes_each(tmp_path: Path) -> None:
+    """A session of two days: the bridge plans one block per day, names both notes, and an edited preview goes to
+    the notes its separators name."""
+    from datetime import UTC, datetime
+
+    from engine.config import load_config
+    from tui.bridge import Bridge
+
+    def line(ts: str, text: str) -> str:
+        return json.dumps({"type": "message", "timestamp": ts, "message": {"role": "user", "content": text}})
+
+    path = tmp_path / "3f2a9c1e-aaaa-bbbb.jsonl"
+    path.write_text("\n".join([
+        json.dumps({"type": "session", "version": 3, "id": "3f2a9c1e", "timestamp": "2026-11-12T09:00:00Z", "cwd": "/"}),
+        line("2026-11-12T19:54:22Z", "Remind me tomorrow at 08:30 to move the backup job."),
+        line("2026-11-13T07:05:00Z", "I prefer tea in the morning."),
+    ]) + "\n", encoding="utf-8")
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    bridge = Bridge(load_config(workspace=workspace))
+    transcript = bridge.memory.read_session(path)
+    now = datetime(2026, 12, 3, 8, 0, tzinfo=UTC)
+    plan = bridge.plan_flush(transcript, bridge.memory.draft_flush(transcript, method="extractive"), now)
+    assert bridge.flush_targets(plan) == "memory/2026-11-12.md, memory/2026-11-13.md"
+    assert plan.preview.startswith("<!-- flush → memory/2026-11-12.md -->\n")
+    assert bridge.flush_heading(plan).startswith("# 2026-11-12")
+    edited = plan.preview.replace("I prefer tea", "I prefer green tea")
+    rels, _ = bridge.write_flush(plan, edited, now)
+    assert rels == ("memory/2026-11-12.md", "memory/2026-11-13.md")
+    first = (workspace / rels[0]).read_text(encoding="utf-8")
+    second = (workspace / rels[1]).read_text(encoding="utf-8")
+    assert "Remind me tomorrow (Fri 13 Nov) at 08:30" in first and "tea" not in first
+    assert "I prefer green tea" in second and "<!-- flush" not in first + second

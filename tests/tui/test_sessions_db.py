@@ -147,9 +147,11 @@ async def test_open_by_id_prefix_and_flush_a_database_session(db_config: Config,
             await pilot.pause(0.02)
         assert isinstance(app.screen, FlushScreen)
         assert "Memory flush from session 5e1f0c3a" in app.screen.block
+        target = app.screen.target
+        assert target is not None and target.startswith("memory/2026-04-2")  # the day it was said (27 Apr, UTC)
         await pilot.press("ctrl+s")
         await settle(pilot)
-    daily = sorted((db_config.workspace / "memory").glob("20??-??-??.md"))[-1]
+    daily = db_config.workspace / target
     text = daily.read_text(encoding="utf-8")
     assert "Memory flush from session 5e1f0c3a" in text and "Telegram" in text
     assert HAND_WRITTEN in (db_config.home / "flush-state.json").read_text(encoding="utf-8")

@@ -18,8 +18,9 @@ from tui.widgets.markdown_area import MarkdownArea
 class FlushScreen(ModalScreen[str | None]):
     """The drafted block in an editor; Append returns the (edited) text, Cancel returns None.
 
-    ``target`` is the daily note the block is for (``memory/YYYY-MM-DD.md``) and ``heading`` the heading a new
-    one gets: when memdeck is stopped by a signal with an edited draft open, the draft is kept as that note's
+    ``target`` is the (first) daily note the block is for (``memory/YYYY-MM-DD.md``; a flush of several days names
+    each day's note in the block's ``<!-- flush → … -->`` separators, and the title names them all) and
+    ``heading`` the heading a new one gets: when memdeck is stopped by a signal with an edited draft open, the draft is kept as that note's
     recovery copy (:meth:`unsaved_draft`).
     """
 

@@ -1,4 +1,5 @@
-"""Session actions of the workbench: pick a session to open, flush it into today's note, write its session note."""
+"""Session actions of the workbench: pick a session to open, flush it into the daily notes of the days it was said,
+write its session note."""
 
 from __future__ import annotations
 
@@ -43,27 +44,26 @@ class SessionActions:
             known = f" ({draft.skipped_known} already in memory)" if draft.skipped_known else ""
             self.notify(f"Nothing new to store from session {transcript.session_id[:8]}{known}")
             return
-        block = await asyncio.to_thread(self.bridge.render_flush, draft, now)
-        target = f"memory/{now:%Y-%m-%d}.md"
+        plan = await asyncio.to_thread(self.bridge.plan_flush, transcript, draft, now)
+        target = self.bridge.flush_targets(plan)
         n = len(draft.items)
         from engine.api import plural  # loaded by now: there is a draft
 
         info = (f"{plural(n, 'candidate memory', 'candidate memories')} ({draft.method})"
                 + (f", {draft.skipped_known} already in memory" if draft.skipped_known else "")
-                + f". Edit freely; Append adds this to {target}.")
-        from engine.api import daily_heading
-
+                + f". Edit freely; Append adds this to {target}"
+                + (" (each part to the note its <!-- flush → … --> line names)." if len(plan.blocks) > 1 else "."))
         text = await self.app.push_screen_wait(FlushScreen(f"Flush session {transcript.session_id[:8]} → {target}",
-                                                           info, block, draft.warnings, target=target,
-                                                           heading=daily_heading(now.date())))
+                                                           info, plan.preview, draft.warnings,
+                                                           target=plan.paths[0], heading=self.bridge.flush_heading(plan)))
         if not text:
             return
         try:
-            rel, warnings = await asyncio.to_thread(self.bridge.append_flush, transcript.session_id, text, now)
+            rels, warnings = await asyncio.to_thread(self.bridge.write_flush, plan, text, now)
         except (MemdeckError, OSError) as exc:
             self.notify(f"Flush failed, nothing written: {exc}", severity="error")
             return
-        self.notify(f"Appended to {rel}")
+        self.notify(f"Appended to {', '.join(rels)}")
         for warning in warnings:
             self.notify(warning, severity="warning")
         self.sync.request()
