@@ -14,6 +14,7 @@ from engine.errors import ConfigError, PathRefused
 from engine.index import schema
 from engine.index.chunking import (
     Chunk,
+    chunk_curated,
     chunk_document,
     chunk_importance,
     chunk_markdown,
@@ -137,7 +138,10 @@ def test_strip_annotations(line: str, stripped: str, importance: int | None) -> 
 
 def test_text_without_comments_chunks_as_before() -> None:
     text = "# Memory\n\n" + "\n".join(f"- fact number {i} about herons and lakes" for i in range(200)) + "\n"
-    assert chunk_document(text, curated=True) == chunk_markdown(text)
+    # No comment, no importance: the chunks are the curated chunker's own (one entry a chunk), unweighted.
+    assert chunk_document(text, curated=True) == chunk_curated(text)
+    assert all(c.importance is None for c in chunk_document(text, curated=True))
+    assert chunk_document(text) == chunk_markdown(text)
 
 
 @pytest.mark.parametrize(

@@ -665,7 +665,7 @@ def test_engine_indexes_and_searches_through_an_openai_compatible_server(tmp_pat
         assert st.provider_reason == f"provider = openai: ${KEY_ENV} is set"
         assert st.provider_url == stub.openai_url
         report = eng.sync()
-        assert report.embedded == 3 and not report.issues
+        assert report.embedded == 4 and not report.issues
         resp = eng.search("violin thursdays", mode="vector")
         assert resp.results[0].path == "memory/2026-10-02.md"
         assert (resp.provider, resp.model, resp.warnings) == ("openai", "stub-small", ())
@@ -732,13 +732,13 @@ def test_switching_model_rebuilds_and_switching_back_reuses_every_cached_vector(
     with MemoryEngine(_remote_config(ws, stub, model="stub-large")) as eng:
         assert eng.needs_rebuild()
         report = eng.sync()
-        assert report.rebuilt and report.embedded == 3
+        assert report.rebuilt and report.embedded == 4
         assert eng.status().dims == 80
     assert len(stub.requests) > first
     seen = len(stub.requests)
     with MemoryEngine(_remote_config(ws, stub)) as eng:
         report = eng.sync()
-        assert report.rebuilt and report.from_cache == 3 and report.embedded == 0
+        assert report.rebuilt and report.from_cache == 4 and report.embedded == 0
         assert eng.search("violin", mode="vector").results[0].path == "memory/2026-10-02.md"
     assert len(stub.requests) == seen + 2  # the size probe and the query; no document was embedded again
 

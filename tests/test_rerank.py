@@ -179,11 +179,11 @@ def test_calibrated_fusion_keeps_both_parts_visible(engine: MemoryEngine) -> Non
 def test_min_score_judges_the_reranked_score_it_shows(engine: MemoryEngine) -> None:
     settings = replace(SearchConfig(), rerank=True)
     collected: list[dict[str, object]] = []
-    all_hits = _search(engine, settings, "postgres failover", "keyword", None, collect=collected, reranker=KEYWORD_RR)
+    all_hits = _search(engine, settings, "postgres staging", "keyword", None, collect=collected, reranker=KEYWORD_RR)
     assert collected and set(collected[0]) >= {"keys", "features", "rows", "raw"}
     assert len({round(h.score, 6) for h in all_hits}) >= 2
     cut = sorted(h.score for h in all_hits)[len(all_hits) // 2]  # a threshold between the re-ranked scores
-    strict = _search(engine, settings, "postgres failover", "keyword", None, min_score=cut, reranker=KEYWORD_RR)
+    strict = _search(engine, settings, "postgres staging", "keyword", None, min_score=cut, reranker=KEYWORD_RR)
     # the threshold judges the re-ranker's probability, the score each hit shows: no rescue of keyword matches
     assert strict and all(h.score >= cut for h in strict)
     assert [h.citation for h in strict] == [h.citation for h in all_hits if h.score >= cut]

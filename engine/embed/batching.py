@@ -20,6 +20,8 @@ import unicodedata
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 
+from engine.display import plural
+
 BATCH_TOKENS = 2048
 """Tokens per forward pass in bulk: big enough that weights are streamed once for many short texts, small
 enough that progress and cancel stay live (about a second of one core with multilingual-e5-small)."""
@@ -86,7 +88,7 @@ def embed_bucketed(
     for batch in length_batches(tokens, max_items, max_tokens):
         vectors = embed([texts[i] for i in batch])
         if len(vectors) != len(batch):
-            raise ValueError(f"the embedder returned {len(vectors)} vectors for {len(batch)} texts")
+            raise ValueError(f"the embedder returned {plural(len(vectors), 'vector')} for {plural(len(batch), 'text')}")
         for i, v in zip(batch, vectors, strict=True):
             out[i] = v
         if after_batch is not None and not after_batch(batch, vectors):

@@ -286,7 +286,7 @@ def chunk_curated(text: str, tokens: int = 400, overlap: int = 80, *, blocks: Bl
             starts.add(block.start)
     bounds = sorted(starts | {0})
     groups = [(a, (bounds[i + 1] - 1 if i + 1 < len(bounds) else len(lines) - 1)) for i, a in enumerate(bounds)]
-    # A heading group with no content (only its heading line(s) and blanks) joins the next group.
+    # A heading group with no content (only its heading lines and blanks) joins the next group.
     merged: list[tuple[int, int]] = []
     pending: int | None = None
     for a, b in groups:

@@ -14,6 +14,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from engine.display import plural
 from engine.embed.batching import BATCH_ITEMS, BATCH_TOKENS, length_batches
 from engine.index.chunking import plan_lines
 
@@ -76,7 +77,7 @@ def embed_missing(
             return False
         vectors = embed([items[i][1] for i in batch])
         if len(vectors) != len(batch):
-            raise ValueError(f"the embedder returned {len(vectors)} vectors for {len(batch)} texts")
+            raise ValueError(f"the embedder returned {plural(len(vectors), 'vector')} for {plural(len(batch), 'text')}")
         store_batch({items[i][0]: v for i, v in zip(batch, vectors, strict=True)})
         done += len(batch)
         if progress is not None:
