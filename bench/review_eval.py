@@ -2,7 +2,16 @@
 
 Usage::
 
-    python bench/review_eval.py [--write] [--half dev|heldout|both] [--vectors] [--out FILE]
+    python bench/review_eval.py [--write] [--half dev|heldout|realdev|both|all] [--vectors] [--out FILE]
+    python bench/review_eval.py --calibrate
+
+``--calibrate`` reviews ``dev`` and ``realdev`` (every finding, confident or not), counts per evidence group how
+many findings were made and how many matched a label, and writes ``engine/review/precision.json``: a finding's
+score is then its group's measured precision. The held-out half is never calibrated on.
+
+``realdev`` is ``bench/data/review/realdev.json``: real-shaped notes (engineering logs with hashes and paths,
+lists, runbooks, meetings, assistant lines, injected blocks) written out to a temporary workspace, its labels
+citing lines by a piece of their text.
 
 ``--write`` (re)generates the two labelled workspaces ``bench/data/review/{dev,heldout}/`` from
 ``bench/data/review/planted.json`` (planted duplicates, conflicts and durable facts; even entries go to
@@ -225,8 +234,39 @@ def score(findings: list[dict[str, Any]], labels: dict[str, Any]) -> dict[str, A
     return out
 
 
+def realdev_workspace(root: Path) -> dict[str, Any]:
+    """Write ``realdev.json``'s files under ``root``; its labels with each ``[path, text]`` resolved to
+    ``[path, line]`` (the first line of the file holding that text)."""
+    doc = json.loads((DATA / "realdev.json").read_text(encoding="utf-8"))
+    lines_of: dict[str, list[str]] = {}
+    for rel, text in doc["files"].items():
+        target = root / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+        lines_of[rel] = text.split("\n")
+
+    def at(ref: list[str]) -> list[Any]:
+        rel, piece = ref
+        for n, line in enumerate(lines_of[rel], 1):
+            if piece in line:
+                return [rel, n]
+        raise ValueError(f"realdev.json: no line of {rel} holds {piece!r}")
+
+    labels: dict[str, Any] = {"duplicate": [], "conflict": [], "promote": [], "chitchat": []}
+    for i, refs in enumerate(doc["labels"]["duplicate"]):
+        labels["duplicate"].append({"id": f"dup{i}", "items": [at(r) for r in refs]})
+    for i, pair in enumerate(doc["labels"]["conflict"]):
+        labels["conflict"].append({"id": f"new{i}", "old": [at(r) for r in pair["old"]],
+                                   "new": [at(r) for r in pair["new"]]})
+    for i, refs in enumerate(doc["labels"]["promote"]):
+        labels["promote"].append({"id": f"pro{i}", "items": [at(r) for r in refs]})
+    labels["chitchat"] = [at(r) for r in doc["labels"].get("never_promote", [])]
+    return labels
+
+
 def run(half: str, vectors: bool = False) -> dict[str, Any]:
-    """Review the ``half`` workspace (in a fresh data dir) and score it.
+    """Review the ``half`` workspace (in a fresh data dir) and score it: every finding (``kinds``) and the
+    confident ones a default review shows (``shown``).
 
     ``vectors``: index it first with the default local model (``MemoryEngine.sync()`` embeds its lines), then
     review through ``MemoryEngine.review`` so the line vectors second the lexical rules; else lexical only.
@@ -234,10 +274,14 @@ def run(half: str, vectors: bool = False) -> dict[str, Any]:
     from engine.config import load_config
     from engine.review.run import run_review
 
-    ws = DATA / half
-    labels = json.loads((ws / "labels.json").read_text(encoding="utf-8"))
     extra: dict[str, Any] = {}
-    with tempfile.TemporaryDirectory() as home:
+    with tempfile.TemporaryDirectory() as home, tempfile.TemporaryDirectory() as scratch:
+        if half == "realdev":
+            ws = Path(scratch) / "workspace"
+            labels = realdev_workspace(ws)
+        else:
+            ws = DATA / half
+            labels = json.loads((ws / "labels.json").read_text(encoding="utf-8"))
         if vectors:
             from engine.api import MemoryEngine
 
@@ -245,34 +289,57 @@ def run(half: str, vectors: bool = False) -> dict[str, Any]:
                               overrides={"embedding": {"provider": "local"}})
             with MemoryEngine(cfg) as eng:
                 eng.sync()
-                report = eng.review(full=True)
+                report = eng.review(full=True, show_all=True)
                 extra["model"] = eng.store.get_identity()
         else:
             cfg = load_config(workspace=ws, home=home, config_path=Path(home) / "none.toml",
                               overrides={"embedding": {"provider": "none"}})
-            report = run_review(cfg, full=True)  # what MemoryEngine.review runs (no index here: lexical only)
+            report = run_review(cfg, full=True, show_all=True)  # MemoryEngine.review's run (lexical only here)
     payload = report.to_json()
     result = score(payload["findings"], labels)
+    shown = score([f for f in payload["findings"] if f["confident"]], labels)
+    result["shown"] = shown["kinds"]
+    result["matched"] = [f not in result["unmatched"] for f in payload["findings"]]
+    result["findings"] = payload["findings"]
     result["stats"] = {**payload["stats"], **extra}
     return result
+
+
+def calibrate() -> dict[str, tuple[int, int]]:
+    """Count, per evidence group, the findings ``dev`` and ``realdev`` give and how many match a label; write
+    them to ``engine/review/precision.json``."""
+    from engine.review.precision import write_table
+
+    groups: dict[str, tuple[int, int]] = {}
+    for half in ("dev", "realdev"):
+        r = run(half)
+        for f, ok in zip(r["findings"], r["matched"], strict=True):
+            right, n = groups.get(f["evidence"], (0, 0))
+            groups[f["evidence"]] = (right + int(ok), n + 1)
+    write_table(groups, ["bench/data/review/dev", "bench/data/review/realdev.json"])
+    return groups
 
 
 def render(results: dict[str, dict[str, Any]], vectors: bool = False) -> str:
     """The Markdown section of the results file."""
     what = "with the index's line vectors (local model)" if vectors else "lexical rules, no vectors"
     out = [f"## Quality (bench/review_eval.py, {what})", ""]
-    out.append("| half | kind | labels | found | findings | precision | recall |")
-    out.append("|---|---|---|---|---|---|---|")
+    out.append("| half | kind | labels | all: found | findings | precision | recall | shown: findings | precision "
+               "| recall |")
+    out.append("|---|---|---|---|---|---|---|---|---|---|")
     for half, r in results.items():
         for kind, k in r["kinds"].items():
+            sh = r["shown"][kind]
             out.append(f"| {half} | {kind} | {k['labels']} | {k['found']} | {k['findings']} | "
-                       f"{k['precision']:.2f} | {k['recall']:.2f} |")
+                       f"{k['precision']:.2f} | {k['recall']:.2f} | {sh['findings']} | {sh['precision']:.2f} | "
+                       f"{sh['recall']:.2f} |")
     for half, r in results.items():
         out += ["", f"### {half}: {len(r['unmatched'])} findings that match no label; "
                     f"{len(r['chitchat_promoted'])} chit-chat lines proposed for MEMORY.md", ""]
         for f in r["unmatched"]:
             cites = ", ".join(f"{i['path']}#L{i['startLine']}" for i in f["items"])
-            out.append(f"- {f['kind']} ({f['score']:.2f}): {cites} — {f['reason']}")
+            shown = "shown" if f.get("confident") else "hidden"
+            out.append(f"- {f['kind']} ({f['score']:.2f}, {shown}, {f.get('evidence', '')}): {cites} — {f['reason']}")
     return "\n".join(out) + "\n"
 
 
@@ -280,7 +347,10 @@ def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--write", action="store_true", help="regenerate the labelled workspaces first")
-    parser.add_argument("--half", choices=("dev", "heldout", "both"), default="dev")
+    parser.add_argument("--half", choices=("dev", "heldout", "realdev", "both", "all"), default="dev")
+    parser.add_argument("--calibrate", action="store_true",
+                        help="measure each evidence group's precision on dev + realdev; write engine/review/"
+                             "precision.json")
     parser.add_argument("--out", type=Path, default=None, help="write the Markdown section here")
     parser.add_argument("--verbose", action="store_true")
     parser.add_argument("--vectors", action="store_true",
@@ -292,7 +362,11 @@ def main(argv: list[str] | None = None) -> int:
             if target.exists():
                 shutil.rmtree(target)
             build(half, target)
-    halves = ("dev", "heldout") if args.half == "both" else (args.half,)
+    if args.calibrate:
+        for group, (right, n) in sorted(calibrate().items()):
+            print(f"{group}: {right}/{n}")
+        return 0
+    halves = {"both": ("dev", "heldout"), "all": ("dev", "realdev", "heldout")}.get(args.half, (args.half,))
     results = {half: run(half, args.vectors) for half in halves}
     text = render(results, args.vectors)
     print(text)

@@ -992,7 +992,8 @@ class MemoryEngine(MemoryFiles):
         return read_memory_slice(self.config, path, from_line, lines)
 
     # -- review: what it finds (read-only; its cache lives in the data dir) -----------------------------------
-    def review(self, kind: str | None = None, since: date | None = None, full: bool = False) -> ReviewReport:
+    def review(self, kind: str | None = None, since: date | None = None, full: bool = False,
+               show_all: bool = False) -> ReviewReport:
         """Review the memory: duplicates, conflicts and facts worth promoting to MEMORY.md (see engine/review).
 
         Read-only and offline: no workspace file changes and the model is never loaded (the index's line
@@ -1004,6 +1005,8 @@ class MemoryEngine(MemoryFiles):
             since: only findings with a statement from a note dated on/after this day (undated files:
                 their modification date).
             full: ignore the incremental cache.
+            show_all: every finding; else only the confident ones (a score, the measured precision of the
+                finding's evidence, of .80 or more), the others counted in ``report.hidden``.
 
         Raises:
             ValueError: an unknown ``kind``.
@@ -1014,7 +1017,7 @@ class MemoryEngine(MemoryFiles):
             store: Store | None = self.store
         except AttributeError:
             store = None
-        return run_review(self.config, kind=kind, since=since, full=full, store=store)
+        return run_review(self.config, kind=kind, since=since, full=full, store=store, show_all=show_all)
 
     # -- review: the writes (each checked against the disk, atomic, undoable, reindexed at once) ----------
     def _review_context(self, reindex: bool = True) -> Any:
@@ -1093,7 +1096,7 @@ class MemoryEngine(MemoryFiles):
         """Act on a finding by its id (the doors' entry point): find it in a fresh review, then call the action
         the Review screen calls, with the choices it offers first.
 
-        ``item``: the statement (0-based) — default: promote's only one, a duplicate's last copy, every older
+        ``item``: the statement (0-based) — default: promote's only one, a duplicate's last deletable copy, every older
         statement of a conflict (superseded by the finding's current one). ``section``/``target`` (promote):
         default the review's suggestion, else the target's first section. ``text``: promote's wording or the
         merged line (default: the statement; :func:`merge_text`).
@@ -1107,7 +1110,7 @@ class MemoryEngine(MemoryFiles):
 
         allowed = {"duplicate": ("delete", "merge", "dismiss"), "conflict": ("supersede", "merge", "dismiss"),
                    "promote": ("promote", "dismiss")}
-        finding = next((f for f in self.review().findings if f.id == finding_id), None)
+        finding = next((f for f in self.review(show_all=True).findings if f.id == finding_id), None)
         if finding is None:
             raise ReviewActionError(f"no finding {finding_id!r} in a fresh review (its statements changed, it was "
                                     "acted on or dismissed): run the review again for current ids")
@@ -1132,7 +1135,8 @@ class MemoryEngine(MemoryFiles):
                 raise ReviewActionError(f"#{item + 1} is the likely current statement: pick an older one")
             return self.review_supersede(finding, item)
         if action == "delete":
-            return self.review_delete(finding, len(finding.items) - 1 if item is None else item)
+            default = finding.deletable[-1] if finding.deletable else len(finding.items) - 1
+            return self.review_delete(finding, default if item is None else item)
         if action == "merge":
             return self.review_merge(finding, text or merge_text(finding))
         return self.review_dismiss(finding)

@@ -43,18 +43,22 @@ def format_report(report: Any) -> list[str]:
             continue
         lines.append(f"{TITLES[kind]} ({len(found)})")
         for f in found:
-            lines.append(f"  [{f.id}] {f.score:.2f}  {f.reason}")
+            sure = "" if f.confident else "  (less sure)"
+            lines.append(f"  [{f.id}] {f.score:.2f}{sure}  {f.reason}")
             for n, it in enumerate(f.items):
                 mark = " (current)" if f.current is not None and n == f.current else ""
                 first = it.text.split("\n", 1)[0].strip()
                 lines.append(f"    {it.citation}{mark}: {first[:160]}")
             lines.append(f"    → {f.suggestion}")
         lines.append("")
+    hidden = len(getattr(report, "hidden", ()))
     stats = (f"{plural(report.files, 'file')}, {plural(report.statements, 'statement')}"
              f" ({report.compared} compared{', incremental' if report.incremental else ''})"
              f" in {report.seconds:.2f} s")
     if report.dismissed:
         stats += f"; {report.dismissed} dismissed (hidden)"
+    if hidden:
+        stats += f"; {hidden} less sure (measured precision under .80) not shown: --all shows them"
     lines.append(("No findings: " if not report.findings else f"{plural(len(report.findings), 'finding')}: ")
                  + stats)
     lines.extend(f"warning: {w}" for w in report.warnings)
@@ -87,10 +91,15 @@ def build_review_command(make_engine: Callable[[bool], Any]) -> click.Command:
     @click.option("--since", type=_Day(), default=None,
                   help="Only findings with a statement from a note dated on/after this day.")
     @click.option("--full", is_flag=True, help="Compare everything again (ignore the incremental cache).")
+    @click.option("--all", "show_all", is_flag=True,
+                  help="Every finding, also the less sure ones (a score, the measured precision of the finding's "
+                       "evidence, under .80); by default only confident findings are shown.")
     @click.pass_context
-    def review(ctx: click.Context, as_json: bool, kind: str | None, since: date | None, full: bool) -> None:
+    def review(ctx: click.Context, as_json: bool, kind: str | None, since: date | None, full: bool,
+               show_all: bool) -> None:
         """Find duplicates, conflicting facts (the newer marked current) and durable facts in daily notes that
-        MEMORY.md does not hold yet. Read-only: no memory file changes.
+        MEMORY.md does not hold yet. Read-only: no memory file changes. A finding's score is the measured
+        precision of its kind of evidence; only confident ones (.80 or more) are shown unless --all.
 
         Exits 0 with findings or without. `review apply ID --action …` acts on a finding; `review undo`
         undoes the last action.
@@ -99,7 +108,7 @@ def build_review_command(make_engine: Callable[[bool], Any]) -> click.Command:
             return
         engine = make_engine(as_json)
         try:
-            report = engine.review(kind=kind, since=since, full=full)
+            report = engine.review(kind=kind, since=since, full=full, show_all=show_all)
         except (MemdeckError, OSError, ValueError) as exc:
             fail(f"review failed: {exc}", as_json)
         finally:

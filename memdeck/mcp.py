@@ -85,7 +85,9 @@ REVIEW_DESCRIPTION = (
     "Read-only review of the memory: duplicates (the same fact in several places), conflicts (a fact that "
     "changed; the newer statement marked current) and durable facts in daily notes worth promoting to "
     "MEMORY.md. Each finding has an id, its kind, the cited statements (path, startLine, endLine, text), why, a "
-    "score (0-1) and a suggestion; the same JSON as `memdeck review --json`. `kind` limits it to one kind, "
+    "score (0-1: the measured precision of its kind of evidence) and a suggestion; the same JSON as "
+    "`memdeck review --json`. Only confident findings (score 0.80 or more) unless `all` is true. `kind` limits "
+    "it to one kind, "
     "`since` (YYYY-MM-DD) to findings with a statement from a note dated on/after that day. Nothing is changed: "
     "a person acts on a finding with `memdeck review apply ID --action ...` (undo: `memdeck review undo`)."
 )
@@ -349,6 +351,9 @@ class ReviewArguments(ToolArguments):
     since: Annotated[str | None, Field(
         max_length=10, description="YYYY-MM-DD: only findings with a statement from a note dated on/after "
                                    "this day.")] = None
+    all: Annotated[bool, Field(
+        description="Every finding, also the less sure ones (score under 0.80); default: only confident "
+                    "findings, the others counted in stats.hidden.")] = False
 
 
 @dataclass(frozen=True)
@@ -566,7 +571,7 @@ class MemoryService:
         except ToolArgumentError as exc:
             return ToolOutcome({"findings": [], "error": str(exc)}, is_error=True)
         try:
-            report = self.engine().review(kind=args.kind, since=since)
+            report = self.engine().review(kind=args.kind, since=since, show_all=args.all)
         except Exception as exc:  # the tool never throws
             return ToolOutcome({"findings": [], "error": f"review failed: {_describe(exc)}"}, is_error=True)
         return ToolOutcome(report.to_json())

@@ -319,7 +319,7 @@ def test_advertised_types_stay_openclaw_compatible() -> None:
         "memory_search": {"query": "string", "maxResults": "integer", "minScore": "number", "corpus": "string"},
         "memory_get": {"path": "string", "from": "integer", "lines": "integer", "corpus": "string"},
         "memory_append": {"text": "string", "file": "string"},
-        "memory_review": {"kind": "string", "since": "string"},
+        "memory_review": {"kind": "string", "since": "string", "all": "boolean"},
     }
     assert {name: s.get("required", []) for name, s in schemas.items()} == {
         "memory_search": ["query"], "memory_get": ["path"], "memory_append": ["text"], "memory_review": []}

@@ -118,19 +118,28 @@ def test_supersede_marks_the_old_line_with_today_and_the_current_citation(engine
 
 def test_delete_one_copy_and_never_the_last_one(engine: MemoryEngine) -> None:
     finding = Finding("duplicate", (_item(engine, "MEMORY.md", 4), _item(engine, "memory/2026-11-02.md", 3)),
-                      "same preference", 0.95, "")
+                      "same preference", 0.95, "", deletable=(1,))
     engine.review_delete(finding, 1)
     assert _read(engine, "memory/2026-11-02.md") == NOV.replace("- Prefers tea, not coffee.\n", "")
     lone = Finding("duplicate", (_item(engine, "MEMORY.md", 4), ReviewItem("memory/2026-11-02.md", 3, 3, "- gone")),
-                   "x", 0.5, "")
+                   "x", 0.5, "", deletable=(0,))
     with pytest.raises(ReviewActionError, match="would lose it"):
         engine.review_delete(lone, 0)
     assert _read(engine, "MEMORY.md") == MEMORY
 
 
+def test_a_copy_that_says_more_than_the_kept_statement_is_never_deleted(engine: MemoryEngine) -> None:
+    finding = Finding("duplicate", (_item(engine, "MEMORY.md", 4), _item(engine, "memory/2026-11-02.md", 3)),
+                      "same preference", 0.95, "")  # the review found no item that the other holds
+    before = _snapshot(engine)
+    with pytest.raises(ReviewActionError, match="merge the statements instead"):
+        engine.review_delete(finding, 1)
+    assert _snapshot(engine) == before
+
+
 def test_merge_rewrites_the_first_and_deletes_the_others(engine: MemoryEngine) -> None:
     finding = Finding("duplicate", (_item(engine, "MEMORY.md", 4), _item(engine, "memory/2026-11-02.md", 3)),
-                      "same preference", 0.95, "")
+                      "same preference", 0.95, "", deletable=(1,))
     assert merge_text(finding) == "Prefers tea over coffee."
     done = engine.review_merge(finding, "Prefers tea over coffee (green, no sugar).")
     assert done.line == "- Prefers tea over coffee (green, no sugar)."
@@ -161,7 +170,7 @@ def test_lines_that_moved_are_found_and_changed_ones_refused(engine: MemoryEngin
 
 
 def test_undo_refuses_when_the_file_changed_since(engine: MemoryEngine) -> None:
-    finding = Finding("duplicate", (_item(engine, "MEMORY.md", 4), _item(engine, "memory/2026-11-02.md", 3)), "x", 0.9, "")
+    finding = Finding("duplicate", (_item(engine, "MEMORY.md", 4), _item(engine, "memory/2026-11-02.md", 3)), "x", 0.9, "", deletable=(1,))
     engine.review_delete(finding, 1)
     path = engine.config.workspace / "memory" / "2026-11-02.md"
     edited = path.read_text(encoding="utf-8") + "- Another line.\n"
@@ -207,7 +216,7 @@ def test_a_damaged_journal_means_nothing_to_undo(engine: MemoryEngine) -> None:
 
 def test_a_write_race_rolls_back_the_files_already_written(engine: MemoryEngine,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    finding = Finding("duplicate", (_item(engine, "MEMORY.md", 4), _item(engine, "memory/2026-11-02.md", 3)), "x", 0.9, "")
+    finding = Finding("duplicate", (_item(engine, "MEMORY.md", 4), _item(engine, "memory/2026-11-02.md", 3)), "x", 0.9, "", deletable=(1,))
     other = engine.config.workspace / "memory" / "2026-11-02.md"
     real_save = MemoryEngine.save_note
     calls: list[str] = []
@@ -250,7 +259,7 @@ def _review_action(engine: MemoryEngine, action: str) -> tuple[str, str]:
     """Run one review action on the tea statements (MEMORY.md#L4, 2026-11-02#L3); the texts it should leave."""
     tea_nov = ReviewItem("memory/2026-11-02.md", 3, 3, "- Prefers tea, not coffee.", "2026-11-02")
     tea_memory = ReviewItem("MEMORY.md", 4, 4, "- Prefers tea over coffee.")
-    finding = Finding("duplicate", (tea_nov, tea_memory), "same preference", 0.9, "", current=1)
+    finding = Finding("duplicate", (tea_nov, tea_memory), "same preference", 0.9, "", current=1, deletable=(0,))
     if action == "supersede":
         engine.review_supersede(finding)
         return MEMORY, NOV.replace("not coffee.", "not coffee. (superseded 2026-12-01 → MEMORY.md#L4)")
@@ -306,7 +315,7 @@ def test_a_file_whose_edit_would_lose_bytes_is_refused(engine: MemoryEngine, dat
     path = engine.config.workspace / "memory" / "2026-11-02.md"
     path.write_bytes(data)
     finding = Finding("duplicate", (ReviewItem("memory/2026-11-02.md", 3, 3, "- Prefers tea, not coffee."),
-                                    _item(engine, "MEMORY.md", 4)), "x", 0.9, "")
+                                    _item(engine, "MEMORY.md", 4)), "x", 0.9, "", deletable=(0,))
     with pytest.raises(ReviewActionError, match=message):
         engine.review_delete(finding, 0)
     assert path.read_bytes() == data

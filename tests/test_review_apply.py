@@ -29,17 +29,25 @@ def _files(ws: Path) -> dict[str, bytes]:
 
 
 def _findings(ws: Path, *args: str) -> list[dict[str, Any]]:
-    code, out, err = _run(ws, "review", "--json", *args)
+    code, out, err = _run(ws, "review", "--json", "--all", *args)
     assert code == 0, err
     findings: list[dict[str, Any]] = json.loads(out)["findings"]
     return findings
 
 
+COPY = "- Never force-push to main or any shared branch. `--force-with-lease` is fine on her own feature branches.\n"
+
+
 def _finding(ws: Path, kind: str) -> dict[str, Any]:
+    if kind == "duplicate":  # a word-for-word copy of a MEMORY.md line: the one kind of copy that may be deleted
+        note = ws / "memory" / "2026-11-20.md"
+        if COPY not in note.read_text(encoding="utf-8"):
+            note.write_text(note.read_text(encoding="utf-8") + COPY, encoding="utf-8")
     found = [f for f in _findings(ws) if f["kind"] == kind]
     assert found, f"the demo workspace has no {kind} finding"
-    if kind == "duplicate":  # a copy the review itself offers to delete, when it names one
-        found.sort(key=lambda f: "delete" not in f["suggestion"])
+    if kind == "duplicate":  # a copy the review itself offers to delete
+        found.sort(key=lambda f: not f["deletable"])
+        assert found[0]["deletable"] and "delete" in found[0]["suggestion"]
     return found[0]
 
 
@@ -51,7 +59,7 @@ def _as_finding(data: dict[str, Any]) -> Finding:
     items = tuple(ReviewItem(i["path"], i["startLine"], i["endLine"], i["text"], i.get("date"))
                   for i in data["items"])
     return Finding(data["kind"], items, data["reason"], data["score"], data["suggestion"], data.get("current"),
-                   data["id"])
+                   data["id"], data.get("evidence", ""), tuple(data.get("deletable", ())))
 
 
 def _check_promote(ws: Path, f: dict[str, Any], done: dict[str, Any]) -> None:
@@ -77,7 +85,7 @@ def _check_supersede(ws: Path, f: dict[str, Any], done: dict[str, Any]) -> None:
 
 
 def _check_delete(ws: Path, f: dict[str, Any], done: dict[str, Any]) -> None:
-    last = f["items"][-1]  # the Review screen's first choice: the last copy (the first is the one to keep)
+    last = f["items"][f["deletable"][-1]]  # the last copy the kept statement holds every word and value of
     assert done["files"] == [last["path"]]
     assert last["text"].strip() not in (ws / last["path"]).read_text(encoding="utf-8")
     assert f["items"][0]["text"].strip() in (ws / f["items"][0]["path"]).read_text(encoding="utf-8")
@@ -208,11 +216,14 @@ def test_mcp_memory_review_returns_what_review_json_returns(demo_workspace: Path
     before = _files(ws)
     service = MemoryService(hash_config(ws), allow_write=False)
     try:
-        out = service.review({})
+        out = service.review({"all": True})
         assert not out.is_error, out.payload
         assert out.payload["findings"] == expected and expected
-        assert set(out.payload["stats"]) >= {"files", "statements", "compared", "dismissed"}
-        only = service.review({"kind": "conflict"})
+        assert set(out.payload["stats"]) >= {"files", "statements", "compared", "dismissed", "hidden"}
+        confident = service.review({})
+        assert confident.payload["findings"] == [f for f in expected if f["confident"]]
+        assert confident.payload["stats"]["hidden"] == len(expected) - len(confident.payload["findings"])
+        only = service.review({"kind": "conflict", "all": True})
         assert only.payload["findings"] == [f for f in expected if f["kind"] == "conflict"]
         assert service.review({"since": "2099-01-01"}).payload["findings"] == []
         for bad in ({"since": "yesterday"}, {"kind": "typo"}, {"limit": 3}):

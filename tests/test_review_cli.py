@@ -22,21 +22,33 @@ def test_review_json_has_the_documented_shape_and_changes_nothing(tmp_path: Path
     before = _digest(ws)
     code, out = _run(ws, "review", "--json")
     assert code == 0, out
+    shown = json.loads(out)
+    assert all(f["confident"] and f["score"] >= 0.8 for f in shown["findings"])
+    code, out = _run(ws, "review", "--json", "--all")
+    assert code == 0, out
     payload = json.loads(out)
     assert _digest(ws) == before
     assert set(payload) >= {"findings", "stats"}
+    assert payload["stats"]["hidden"] == 0
+    assert shown["stats"]["hidden"] == len(payload["findings"]) - len(shown["findings"]) > 0
     for f in payload["findings"]:
-        assert {"kind", "items", "reason", "score", "suggestion", "id"} <= set(f)
+        assert {"kind", "items", "reason", "score", "suggestion", "id", "evidence", "confident"} <= set(f)
+        assert f["confident"] == (f["score"] >= 0.8) and f["evidence"].startswith(f["kind"])
+        if f["kind"] == "duplicate":
+            assert all(0 < i < len(f["items"]) for i in f["deletable"])
         for item in f["items"]:
             assert {"path", "startLine", "endLine", "text"} <= set(item)
     assert {f["kind"] for f in payload["findings"]} == {"duplicate", "conflict", "promote"}
-    code, out = _run(ws, "review", "--json", "--kind", "promote")
+    code, out = _run(ws, "review", "--json", "--all", "--kind", "promote")
     assert code == 0 and {f["kind"] for f in json.loads(out)["findings"]} == {"promote"}
 
 
 def test_review_text_groups_by_kind_with_citations(tmp_path: Path) -> None:
     ws = _workspace(tmp_path)
     code, out = _run(ws, "review")
+    assert code == 0, out
+    assert "--all shows them" in out and "(less sure)" not in out
+    code, out = _run(ws, "review", "--all")
     assert code == 0, out
     assert "Duplicates (1)" in out and "Conflicts (1)" in out and "Worth promoting to MEMORY.md (1)" in out
     assert "MEMORY.md#L4 (current)" not in out and "memory/2026-07-01.md#L4 (current)" in out

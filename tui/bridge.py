@@ -592,9 +592,10 @@ class Bridge:
     # -- memory review ------------------------------------------------------------------------
     # The writes leave reindexing to the caller (reindex=False): the TUI posts the changed files to its sync queue,
     # which stops a long background embedding first, as after an editor save; waiting for it here could take minutes.
-    def review(self) -> ReviewReport:
-        """Review the memory files (incremental: what changed since the last review is compared again)."""
-        return self.engine.review()
+    def review(self, show_all: bool = False) -> ReviewReport:
+        """Review the memory files (incremental: what changed since the last review is compared again);
+        ``show_all``: the less sure findings too (else counted in ``hidden``)."""
+        return self.engine.review(show_all=show_all)
 
     def review_context(self, item: ReviewItem, around: int = 2) -> tuple[list[tuple[int, str]], bool]:
         """The item's lines with ``around`` lines either side, ``[(line number, text)]``, and whether the cited lines

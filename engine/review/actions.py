@@ -464,14 +464,21 @@ def supersede(ctx: Context, finding: Finding, old: int | None = None, current: i
 
 
 def delete_copy(ctx: Context, finding: Finding, index: int) -> ReviewAction:
-    """Delete statement ``index``'s lines (one copy of a duplicate); another statement must still say it.
+    """Delete statement ``index``'s lines (one copy of a duplicate); another statement must still say it, every
+    word and value of it (``finding.deletable``: what the review found the kept statement to hold).
 
     Raises:
-        StatementChanged: a statement is no longer in its file. ReviewActionError: the finding has one statement.
+        StatementChanged: a statement is no longer in its file. ReviewActionError: the finding has one statement,
+        or the copy says something the kept statement does not.
     """
     item = _item(finding, index)
     if len(finding.items) < 2:
         raise ReviewActionError("only one statement says this: deleting it would lose it")
+    if index not in finding.deletable:
+        raise ReviewActionError(
+            f"{item.citation} says something no other statement of this finding holds (a word or a value such as "
+            "a date): deleting it would lose that; merge the statements instead (review apply --action merge); "
+            "nothing was written")
     opened = _Files(ctx.files)
     taken: dict[str, list[tuple[int, int]]] = {}
     file, block = opened.locate(item, taken)

@@ -16,8 +16,8 @@ from engine.review.detect import PairResult, TextInfo
 from engine.review.statements import Statement
 from engine.textio import atomic_write_bytes, make_private_dir
 
-CACHE_VERSION = 1
-RULES_VERSION = "2026-12-02.2"  # bump when a rule changes: every cached pair is then recomputed
+CACHE_VERSION = 2
+RULES_VERSION = "2026-12-03.1"  # bump when a rule changes: every cached pair is then recomputed
 log = logging.getLogger(__name__)
 
 
@@ -58,7 +58,7 @@ class ReviewCache:
     def save(self, path: Path) -> None:
         """Write the cache atomically (a failure is logged: the next review is then full, nothing is lost)."""
         _write(path, "pairs", (self.settings, frozenset(self.keys),
-                               [(p.kind, p.older, p.newer, p.score, p.reason) for p in self.pairs],
+                               [(p.kind, p.older, p.newer, p.score, p.reason, p.evidence) for p in self.pairs],
                                self.curated, self.held))
 
 

@@ -10,12 +10,22 @@ from typing import Any
 
 from engine.config import ReviewConfig
 from engine.review.model import Finding, ReviewItem
-from engine.review.statements import CURATED, DAILY, SESSION, Statement
-from engine.review.text import Features, Idf, dice, features, stem, weighted_jaccard, weighted_overlap
+from engine.review.precision import precision
+from engine.review.statements import CURATED, DAILY, OWN, SESSION, Statement
+from engine.review.text import (
+    Features,
+    Idf,
+    dice,
+    features,
+    same_dates,
+    stem,
+    weighted_jaccard,
+    weighted_overlap,
+)
 
 VALUE_KINDS = ("time", "version", "money", "number", "weekday", "month", "date", "name")
 """The typed values a conflict can be about, most telling first."""
-STRICT_KINDS = frozenset({"time", "version", "money", "number", "weekday", "date"})
+STRICT_KINDS = frozenset({"time", "version", "money", "number", "weekday", "date", "ref"})
 """A difference in one of these means two statements are not the same fact (not duplicates)."""
 
 _RECURRING = re.compile(
@@ -45,28 +55,31 @@ _AS_ALWAYS = re.compile(r"\bas (always|usual|ever)\b", re.IGNORECASE)
 _TASK = re.compile(r"^(todo|to do|done|wip|fixme|blocked)\b|\b[A-Z]{2,}-\d+\b|\bPR ?#\d+|#\d{2,}\b", re.IGNORECASE)
 
 # Cues that a statement is durable, each with the rule name the reason shows and its weight.
+# The held-out set's own phrasings ("lactose", "intolerant", "call me", "sister", "kids", "works as", "hates") were
+# taken out on 2026-12-03: the lexicon holds only what the dev and realdev sets and real notes use, so that the
+# held-out set measures how the rules carry over to words they were not written for.
 PROMOTE_RULES: tuple[tuple[str, str, re.Pattern[str], float], ...] = (
     ("health", "a health fact (allergy, diet, condition)",
-     re.compile(r"\b(allerg\w*|intoleran\w*|vegetarian|vegan|pescatarian|gluten|lactose|celiac|coeliac|diabet\w*|"
+     re.compile(r"\b(allerg\w*|vegetarian|vegan|pescatarian|gluten|celiac|coeliac|diabet\w*|"
                 r"asthma\w*|epilep\w*|migraine\w*|doesn't eat|does not eat|don't eat|can't eat|cannot eat|"
                 r"blood type)\b", re.IGNORECASE), 0.8),
     ("birthday", "a birthday or anniversary",
      re.compile(r"\b(birthday|born on|anniversary|name ?day|slava)\b", re.IGNORECASE), 0.8),
     ("identity", "identity (name, home, job, language)",
-     re.compile(r"\b(my name is|call me|goes by|prefers to be called|wants to be called|(?:i|she|he|they) "
-                r"(?:live|lives|work|works) (?:in|at|as|for)|(?:lives|works) (?:in|at|as|for)|"
+     re.compile(r"\b(my name is|goes by|prefers to be called|wants to be called|(?:i|she|he|they) "
+                r"(?:live|lives|work|works) (?:in|at|for)|(?:lives|works) (?:in|at|for)|"
                 r"is based in|native (?:language|speaker)|speaks|pronouns|"
                 r"(?:i|she|he) (?:am|is) an? [a-z]+ (?:engineer|developer|designer|manager|teacher|doctor|"
                 r"nurse|student|lawyer|writer|scientist|architect|analyst))\b", re.IGNORECASE), 0.75),
     ("person", "a person's name, role or relationship",
-     re.compile(r"\b(?:(?:my|her|his|their) (?:wife|husband|partner|spouse|girlfriend|boyfriend|sister|brother|"
-                r"mother|mom|mum|father|dad|son|daughter|kid|kids|child|children|boss|manager|"
+     re.compile(r"\b(?:(?:my|her|his|their) (?:wife|husband|partner|spouse|girlfriend|boyfriend|brother|"
+                r"mother|mom|mum|father|dad|son|daughter|child|children|boss|manager|"
                 r"cofounder|co-founder|mentor|landlord|doctor|dentist|therapist|accountant|lawyer|dog|cat)\b(?! said)"
                 r"|\bis (?:my|her|his|their|our|the) (?:new )?(?:manager|boss|lead|cto|ceo|"
                 r"product manager|designer|mentor|contact|point of contact|tech lead|team lead|dentist|"
                 r"doctor|accountant|landlord)\b|\breports to\b)", re.IGNORECASE), 0.7),
     ("preference", "a preference",
-     re.compile(r"\b(prefers?|preferred|likes|loves|hates|dislikes|can't stand|favou?rite|rather than|"
+     re.compile(r"\b(prefers?|preferred|likes|loves|dislikes|can't stand|favou?rite|rather than|"
                 r"instead of|would rather|is a fan of|enjoys)\b", re.IGNORECASE), 0.7),
     ("rule", "a standing rule or instruction",
      re.compile(r"\b(?<!as )(always|never|from now on|going forward|don't ever|do not ever|make sure (?:to|you)|"
@@ -102,6 +115,7 @@ class PairResult:
     newer: str
     score: float
     reason: str
+    evidence: str = ""  # a conflict's evidence group (see engine.review.precision); duplicates get theirs per cluster
 
 
 def past_tense_lead(text: str) -> bool:
@@ -168,11 +182,31 @@ def promotions(statements: Sequence[Statement], feats: dict[str, Features]) -> d
 def _differing(a: dict[str, frozenset[str]], b: dict[str, frozenset[str]]
                ) -> list[tuple[str, frozenset[str], frozenset[str]]]:
     out = []
-    for kind in VALUE_KINDS:
+    for kind in (*VALUE_KINDS, "ref"):
         va, vb = a.get(kind), b.get(kind)
-        if va and vb and va != vb:
+        if va and vb and va != vb and not (kind == "date" and same_dates(va, vb)):
             out.append((kind, va, vb))
     return out
+
+
+_CURATED_LABEL = re.compile(r"^([^:.!?]{2,40}):\s")
+
+
+def holds(kept: Features, copy: Features, ignore: frozenset[str] = frozenset()) -> bool:
+    """Whether ``kept`` says everything ``copy`` says: each of its content words (but ``ignore``: the user's own
+    name) and each of its values (dates as dates). Only then may the copy be deleted; else merged."""
+    if not (copy.content - ignore) <= kept.content:
+        return False
+    for kind, values in copy.values.items():
+        if kind == "name":
+            continue  # names are content words too (checked above)
+        have = kept.values.get(kind, frozenset())
+        if kind == "date":
+            if not same_dates(values, have) and not values <= have:
+                return False
+        elif not values <= have:
+            return False
+    return copy.negated == kept.negated
 
 
 def _show(values: frozenset[str]) -> str:
@@ -213,6 +247,17 @@ class Comparer:
         self.principal: set[str] = set()
         if top is not None and top[1] >= max(3, len(statements) // 50):
             self.principal.add(top[0])  # the name most notes start with: the user the notes are about
+        self.plain: dict[str, frozenset[str]] = {}
+        # What takes part in no duplicate, conflict or promotion: the words of others (an assistant's line, a
+        # quote, injected text), label and question lines, the options under a label, and boilerplate (a short
+        # line that recurs verbatim in many files: a template's "Next steps", "Notes").
+        recurs: dict[str, set[str]] = defaultdict(set)
+        for s in statements:
+            recurs[s.clean.casefold()].add(s.path)
+        self.inert = frozenset(
+            s.key for s in statements
+            if s.origin != OWN or not self.feats[s.key].words
+            or (len(self.feats[s.key].words) <= 3 and len(recurs[s.clean.casefold()]) >= 4))
         self.promoted_from = promotions(statements, self.feats)
         self.promoted = frozenset(k for keys in self.promoted_from.values() for k in keys)
         for s in statements:
@@ -239,6 +284,14 @@ class Comparer:
         nurse")."""
         return all(owner is None or owner in self.names[other] for owner, other in zip(owners, (b, a), strict=True))
 
+    def plain_words(self, key: str) -> frozenset[str]:
+        """A statement's content words without names (a proper noun alone is no subject)."""
+        found = self.plain.get(key)
+        if found is None:
+            f = self.feats[key]
+            found = self.plain[key] = f.content - self.names[key] - self.principal
+        return found
+
     def values(self, key: str) -> dict[str, frozenset[str]]:
         """A statement's typed values, its names including a capitalised first word that is a name."""
         out = dict(self.feats[key].values)
@@ -264,6 +317,8 @@ class Comparer:
         """A duplicate or conflict between two statements of different files, or None."""
         if a.path == b.path or a.superseded or b.superseded:
             return None
+        if a.key in self.inert or b.key in self.inert:
+            return None  # assistant lines, quotes, injected text, labels, options and boilerplate: no facts
         if b.key in self.promoted_from.get(a.key, ()) or a.key in self.promoted_from.get(b.key, ()):
             return None  # a curated line citing the other statement is its promotion, not a repeat of it
         older, newer = (a, b) if (a.order, a.path) <= (b.order, b.path) else (b, a)
@@ -277,6 +332,10 @@ class Comparer:
             return conflict
         if any(kind in STRICT_KINDS for kind, _, _ in diffs) or fo.negated != fn.negated:
             return None
+        if self.one_off[older.key] != self.one_off[newer.key]:
+            return None  # an event (a dinner, a run, a meeting) is not a copy of a standing fact
+        if not self.plain_words(older.key) & self.plain_words(newer.key):
+            return None  # sharing a name (a city, a person) alone is not saying the same thing
         if any(kind == "name" and not (va <= vb or vb <= va) for kind, va, vb in diffs):
             return None  # the same sentence about another person is another fact
         ca, cb = fo.content, fn.content
@@ -299,10 +358,26 @@ class Comparer:
 
     def _conflict(self, older: Statement, newer: Statement, fo: Features, fn: Features,
                   diffs: list[tuple[str, frozenset[str], frozenset[str]]]) -> PairResult | None:
-        if self.one_off[older.key] and older.dated:
+        if self.one_off[older.key]:
             return None  # an event that happened once is not a fact that can go stale
-        if self.one_off[newer.key] and not fn.change:
+        if self.one_off[newer.key] and not (fn.change and not _EVENT_WORDS.search(newer.clean)):
+            return None  # an event (a dinner, a run, a meeting) does not change a standing fact
+        diffs = [d for d in diffs if d[0] != "ref"]
+        if not diffs and fo.negated == fn.negated and not fn.change:
             return None
+        plain_o, plain_n = self.plain_words(older.key), self.plain_words(newer.key)
+        if self.idf.total(plain_o & plain_n) < self.config.conflict_min_shared:
+            return None  # a shared name (a city, a person) alone is not a subject
+        if older.kind == CURATED:
+            # A MEMORY.md/USER.md line is superseded only by a newer statement of the same attribute: the label it
+            # gives ("Timezone: …") must be in the newer statement, and the differing value must be of a kind the
+            # curated line states about it.
+            label = _CURATED_LABEL.match(older.clean)
+            if label is not None:
+                wanted = features(label.group(1)).content - self.principal
+                if wanted and not wanted <= fn.content:
+                    return None
+        src = "curated" if older.kind == CURATED else "notes"
         so, sn = self._subject(fo, fn, diffs)
         overlap, shared = weighted_overlap(so, sn, self.idf)
         jac = weighted_jaccard(so, sn, self.idf)
@@ -322,17 +397,19 @@ class Comparer:
                 return None  # incidental counts differ all the time; only a stated change or a near-copy
             score = min(1.0, 0.5 * overlap + 0.5 * jac + (0.15 if fn.change else 0.0))
             return PairResult("conflict", older.key, newer.key, score,
-                              f"same subject ({about}), different {kind}: {_show(va)} → {_show(vb)}")
+                              f"same subject ({about}), different {kind}: {_show(va)} → {_show(vb)}",
+                              f"conflict:{src}:value:{'cue' if fn.change else 'plain'}")
         if fo.negated != fn.negated and jac >= need * 0.8:
             turned = "now negated" if fn.negated else "no longer negated"
             return PairResult("conflict", older.key, newer.key, min(1.0, 0.4 + 0.6 * jac),
-                              f"same subject ({about}), reversed: the newer statement is {turned}")
+                              f"same subject ({about}), reversed: the newer statement is {turned}",
+                              f"conflict:{src}:reversal")
         if fn.change and not fo.change and overlap >= need and len(sn - so) >= 1 and len(so - sn) >= 1 \
                 and len(sn - so) <= 2 and len(so - sn) <= 2 and so & STATE_VERBS:
             old_w = ", ".join(sorted(so - sn))
             new_w = ", ".join(sorted(sn - so))
             return PairResult("conflict", older.key, newer.key, min(1.0, 0.3 + 0.5 * overlap),
-                              f"same subject ({about}), changed: {old_w} → {new_w}")
+                              f"same subject ({about}), changed: {old_w} → {new_w}", f"conflict:{src}:changed")
         return None
 
 
@@ -416,8 +493,8 @@ def _states_a_day(text: str, f: Features) -> bool:
 
 def promote_score(s: Statement, comparer: Comparer) -> tuple[float, str, str] | None:
     """(score, rule name, reason) when a daily or session note's statement looks durable, else None."""
-    if s.kind not in (DAILY, SESSION) or s.superseded or s.checkbox:
-        return None
+    if s.kind not in (DAILY, SESSION) or s.superseded or s.checkbox or s.key in comparer.inert:
+        return None  # never an assistant's line, a quote, injected text, a label, an option or boilerplate
     cues = comparer.info(s).cues
     if cues.blocked:
         return None
@@ -425,6 +502,8 @@ def promote_score(s: Statement, comparer: Comparer) -> tuple[float, str, str] | 
     subject = f.initial if f.initial is not None and f.initial in comparer.names[s.key] else None
     if subject is not None and subject not in comparer.principal and not cues.first_person:
         return None  # about someone else (a colleague's gym days): not the user's memory to promote
+    if cues.rule == "identity" and subject is None and not cues.first_person:
+        return None  # "the Wi-Fi password lives in 1Password": identity is a person's, said of someone
     return cues.score, cues.rule, "; ".join(cues.notes)
 
 
@@ -461,14 +540,43 @@ def text_info(clean: str) -> TextInfo:
 
 
 def target_section(rule: str, headings: Sequence[tuple[str, str]]) -> tuple[str, str]:
-    """(file, section) a promoted statement of this rule belongs in: the first MEMORY.md/USER.md heading that
-    matches the rule's hints, else MEMORY.md and a suggested new section."""
-    hints = _SECTION_HINTS.get(rule, ())
-    for hint in hints:
-        for path, heading in headings:
-            if hint in heading.casefold():
-                return path, heading
-    return "MEMORY.md", _DEFAULT_SECTION.get(rule, "Notes")
+    """(file, section) for a rule when no section reads like the statement: a curated heading named as the
+    rule's topic ("Preferences"), else MEMORY.md and that topic as a new section."""
+    topic = _DEFAULT_SECTION.get(rule, "Notes")
+    for path, heading in headings:
+        if heading.casefold().strip() == topic.casefold():
+            return path, heading
+    return "MEMORY.md", topic
+
+
+class Sections:
+    """The MEMORY.md/USER.md sections as topics: each ``## heading`` with the words of its heading and lines."""
+
+    def __init__(self, statements: Sequence[Statement], comparer: Comparer,
+                 headings: Sequence[tuple[str, str]]) -> None:
+        words: dict[tuple[str, str], set[str]] = {h: set(features(h[1]).content) for h in headings}
+        for st in statements:
+            if st.kind == CURATED and st.section and (st.path, st.section) in words:
+                words[(st.path, st.section)] |= comparer.plain_words(st.key)
+        self.words = {h: frozenset(w) for h, w in words.items()}
+        self.headings = list(headings)
+        self.comparer = comparer
+
+    def best(self, s: Statement, rule: str) -> tuple[str, str, bool]:
+        """``(file, section, existing)``: the section whose heading and lines read most like the statement
+        (IDF-weighted shared words, at least one uncommon word's worth), else a new section named by topic."""
+        mine = self.comparer.plain_words(s.key)
+        idf = self.comparer.idf
+        total = idf.total(mine)
+        best: tuple[float, tuple[str, str]] | None = None
+        for h, words in self.words.items():
+            shared = idf.total(mine & words)
+            if shared >= 2.5 and total and shared / total >= 0.2 and (best is None or shared > best[0]):
+                best = (shared, h)
+        if best is not None:
+            return best[1][0], best[1][1], True
+        path, section = target_section(rule, self.headings)
+        return path, section, (path, section) in self.words
 
 
 def build_findings(statements: Sequence[Statement], comparer: Comparer, pairs: Iterable[PairResult],
@@ -477,6 +585,7 @@ def build_findings(statements: Sequence[Statement], comparer: Comparer, pairs: I
     """Turn pair results into findings: duplicates clustered, conflicts grouped by their newest statement,
     promotions for durable statements that no curated line already holds (nor contradicts)."""
     by_key = comparer.by_key
+    sections = Sections(statements, comparer, headings)
     parent: dict[str, str] = {}
 
     def find(x: str) -> str:
@@ -508,26 +617,39 @@ def build_findings(statements: Sequence[Statement], comparer: Comparer, pairs: I
     clusters: dict[str, list[Statement]] = defaultdict(list)
     for key in dup_scores:
         clusters[find(key)].append(by_key[key])
+    ignore = frozenset(comparer.principal)
     for members in clusters.values():
         members.sort(key=lambda s: (s.kind != CURATED, s.order, s.path, s.start_line))
         scores = [x for s in members for x in dup_scores[s.key]]
         keep = members[0]
-        others = ", ".join(cite(s) for s in members[1:])
+        kept = comparer.feats[keep.key]
+        deletable = tuple(i for i, s in enumerate(members) if i and holds(kept, comparer.feats[s.key], ignore))
+        rest = [s for i, s in enumerate(members) if i and i not in deletable]
         where = "MEMORY.md/USER.md already holds it" if keep.kind == CURATED else "said again in later notes"
-        suggestion = f"keep {cite(keep)}; delete or merge {others}"
+        parts = [f"keep {cite(keep)}"]
+        if deletable:
+            parts.append("delete " + ", ".join(cite(members[i]) for i in deletable) + " (it holds every word and "
+                         "value of them)")
+        if rest:
+            parts.append("merge " + ", ".join(cite(s) for s in rest) + f" into {cite(keep)} (they say more than "
+                         "it: keep both's details)")
+        suggestion = "; ".join(parts)
         durable = [s for s in members if s.key in wanted]
         if durable and not any(s.kind == CURATED for s in members):
             # A durable fact repeated in daily notes: one finding that says both (not a second "promote" one).
             newest = max(durable, key=lambda s: s.order)
-            path, section = target_section(wanted[newest.key][1], headings)
+            path, section, _ = sections.best(newest, wanted[newest.key][1])
             suggestion = f"promote {cite(newest)} to {path} § {section}, then delete or merge the other copies"
             where += f"; durable ({wanted[newest.key][2]}) and not in MEMORY.md/USER.md yet"
             for s in members:
                 held.add(s.key)
+        best = max(scores)
+        band = "high" if best >= 0.85 else "mid" if best >= 0.7 else "low"
+        evidence = f"duplicate:{'curated' if keep.kind == CURATED else 'notes'}:{band}"
         findings.append(Finding(
             "duplicate", tuple(item(s) for s in members),
-            f"{len(members)} statements say the same thing ({where}; best pair {max(scores):.2f} alike)",
-            max(scores), suggestion))
+            f"{len(members)} statements say the same thing ({where}; best pair {best:.2f} alike)",
+            precision(evidence), suggestion, evidence=evidence, deletable=deletable))
     groups = sorted(conflicts.items(), key=lambda kv: -len(kv[1]))
     covered: dict[str, list[frozenset[str]]] = defaultdict(list)  # statement key → the groups that hold it
     for newer_key, results in groups:
@@ -538,13 +660,16 @@ def build_findings(statements: Sequence[Statement], comparer: Comparer, pairs: I
             covered[k].append(keys)
         olds = sorted({by_key[r.older] for r in results}, key=lambda s: (s.order, s.path))
         newer = by_key[newer_key]
-        best = max(results, key=lambda r: r.score)
+        best_pair = max(results, key=lambda r: r.score)
         basis = "a later note" if newer.dated else "the line's own date"
+        evidence = best_pair.evidence or "conflict"
+        if len(olds) > 2:
+            evidence += ":many"
         findings.append(Finding(
             "conflict", tuple(item(s) for s in [*olds, newer]),
-            f"{best.reason}; {cite(newer)} is likely current ({basis})",
-            best.score, "; ".join(f"mark {cite(o)} superseded by {cite(newer)}" for o in olds),
-            current=len(olds)))
+            f"{best_pair.reason} ({best_pair.score:.2f} alike); {cite(newer)} is likely current ({basis})",
+            precision(evidence), "; ".join(f"mark {cite(o)} superseded by {cite(newer)}" for o in olds),
+            current=len(olds), evidence=evidence))
     seen_text: set[str] = set()
     for key, (score, rule, why) in sorted(promotes.items(), key=lambda kv: by_key[kv[0]].order, reverse=True):
         s = by_key[key]
@@ -555,8 +680,12 @@ def build_findings(statements: Sequence[Statement], comparer: Comparer, pairs: I
         if root in seen_text:
             continue
         seen_text.add(root)
-        path, section = target_section(rule, headings)
+        path, section, existing = sections.best(s, rule)
+        evidence = f"promote:{'rule' if rule in ('rule', 'commitment') else 'fact'}"
+        if "reads like an event" in why:
+            evidence += ":event"
         findings.append(Finding(
-            "promote", (item(s),), f"durable: {why} (rule '{rule}'); not in MEMORY.md/USER.md yet",
-            score, f"promote {cite(s)} to {path} § {section}"))
+            "promote", (item(s),), f"durable: {why} (rule '{rule}', {score:.2f}); not in MEMORY.md/USER.md yet"
+            + ("" if existing else f"; no section reads like it, so a new one (§ {section})"),
+            precision(evidence), f"promote {cite(s)} to {path} § {section}", evidence=evidence))
     return findings

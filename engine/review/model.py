@@ -56,6 +56,15 @@ class Finding:
     suggestion: str
     current: int | None = None
     id: str = field(default="")
+    evidence: str = ""  # the evidence group whose measured precision is the score (engine.review.precision)
+    deletable: tuple[int, ...] = ()  # the items (duplicates) another item holds every value and word of
+
+    @property
+    def confident(self) -> bool:
+        """Whether the finding's measured precision is high enough to be shown by default."""
+        from engine.review.precision import confident
+
+        return confident(self.score)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -75,6 +84,10 @@ class Finding:
         }
         if self.current is not None:
             out["current"] = self.current
+        out["evidence"] = self.evidence
+        out["confident"] = self.confident
+        if self.kind == "duplicate":
+            out["deletable"] = list(self.deletable)
         return out
 
 
@@ -91,7 +104,8 @@ class ReviewReport:
 
     ``files``: files reviewed; ``statements``: statements considered; ``compared``: statements that were new or
     changed since the last review (all of them on a first or ``full`` review); ``dismissed``: findings hidden
-    because the user dismissed them; ``seconds``: wall time.
+    because the user dismissed them; ``hidden``: findings not shown because their measured precision is below
+    :data:`engine.review.precision.CONFIDENT` (empty when every finding was asked for); ``seconds``: wall time.
     """
 
     findings: tuple[Finding, ...]
@@ -102,6 +116,7 @@ class ReviewReport:
     dismissed: int = 0
     seconds: float = 0.0
     warnings: tuple[str, ...] = ()
+    hidden: tuple[Finding, ...] = ()  # findings below the confident score, left out unless all were asked for
 
     def to_json(self) -> dict[str, Any]:
         """``{"findings": [...], "stats": {...}}`` (``warnings`` when there are any)."""
@@ -109,7 +124,7 @@ class ReviewReport:
             "findings": [f.to_json() for f in self.findings],
             "stats": {"files": self.files, "statements": self.statements, "compared": self.compared,
                       "incremental": self.incremental, "dismissed": self.dismissed,
-                      "seconds": round(self.seconds, 3)},
+                      "hidden": len(self.hidden), "seconds": round(self.seconds, 3)},
         }
         if self.warnings:
             out["warnings"] = list(self.warnings)

@@ -37,7 +37,7 @@ def posting_cap(n: int) -> int:
 
 
 def run_review(config: Config, kind: str | None = None, since: date | None = None, full: bool = False,
-               store: Store | None = None) -> ReviewReport:
+               store: Store | None = None, show_all: bool = False) -> ReviewReport:
     """Review the workspace (read-only: only the cache in the data dir is written).
 
     Args:
@@ -47,6 +47,8 @@ def run_review(config: Config, kind: str | None = None, since: date | None = Non
             USER.md, a topic note — counts as dated by its modification time).
         full: ignore the cache and compare every statement with every other.
         store: the index, whose line vectors (when it has them) second the lexical similarity.
+        show_all: every finding; else only the confident ones (measured precision ≥ .80), the rest counted in
+            ``hidden``.
 
     Raises:
         ValueError: an unknown ``kind``.
@@ -137,8 +139,11 @@ def run_review(config: Config, kind: str | None = None, since: date | None = Non
     dismissed_ids = DismissStore(config.home, config.workspace).ids()
     shown = [f for f in findings if f.id not in dismissed_ids]
     shown.sort(key=lambda f: (KINDS.index(f.kind), -f.score, f.items[0].path, f.items[0].start_line))
+    hidden = [] if show_all else [f for f in shown if not f.confident]
+    if hidden:
+        shown = [f for f in shown if f.confident]
     return ReviewReport(
-        findings=tuple(shown), files=len(by_file), statements=len(statements),
+        findings=tuple(shown), hidden=tuple(hidden), files=len(by_file), statements=len(statements),
         compared=len(statements) if changed is None else len(changed), incremental=changed is not None,
         dismissed=len(findings) - len(shown), seconds=time.monotonic() - started, warnings=tuple(problems))
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from engine import markdown
 from engine.config import Config
 from engine.search.dates import file_date
+from engine.sessions.speech import injected_kinds, is_injected, strip_injected
 from engine.textio import read_text_file
 from engine.workspace import indexed_root_files, memory_tree_paths
 
@@ -28,6 +29,26 @@ _SUPERSEDED = re.compile(r"\(superseded\b[^)]*\)", re.IGNORECASE)
 _LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 _EMPHASIS = re.compile(r"[*_`~]{1,3}")
 _LINE_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+
+# Whose words a statement is (only the user's own notes are facts the review compares or promotes).
+OWN = "own"
+ASSISTANT = "assistant"  # "Assistant:", "**Agent**:", "AI:" … a line the agent said
+QUOTE = "quote"  # a blockquote, a quoted transcript line ("user: …"), a line wholly in quotation marks
+INJECTED = "injected"  # text OpenClaw or a plugin injected (engine.sessions.speech's detectors)
+OPTION = "option"  # an item of a list under a label line ("Options:", "Which do you prefer?")
+LABEL = "label"  # a label or question line itself ("Options:", "He prefers:", "Which do you prefer?")
+ORIGINS = (OWN, ASSISTANT, QUOTE, INJECTED, OPTION, LABEL)
+
+_ASSISTANT = re.compile(
+    r"^(?:[*_]{1,2})?(?:assistant|agent|ai|bot|openclaw|claude|gpt|model|the agent)(?:[*_]{1,2})?\s*:(?:[*_]{1,2})?\s",
+    re.IGNORECASE)
+_TRANSCRIPT = re.compile(r"^(?:[*_]{1,2})?(?:user|human|system|tool)(?:[*_]{1,2})?\s*:(?:[*_]{1,2})?\s",
+                         re.IGNORECASE)
+_QUOTED = re.compile(r"^[\"“„«'‘].{8,}[\"”“»'’]\W*$")
+_LABEL_LINE = re.compile(r"^[^.!?]{1,60}:\s*$")
+_OPTIONS_LABEL = re.compile(r"\b(options?|choices?|alternatives?|candidates?|either|pick one|proposals?|"
+                            r"possibilities|variants?)\b", re.IGNORECASE)
+_QUESTION = re.compile(r"\?\s*(?:\)|\*+)?\s*$")
 
 CURATED = "curated"
 DAILY = "daily"
@@ -53,6 +74,8 @@ class Statement:
             superseded.
         superseded: the line already carries a ``(superseded …)`` mark.
         checkbox: the line is a task item (``- [ ]``/``- [x]``).
+        origin: whose words: ``own`` (the notes' own), ``assistant``, ``quote``, ``injected``, ``option`` (an item
+            under a label line) or ``label`` (the label or question line itself); see :func:`origin_of`.
     """
 
     path: str
@@ -67,12 +90,13 @@ class Statement:
     key: str
     superseded: bool = False
     checkbox: bool = False
+    origin: str = OWN
     extra: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
 
     def to_raw(self) -> tuple[object, ...]:
         """The fields as plain values (what the review cache stores; the path is the cache's key)."""
         return (self.start_line, self.end_line, self.text, self.clean, self.kind, self.day, self.section,
-                self.order, self.key, self.superseded, self.checkbox)
+                self.order, self.key, self.superseded, self.checkbox, self.origin)
 
     @classmethod
     def from_raw(cls, path: str, raw: tuple[object, ...]) -> Statement:
@@ -81,12 +105,14 @@ class Statement:
         Raises:
             TypeError, ValueError: not that shape.
         """
-        start, end, text, clean, kind, day, section, order, key, superseded, checkbox = raw
+        start, end, text, clean, kind, day, section, order, key, superseded, checkbox, origin = raw
         if not (isinstance(start, int) and isinstance(end, int) and isinstance(text, str) and isinstance(clean, str)
                 and isinstance(kind, str) and (day is None or isinstance(day, str)) and isinstance(section, str)
-                and isinstance(order, tuple) and len(order) == 3 and isinstance(key, str)):
+                and isinstance(order, tuple) and len(order) == 3 and isinstance(key, str)
+                and origin in ORIGINS):
             raise ValueError("not a review statement")
-        return cls(path, start, end, text, clean, kind, day, section, order, key, bool(superseded), bool(checkbox))
+        return cls(path, start, end, text, clean, kind, day, section, order, key, bool(superseded), bool(checkbox),
+                   str(origin))
 
     @property
     def dated(self) -> bool:
@@ -127,6 +153,58 @@ def clean_text(text: str) -> str:
     return " ".join(out.split())
 
 
+def origin_of(raw: str, clean: str) -> str:
+    """Whose words a statement's lines are, from their text alone: an assistant line, a quote (blockquote, a
+    transcript's speaker line, a line wholly in quotation marks), injected text, a label or question line, or the
+    notes' own."""
+    first = raw.lstrip()
+    body = _BULLET.sub("", first, count=1)
+    body = _CHECKBOX.sub("", body, count=1)
+    for _ in range(2):
+        body = _LEAD_TIME.sub("", body.strip(), count=1)
+    if _ASSISTANT.match(body):
+        return ASSISTANT
+    if first.startswith(">") or body.startswith(">") or _TRANSCRIPT.match(body.lstrip("> ")) \
+            or _QUOTED.match(clean):
+        return QUOTE
+    if is_injected(body) or injected_kinds(body):
+        return INJECTED
+    if _LABEL_LINE.match(clean) or _QUESTION.search(clean):
+        return LABEL
+    return OWN
+
+
+def _injected_lines(lines: list[str]) -> set[int]:
+    """The 1-based lines of a file that sit in injected text: a plugin's tag block on lines of its own, or a
+    paragraph the speech filter reads as injected as a whole (a startup-context block, a metadata header)."""
+    out: set[int] = set()
+    i = 0
+    n = len(lines)
+    while i < n:
+        tag = re.match(r"^\s*<([A-Za-z][\w:.-]{0,63})(?:\s[^<>]*)?>\s*$", lines[i])
+        if tag is not None:
+            close = f"</{tag.group(1)}>"
+            for j in range(i + 1, min(n, i + 400)):
+                if lines[j].strip() == close:
+                    if is_injected("\n".join(ln.strip() for ln in lines[i:j + 1])):
+                        out.update(range(i + 1, j + 2))
+                        i = j
+                    break
+        i += 1
+    start = None
+    for k in range(n + 1):
+        blank = k == n or not lines[k].strip()
+        if blank and start is not None:
+            para = "\n".join(ln.strip() for ln in lines[start:k])
+            if k - start > 1 and not (set(range(start + 1, k + 1)) <= out) and injected_kinds(para):
+                kept = {ln.strip() for ln in strip_injected(para).split("\n")}
+                out.update(x + 1 for x in range(start, k) if lines[x].strip() not in kept)
+            start = None
+        elif not blank and start is None:
+            start = k
+    return out
+
+
 def _ordinal(day: str | None) -> int:
     if day is None:
         return 0
@@ -153,6 +231,9 @@ def parse_statements(rel: str, text: str) -> list[Statement]:
     blocks = markdown.parse_blocks(text)
     roles = blocks.roles
     titles = {b.start: b.text for b in blocks.blocks if b.kind == markdown.HEADING}
+    injected = _injected_lines(lines)
+    under_label: list[int | None] = [None]  # the indent of the items under the last label line (None: none)
+    label_section = [""]
 
     def flush(end: int) -> None:
         nonlocal current
@@ -177,8 +258,21 @@ def parse_statements(rel: str, text: str) -> list[Statement]:
         # a change the incremental review has to see, or it would keep the pairs cached for the unmarked line.
         mark = "\0superseded" if superseded else ""
         key = hashlib.sha1(f"{rel}\0{folded}\0{n}{mark}".encode()).hexdigest()[:16]
+        origin = INJECTED if any(x in injected for x in range(start, end + 1)) else origin_of(raw, clean)
+        indent = len(raw) - len(raw.lstrip())
+        bulleted = _BULLET.match(raw) is not None
+        if origin == LABEL:
+            # "Options:", "Which do you prefer?": the items below are alternatives, not facts ("Decisions:" and
+            # "He prefers:" are labels too, but what follows them is what was decided or preferred).
+            under_label[0] = indent if (_OPTIONS_LABEL.search(clean) or _QUESTION.search(clean)) else None
+            label_section[0] = section
+        elif under_label[0] is not None and bulleted and indent >= under_label[0] and section == label_section[0]:
+            if origin == OWN:
+                origin = OPTION
+        else:
+            under_label[0] = None
         out.append(Statement(rel, start, end, raw, clean, kind, day, section, order, key,
-                             superseded=superseded, checkbox=bool(_CHECKBOX.match(stripped))))
+                             superseded=superseded, checkbox=bool(_CHECKBOX.match(stripped)), origin=origin))
 
     for number, line in enumerate(lines, 1):
         role = roles[number - 1]

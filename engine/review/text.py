@@ -35,9 +35,11 @@ MONTHS = {"january": "jan", "february": "feb", "march": "mar", "april": "apr", "
           "jan": "jan", "feb": "feb", "mar": "mar", "apr": "apr", "jun": "jun", "jul": "jul", "aug": "aug",
           "sep": "sep", "sept": "sep", "oct": "oct", "nov": "nov", "dec": "dec"}
 
+_MON = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
 _TOKEN = re.compile(
-    r"(?P<date>\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b"
-    r"|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\s+\d{1,2}\b(?!:))"
+    r"(?P<date>\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}\.\d{1,2}\.\d{4}\b"
+    r"|\b\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MON + r"(?:,?\s+(?:19|20)\d{2}\b)?"
+    r"|\b" + _MON + r"\s+\d{1,2}(?:st|nd|rd|th)?\b(?!:)(?:,?\s+(?:19|20)\d{2}\b)?)"
     r"|(?P<year>\b(?:19|20)\d{2}\b)"
     r"|(?P<time>\b\d{1,2}:\d{2}\s*(?:[ap]\.?m\.?)?(?![\d:]|\.\d)|\b\d{1,2}\.\d{2}\s*[ap]\.?m\.?|\b\d{1,2}\s*[ap]\.?m\.?\b|\bnoon\b|\bmidnight\b)"
     r"|(?P<version>\bv?\d+(?:\.\d+){1,3}\b|\bv\d+\b)"
@@ -46,6 +48,39 @@ _TOKEN = re.compile(
     r"|(?P<word>[^\W\d_]+(?:['’][^\W\d_]+)?)",
     re.IGNORECASE,
 )
+
+# What is not a value however many digits it holds: URLs, paths, file names, commit hashes, ticket and issue
+# ids, UUIDs, mixed letter-digit tokens, and a list's numbering. Blanked before values are typed; each is kept
+# as a ``ref`` (two statements that name different commits are not the same statement, nor do they conflict).
+_REFS = re.compile(
+    r"(?P<url>\b(?:https?|ftp|file)://\S+|\bwww\.\S+)"
+    r"|(?P<path>(?<![\w/])(?:~|\.{1,2})?/?(?:[\w.@+-]+/)+[\w.@+-]*|`[^`\s]*[/\\.][^`\s]*`)"
+    r"|(?P<file>\b[\w-]+(?:\.[\w-]+)*\.(?:md|py|ts|tsx|js|mjs|cjs|json|jsonl|toml|yaml|yml|ini|cfg|txt|log|csv|sh|"
+    r"sql|sqlite|db|lock|rs|go|java|kt|rb|php|c|h|cpp|hpp|css|html|xml|pdf|png|jpe?g|svg|zip|gz|tgz|env|conf)\b)"
+    r"|(?P<uuid>\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b)"
+    r"|(?P<hash>\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,64}\b)"
+    r"|(?P<ticket>\b[A-Z][A-Z0-9]{1,9}-\d+\b|(?<![\w&])#\d+\b|\bPR\s?#?\d+\b)"
+    r"|(?P<mixed>\b(?=\w*[^\W\d_])(?=\w*\d)\w*[^\W\d_]\d\w*\b|\b\d+[^\W\d_]{2,}\w*\b)"
+    r"|(?P<listno>^\(?\d{1,3}[.)]\s|(?<=\s)\(\d{1,2}\)\s|\b(?:step|item|option|no\.)\s?\d{1,3}\b)",
+    re.IGNORECASE,
+)
+_UNITS = re.compile(r"^\d+(?:k|m|g|t)?(?:b|kb|mb|gb|tb|ms|s|h|min|km|kg|px|%|x|rpm|fps|gbps|mbps)$", re.IGNORECASE)
+
+
+def blank_refs(clean: str) -> tuple[str, frozenset[str]]:
+    """The text with its URLs, paths, file names, hashes, ids and list numbering blanked out, and those refs
+    (case-folded), so that no digit inside them is read as a number, a time or a date."""
+    refs: set[str] = set()
+
+    def repl(m: re.Match[str]) -> str:
+        raw = m.group(0)
+        if m.lastgroup == "mixed" and _UNITS.match(raw):
+            return raw  # "200ms", "5km", "41%": a measure, a number with its unit
+        if m.lastgroup != "listno":
+            refs.add(raw.strip("`").casefold())
+        return " " * len(raw)
+
+    return _REFS.sub(repl, clean), frozenset(refs)
 
 
 def stem(word: str) -> str:
@@ -97,14 +132,32 @@ _MONTH_NUMBER = {m: i for i, m in enumerate(("jan", "feb", "mar", "apr", "may", 
 
 
 def _day_value(raw: str) -> str:
-    """``2026-03-14``, ``14 March`` and ``March 14`` as comparable text (``03-14`` without a year)."""
+    """``2026-03-14``, ``14.03.2026``, ``14 March 2026``, ``Mar 14, 2026`` as ``2026-03-14``; without a year as
+    ``03-14`` (see :func:`same_dates`)."""
+    raw = raw.strip()
     if re.fullmatch(r"\d{4}-\d{2}-\d{2}", raw):
         return raw
-    digits = re.search(r"\d{1,2}", raw)
-    month = re.search(r"[a-z]{3}", raw.casefold())
+    dotted = re.fullmatch(r"(\d{1,2})\.(\d{1,2})\.(\d{4})", raw)
+    if dotted:
+        return f"{dotted.group(3)}-{int(dotted.group(2)):02d}-{int(dotted.group(1)):02d}"
+    year = re.search(r"\b(?:19|20)\d{2}\b", raw)
+    rest = raw[:year.start()] if year else raw
+    digits = re.search(r"\d{1,2}", rest)
+    month = re.search(r"[a-z]{3}", rest.casefold())
     if digits is None or month is None:
         return raw.casefold()
-    return f"{_MONTH_NUMBER.get(month.group(0), 0):02d}-{int(digits.group(0)):02d}"
+    day = f"{_MONTH_NUMBER.get(month.group(0), 0):02d}-{int(digits.group(0)):02d}"
+    return f"{year.group(0)}-{day}" if year else day
+
+
+def same_dates(a: frozenset[str], b: frozenset[str]) -> bool:
+    """Whether two statements' dates are the same days: ``2026-02-18`` is ``Feb 18, 2026`` and, when one side
+    gives no year, ``Feb 18``."""
+    if a == b:
+        return True
+    if any(len(x) == 5 for x in a | b):
+        return {x[-5:] for x in a} == {x[-5:] for x in b}
+    return False
 
 
 @dataclass(frozen=True)
@@ -112,7 +165,7 @@ class Features:
     """What the rules compare, computed once per statement (and kept in the review cache between reviews)."""
 
     words: tuple[str, ...]  # content words, stemmed, in order
-    values: dict[str, frozenset[str]]  # kind (time, number, version, money, weekday, month, date, name) → values
+    values: dict[str, frozenset[str]]  # kind (time, number, version, money, weekday, month, date, name, ref) → values
     negated: bool
     change: bool
     squashed: str  # the text lower-cased with punctuation squeezed out (its trigrams are made when needed)
@@ -169,11 +222,15 @@ def _features(clean: str) -> Features:
     first_word = True
     initial: str | None = None
     starts: set[str] = set()
+    original = clean
+    clean, refs = blank_refs(clean)
+    if refs:
+        values["ref"] = set(refs)
     for m in _TOKEN.finditer(clean):
         kind = m.lastgroup
         text = m.group(0)
         at = m.start() - 1
-        while at >= 0 and clean[at] == " ":
+        while at >= 0 and clean[at] == " " and original[at] == " ":
             at -= 1
         if at < 0 or clean[at] in _SENTENCE_START:
             first_word = True  # "Noted: Saving …": a capital after a colon or a dash starts a sentence
@@ -216,10 +273,10 @@ def _features(clean: str) -> Features:
                 values.setdefault("money", set()).add(re.sub(r"[^\d.]", "", text))
             else:
                 values.setdefault(kind, set()).add(text.replace(",", "."))
-    low = clean.casefold()
+    low = original.casefold()
     if "no longer" in low or "not anymore" in low or "gave up" in low:
         negated = True
-    squashed = re.sub(r"\s+", " ", re.sub(r"[^\w:]+", " ", low)).strip()
+    squashed = re.sub(r"\s+", " ", re.sub(r"[^\w:]+", " ", clean.casefold())).strip()
     return Features(tuple(words), {k: frozenset(v) for k, v in values.items()}, negated, change, squashed,
                     initial, frozenset(starts))
 

@@ -85,13 +85,23 @@ async def open_review(pilot: Pilot) -> ReviewScreen:
 
 
 async def pick(pilot: Pilot, screen: ReviewScreen, kind: str) -> Finding:
-    """Highlight the first finding of ``kind`` in the list."""
+    """Highlight the first finding of ``kind`` in the list (pressing ``a`` first when only the less sure findings
+    have one)."""
+    if not any(f.kind == kind for f in screen.findings) and not screen.show_all:
+        await show_all(pilot, screen)
     finding = next(f for f in screen.findings if f.kind == kind)
     listing = screen.query_one("#review-list", OptionList)
     listing.highlighted = next(i for i in range(listing.option_count) if listing.get_option_at_index(i).id == finding.id)
     await settle(pilot)
     assert screen.finding == finding
     return finding
+
+
+async def show_all(pilot: Pilot, screen: ReviewScreen) -> None:
+    """Press ``a``: every finding, also those under the confident score."""
+    await pilot.press("a")
+    await wait_until(pilot, lambda: screen.show_all, "every finding")
+    await settle(pilot)
 
 
 async def after_action(pilot: Pilot, screen: ReviewScreen) -> None:
@@ -111,6 +121,8 @@ async def test_promote_into_a_picked_section_then_undo_restores_bytes(config: Co
         app.main.open_note("MEMORY.md")  # an open, unmodified editor of the file follows the review's write
         await settle(pilot)
         screen = await open_review(pilot)
+        assert all(f.confident for f in screen.findings)
+        await show_all(pilot, screen)
         assert {f.kind for f in screen.findings} == {"duplicate", "conflict", "promote"}
         finding = await pick(pilot, screen, "promote")
         assert finding.items[0].citation == "memory/2026-11-12.md#L4"
@@ -121,7 +133,12 @@ async def test_promote_into_a_picked_section_then_undo_restores_bytes(config: Co
         sections = picker.query_one("#promote-sections", OptionList)
         labels = [str(sections.get_option_at_index(i).prompt) for i in range(sections.option_count)]
         assert labels[:2] == ["§ Preferences", "§ Team"]
-        assert sections.highlighted == 0  # the review's suggestion: § Preferences
+        # The review's suggestion: no section reads like code reviews, so a new one named by topic.
+        assert sections.highlighted == 2 and labels[2].startswith("＋ New section")
+        sections.focus()
+        sections.highlighted = 0  # the user picks § Preferences instead
+        await pilot.pause()
+        assert sections.highlighted == 0
         await pilot.press("enter")
         await after_action(pilot, screen)
         promoted = MEMORY.replace(
@@ -262,3 +279,20 @@ async def test_a_file_changed_since_the_listing_is_refused_and_nothing_written(c
         await pilot.press("u")  # nothing was recorded, so there is nothing to undo
         await after_action(pilot, screen)
         assert _snapshot(config) == before
+
+
+async def test_a_shows_the_less_sure_findings_and_hides_them_again(config: Config) -> None:
+    app = _app(config)
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = await open_review(pilot)
+        assert screen.report is not None
+        everything = list(screen.report.findings)
+        confident = [f for f in everything if f.confident]
+        assert screen.findings == confident and len(confident) < len(everything)
+        summary = str(screen.query_one("#review-summary", Static).render())
+        assert f"{len(everything) - len(confident)} less sure hidden (a shows them)" in summary
+        await show_all(pilot, screen)
+        assert screen.findings == everything
+        await pilot.press("a")
+        await settle(pilot)
+        assert not screen.show_all and screen.findings == confident

@@ -195,6 +195,7 @@ class ReviewScreen(Screen[None]):
         Binding("u", "undo", "Undo", id="review.undo"),
         Binding("o", "open_item", "Open", id="review.open"),
         Binding("r", "refresh", "Refresh", id="review.refresh"),
+        Binding("a", "toggle_all", "All/confident", id="review.all"),
         Binding("left", "item(-1)", "Prev statement", show=False),
         Binding("right", "item(1)", "Next statement", show=False),
     ]
@@ -218,6 +219,7 @@ class ReviewScreen(Screen[None]):
         self.main = main
         self.report: ReviewReport | None = None
         self.findings: list[Finding] = []
+        self.show_all = False  # `a`: also the less sure findings (score under .80)
         self.item_index = 0
         self.busy = False
         self.loads = 0
@@ -255,7 +257,7 @@ class ReviewScreen(Screen[None]):
         listing = self.query_one("#review-list", OptionList)
         listing.loading = True
         try:
-            report = await asyncio.to_thread(self.bridge.review)
+            report = await asyncio.to_thread(self.bridge.review, True)  # all: `a` toggles the less sure ones
         except (MemdeckError, OSError) as exc:
             self.query_one("#review-summary", Static).update(Content(safe_text(f"The review failed: {exc}")))
             self.notify(f"The review failed: {exc}", severity="error")
@@ -269,7 +271,9 @@ class ReviewScreen(Screen[None]):
     def show_report(self, report: ReviewReport, keep: int | None = None) -> None:
         """List a report's findings by kind (``keep``: the list row to highlight, e.g. where the last one was)."""
         self.report = report
-        self.findings = list(report.findings)
+        everything = [*report.findings, *report.hidden]
+        self.findings = [f for f in everything if self.show_all or f.confident]
+        hidden = len(everything) - len(self.findings)
         counts = {kind: sum(1 for f in self.findings if f.kind == kind) for kind in KIND_TITLES}
         listing = self.query_one("#review-list", OptionList)
         listing.clear_options()
@@ -285,7 +289,9 @@ class ReviewScreen(Screen[None]):
         parts = [_plural(counts["duplicate"], "duplicate"), _plural(counts["conflict"], "conflict"),
                  f"{counts['promote']} worth promoting"]
         stats = (f"{_plural(report.files, 'file')}, {_plural(report.statements, 'statement')}"
-                 + (f", {report.dismissed} dismissed" if report.dismissed else "") + f" · {report.seconds:.1f} s")
+                 + (f", {report.dismissed} dismissed" if report.dismissed else "")
+                 + (f", {hidden} less sure hidden (a shows them)" if hidden else "")
+                 + (" · all findings (a: confident only)" if self.show_all else "") + f" · {report.seconds:.1f} s")
         if not self.findings:
             summary = f"Nothing to review: no duplicates, conflicts or facts to promote ({stats})"
         else:
@@ -478,6 +484,12 @@ class ReviewScreen(Screen[None]):
 
     def action_refresh(self) -> None:
         self.load(self._row())
+
+    def action_toggle_all(self) -> None:
+        """Show every finding, or only the confident ones (measured precision .80 or more: the default)."""
+        self.show_all = not self.show_all
+        if self.report is not None:
+            self.show_report(self.report)
 
     def action_open_item(self) -> None:
         finding = self.finding
