@@ -1160,6 +1160,20 @@ class MemoryEngine(MemoryFiles):
 
     # -- status ------------------------------------------------------------------------------
     @_recovering
+    def audit(self, since: date | None = None, session: str | None = None) -> Any:
+        """What people said in sessions that memory does not hold yet (the flush drafter's statements minus
+        :meth:`knows`), per session against its compactions and flushes. Read-only (see engine/review/audit.py).
+        """
+        from engine.review.audit import run_audit
+
+        def draft(transcript: Transcript) -> Draft:
+            return self.draft_flush(transcript, "extractive", is_known=lambda _text: False)
+
+        def read(info: Any) -> Transcript:
+            return self.read_session(info.path)
+
+        return run_audit(self.list_sessions(), read, draft, self.knows, since=since, session=session)
+
     def bootstrap_budget(self) -> BootstrapBudget:
         """What a main session of this agent receives of the workspace's bootstrap files (``MEMORY.md``,
         ``USER.md``, ...) under OpenClaw's limits, read from its config (``openclaw.json``) or its defaults."""

@@ -638,11 +638,13 @@ def _review_engine(as_json: bool) -> Any:
 
 
 def _register_extensions(group: click.Group) -> None:
+    from memdeck.cli_audit import register as register_audit
     from memdeck.cli_review import register as register_review
     from memdeck.cli_sessions import register
 
     register(group, _sessions_context)
     register_review(group, _review_engine)
+    register_audit(group, _review_engine)
 
 
 def main() -> None:
