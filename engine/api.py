@@ -1163,6 +1163,9 @@ class MemoryEngine(MemoryFiles):
     def audit(self, since: date | None = None, session: str | None = None) -> Any:
         """What people said in sessions that memory does not hold yet (the flush drafter's statements minus
         :meth:`knows`), per session against its compactions and flushes. Read-only (see engine/review/audit.py).
+
+        Raises:
+            SessionReadError: ``session`` names no session, or more than one.
         """
         from engine.review.audit import run_audit
 
@@ -1172,6 +1175,9 @@ class MemoryEngine(MemoryFiles):
         def read(info: Any) -> Transcript:
             return self.read_session(info.path)
 
+        if session:
+            # An id, an id prefix or a citation names exactly one session (else SessionReadError, as flush says).
+            session = self.find_session(session).stem
         return run_audit(self.list_sessions(), read, draft, self.knows, since=since, session=session)
 
     def bootstrap_budget(self) -> BootstrapBudget:

@@ -232,6 +232,9 @@ def _json_cases(home: Home) -> list[tuple[str, list[str], dict[str, Any], int]]:
         ("status", ["--config", str(home.root / "none.toml"), "status", "--json"], {}, 1),
         ("review", ["review", "--json"], nowhere, 1),
         ("review", ["review", "--json", "--since", "not-a-date"], {}, 2),
+        ("audit", ["audit", "--json"], nowhere, 1),
+        ("audit", ["audit", "--json", "--since", "not-a-date"], {}, 2),
+        ("audit", ["audit", "--json", "--session", "zzzz"], {}, 1),
     ]
 
 
