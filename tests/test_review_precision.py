@@ -96,3 +96,12 @@ def test_no_harmful_suggestion_on_real_shaped_notes(tmp_path: Path) -> None:
     shown = run_review(cfg)
     assert all(f.confident for f in shown.findings)
     assert len(shown.findings) + len(shown.hidden) == len(report.findings)
+
+
+def test_a_promotion_goes_to_the_section_of_its_topic() -> None:
+    from engine.review.detect import target_section
+
+    heads = [("MEMORY.md", "Projects"), ("MEMORY.md", "Who I work with"), ("MEMORY.md", "Rules for the agent")]
+    assert target_section("health", heads) == ("MEMORY.md", "Who I work with")
+    assert target_section("rule", heads) == ("MEMORY.md", "Rules for the agent")
+    assert target_section("birthday", heads[:1]) == ("MEMORY.md", "People")  # no heading fits: a new section
