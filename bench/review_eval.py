@@ -171,13 +171,13 @@ def build(half: str, root: Path) -> dict[str, Any]:
             blocks.append(("Notes", [(tag, text) for tag, text in notes[d]]))
         for title, items in blocks:
             body += [f"## {title}"]
-            for tag, text in items:
-                body.append(text if text.startswith("- ") else f"- {text}")
+            for label, item in items:
+                body.append(item if item.startswith("- ") else f"- {item}")
                 rel = f"memory/{day.isoformat()}.md"
-                if tag == "chit":
+                if label == "chit":
                     chitchat.append((rel, len(body)))
-                elif tag is not None:
-                    positions.setdefault(tag, []).append((rel, len(body)))
+                elif label is not None:
+                    positions.setdefault(label, []).append((rel, len(body)))
             body.append("")
         (root / "memory" / f"{day.isoformat()}.md").write_text("\n".join(body) + "\n", encoding="utf-8")
     labels: dict[str, Any] = {"duplicate": [], "conflict": [], "promote": [], "chitchat": chitchat}

@@ -31,6 +31,7 @@ def test_review_json_has_the_documented_shape_and_changes_nothing(tmp_path: Path
     assert set(payload) >= {"findings", "stats"}
     assert payload["stats"]["hidden"] == 0
     assert shown["stats"]["hidden"] == len(payload["findings"]) - len(shown["findings"]) > 0
+    assert shown["stats"]["dismissed"] == 0  # hidden for a low measured precision is not dismissed
     for f in payload["findings"]:
         assert {"kind", "items", "reason", "score", "suggestion", "id", "evidence", "confident"} <= set(f)
         assert f["confident"] == (f["score"] >= 0.8) and f["evidence"].startswith(f["kind"])

@@ -93,14 +93,14 @@ PROMOTE_RULES: tuple[tuple[str, str, re.Pattern[str], float], ...] = (
 )
 """(rule name, what the reason says, pattern, base score)."""
 
-_SECTION_HINTS = {
-    "health": ("health", "diet", "about", "who", "identity", "personal", "preferences"),
-    "birthday": ("people", "family", "personal", "dates", "about", "who"),
-    "identity": ("about", "who", "identity", "profile", "personal"),
-    "person": ("people", "family", "team", "contacts", "who"),
-    "preference": ("preferences", "likes", "prefer", "personal"),
-    "rule": ("rules", "instructions", "agent", "guidelines", "preferences"),
-    "commitment": ("routine", "schedule", "commitments", "rules", "people"),
+_SECTION_HINTS = {  # heading words that name a rule's topic, best fit first (no catch-all section words)
+    "health": ("health", "diet", "medical", "about", "who"),
+    "birthday": ("birthdays", "dates", "family", "people"),
+    "identity": ("about", "who", "identity", "profile"),
+    "person": ("people", "family", "team", "contacts"),
+    "preference": ("preferences", "likes"),
+    "rule": ("rules", "instructions", "guidelines"),
+    "commitment": ("routine", "schedule", "commitments"),
 }
 _DEFAULT_SECTION = {"health": "About", "birthday": "People", "identity": "About", "person": "People",
                     "preference": "Preferences", "rule": "Rules for the agent", "commitment": "Routine"}
@@ -541,11 +541,17 @@ def text_info(clean: str) -> TextInfo:
 
 def target_section(rule: str, headings: Sequence[tuple[str, str]]) -> tuple[str, str]:
     """(file, section) for a rule when no section reads like the statement: a curated heading named as the
-    rule's topic ("Preferences"), else MEMORY.md and that topic as a new section."""
+    rule's topic ("Preferences"), else the first whose heading names the topic in other words (a health fact in
+    "Who I work with", a rule in "Rules for the agent"), else MEMORY.md and that topic as a new section."""
     topic = _DEFAULT_SECTION.get(rule, "Notes")
     for path, heading in headings:
         if heading.casefold().strip() == topic.casefold():
             return path, heading
+    hints = _SECTION_HINTS.get(rule, ())
+    for hint in hints:  # the hints in order of fit: "health" before "about" before "preferences"
+        for path, heading in headings:
+            if hint in re.findall(r"[^\W\d_]+", heading.casefold()):
+                return path, heading
     return "MEMORY.md", topic
 
 

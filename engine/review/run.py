@@ -138,6 +138,7 @@ def run_review(config: Config, kind: str | None = None, since: date | None = Non
         findings = [f for f in findings if f.kind == kind]
     dismissed_ids = DismissStore(config.home, config.workspace).ids()
     shown = [f for f in findings if f.id not in dismissed_ids]
+    dismissed = len(findings) - len(shown)
     shown.sort(key=lambda f: (KINDS.index(f.kind), -f.score, f.items[0].path, f.items[0].start_line))
     hidden = [] if show_all else [f for f in shown if not f.confident]
     if hidden:
@@ -145,7 +146,7 @@ def run_review(config: Config, kind: str | None = None, since: date | None = Non
     return ReviewReport(
         findings=tuple(shown), hidden=tuple(hidden), files=len(by_file), statements=len(statements),
         compared=len(statements) if changed is None else len(changed), incremental=changed is not None,
-        dismissed=len(findings) - len(shown), seconds=time.monotonic() - started, warnings=tuple(problems))
+        dismissed=dismissed, seconds=time.monotonic() - started, warnings=tuple(problems))
 
 
 def _day(day: str | None, fallback: date | None) -> date:

@@ -232,7 +232,7 @@ def parse_statements(rel: str, text: str) -> list[Statement]:
     roles = blocks.roles
     titles = {b.start: b.text for b in blocks.blocks if b.kind == markdown.HEADING}
     injected = _injected_lines(lines)
-    under_label: list[int | None] = [None]  # the indent of the items under the last label line (None: none)
+    under_label: list[int | None] = [None]  # the least indent of the items under the last label line (None: none)
     label_section = [""]
 
     def flush(end: int) -> None:
@@ -264,7 +264,9 @@ def parse_statements(rel: str, text: str) -> list[Statement]:
         if origin == LABEL:
             # "Options:", "Which do you prefer?": the items below are alternatives, not facts ("Decisions:" and
             # "He prefers:" are labels too, but what follows them is what was decided or preferred).
-            under_label[0] = indent if (_OPTIONS_LABEL.search(clean) or _QUESTION.search(clean)) else None
+            # Its items sit below it: nested under a bulleted label, or a list right under a plain label line.
+            least = indent + 1 if bulleted else indent
+            under_label[0] = least if (_OPTIONS_LABEL.search(clean) or _QUESTION.search(clean)) else None
             label_section[0] = section
         elif under_label[0] is not None and bulleted and indent >= under_label[0] and section == label_section[0]:
             if origin == OWN:
