@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from engine.embed.batching import Foreground, QueryCache, bulk_threads
+from engine.embed.batching import QueryCache
 from engine.local_models import LocalModelSpec, resolve_local_model
 
 # Which code runs all-MiniLM-L6-v2: "numpy" (default: engine/providers/minilm_numpy.py, no torch) or "torch"
@@ -221,8 +221,7 @@ class E5Embedder(_LocalModel):
     def __init__(self, batch_size: int = 32) -> None:
         super().__init__(batch_size)
         self._omp: Any = None  # the engine's OpenMP runtime (ctypes), to set threads per call
-        self.workers = max(1, os.cpu_count() or 1)  # at most; each batch takes the cores idle now
-        self.foreground = Foreground()
+        self.workers = max(1, min(2, os.cpu_count() or 1))
 
     def load(self) -> None:
         """Load the C engine and the bundled 4-bit model (imports numpy)."""
@@ -248,25 +247,18 @@ class E5Embedder(_LocalModel):
 
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         self.load()
-        return self._in_batches(self._passage, texts)
-
-    def _passage(self, texts: list[str]) -> Any:
-        # Every idle core, re-read per batch: OpenMP threads on a core another job holds wait for it at every
-        # barrier (at load 2.5-2.9 on 2 cores: 1 thread 217 tokens/s, 2 threads 169), and a search just made
-        # keeps a core for the person typing.
-        self._threads(bulk_threads(cap=self.workers, foreground=self.foreground.busy()))
-        return self._model.passage(texts)
+        # A fixed thread count: fewer threads when the machine is busy (batching.bulk_threads) measured 217 vs
+        # 169 tokens/s at load 2.5-2.9, but a first index of the demo at load 6-8 took 248 s vs 143 s (CFS shares
+        # CPU per thread), so it is not used until measured at more loads.
+        self._threads(self.workers)
+        return self._in_batches(self._model.passage, texts)
 
     def _query(self, text: str) -> list[float]:
         self.load()
         # One short query splits badly over two busy cores: 1 thread p50 22 / p95 34 ms vs 2 threads 28 / 53 ms
         # at load 3 (2026-12-01).
         self._threads(1)
-        self.foreground.begin()
-        try:
-            return list(self._model.query(text).tolist())
-        finally:
-            self.foreground.end()
+        return list(self._model.query(text).tolist())
 
 
 def _openmp_of(engine_class: type) -> Any:
