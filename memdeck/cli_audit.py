@@ -23,7 +23,7 @@ def format_audit(report: Any) -> list[str]:
         lines.append(f"{s.session_id[:8]}{title} ({(s.last_activity or '')[:16]})")
         lines.append(f"  {s.verdict}")
         for c in s.compactions:
-            tokens = f" {c.tokens_before:,} tokens before;" if c.tokens_before else ""
+            tokens = f" {plural(c.tokens_before, 'token', grouped=True)} before;" if c.tokens_before else ""
             lines.append(f"    compaction {s.rel}#L{c.line} ({(c.at or '')[:16]}):{tokens}"
                          f" {'flushed' if c.flushed else 'no flush'}")
         for st in s.statements:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
+from engine.display import plural
 from engine.errors import MemdeckError
 from engine.memory.draft import Draft
 from engine.sessions.model import SessionInfo, Transcript
@@ -65,7 +66,7 @@ class SessionAudit:
     def verdict(self) -> str:
         """One line: "compacted at 176K tokens with no flush before it — 7 statements not in memory"."""
         n = len(self.statements)
-        lost = f"{n} statement{'s' if n != 1 else ''} not in memory"
+        lost = f"{plural(n, 'statement')} not in memory"
         unflushed = [c for c in self.compactions if not c.flushed]
         if unflushed:
             c = unflushed[-1]
