@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from engine.config import load_config
 from engine.review.detect import holds
 from engine.review.precision import CONFIDENT, UNMEASURED, precision, write_table
@@ -105,3 +107,45 @@ def test_a_promotion_goes_to_the_section_of_its_topic() -> None:
     assert target_section("health", heads) == ("MEMORY.md", "Who I work with")
     assert target_section("rule", heads) == ("MEMORY.md", "Rules for the agent")
     assert target_section("birthday", heads[:1]) == ("MEMORY.md", "People")  # no heading fits: a new section
+
+
+CROSS_MEMORY = """# MEMORY.md
+
+## О Мари
+- Мара је вегетаријанка од септембра; не једе месо ни рибу.
+- Ради као бекенд инжењер у Београду.
+- Ћерка Лена свира виолину.
+
+## Work
+- Heron's ingest service runs on Python 3.11 in Kubernetes.
+- Never force-push to main or any shared branch.
+- Ask before running database migrations on staging.
+"""
+CROSS_NOTE = """# 2026-11-20
+
+- 和东海团队讨论了回放接口的延迟问题。
+- 玛拉从九月起吃素，不吃肉也不吃鱼。
+- 下周二发布 2.4 版本。
+- The staging database has 16 GB of RAM.
+- Lunch with Stefan at Manufaktura.
+"""
+
+
+@pytest.mark.model
+def test_one_fact_in_serbian_and_in_chinese_is_a_duplicate_only_all_shows(tmp_path: Path) -> None:
+    from engine.api import MemoryEngine
+
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "MEMORY.md").write_text(CROSS_MEMORY, encoding="utf-8")
+    (ws / "memory" / "2026-11-20.md").write_text(CROSS_NOTE, encoding="utf-8")
+    cfg = load_config(workspace=ws, home=tmp_path / "home", config_path=tmp_path / "none.toml",
+                      overrides={"embedding": {"provider": "local"}})
+    with MemoryEngine(cfg) as eng:
+        eng.sync()
+        every = eng.review(full=True, show_all=True)
+        shown = eng.review(full=True)
+    cross = [f for f in every.findings if f.evidence == "duplicate:cross-language"]
+    assert [{i.citation for i in f.items} for f in cross] == [{"MEMORY.md#L4", "memory/2026-11-20.md#L4"}]
+    assert cross[0].deletable == () and "merge" in cross[0].suggestion  # no shared word: never "delete"
+    assert cross[0].id not in {f.id for f in shown.findings}  # unmeasured (.50): only --all shows it

@@ -21,7 +21,14 @@ from engine.review.cache import (
     settings_fingerprint,
     texts_path,
 )
-from engine.review.detect import Comparer, PairResult, build_findings, candidate_pairs, promote_score
+from engine.review.detect import (
+    CROSS_LANGUAGE_SIMILARITY,
+    Comparer,
+    PairResult,
+    build_findings,
+    candidate_pairs,
+    promote_score,
+)
 from engine.review.model import KINDS, DismissStore, Finding, ReviewReport
 from engine.review.statements import CURATED, Statement, read_statements, review_files
 
@@ -128,6 +135,18 @@ def run_review(config: Config, kind: str | None = None, since: date | None = Non
     if cache is None or fresh or changed or len(kept) != len(cache.pairs) or keys != cache.keys \
             or held != was_held:
         ReviewCache(settings, keys, pairs, curated_sig, held).save(path)
+    if vectors is not None:
+        from engine.review.vectors import LineVectors
+
+        if isinstance(vectors, LineVectors):
+            # Across scripts (Serbian in MEMORY.md, Chinese in a note) no word is shared, so no candidate pair
+            # holds them: the curated lines' vectors against every note's, each review (a matrix product).
+            curated = [s for s in statements if s.kind == CURATED]
+            notes = [s for s in statements if s.kind != CURATED]
+            for c, s, sim in vectors.across_scripts(curated, notes, CROSS_LANGUAGE_SIMILARITY):
+                found_pair = comparer.compare_across(c, s, sim)
+                if found_pair is not None:
+                    pairs = [*pairs, found_pair]
     headings = sorted({(s.path, s.section) for s in statements if s.kind == CURATED and s.section})
     findings = build_findings(statements, comparer, pairs, promotes, headings)
     if since is not None:

@@ -94,17 +94,68 @@ def line_vector_lookup(store: Store, statements: Sequence[Statement]
         return None
     keyed = {s.key: by_line[(s.path, s.start_line)] for s in statements if (s.path, s.start_line) in by_line}
     base = baseline([keyed[k] for k in sorted(keyed)])
-    span = 1.0 - base
+    model = json.dumps(identity, sort_keys=True, default=str) if identity else "unknown"
+    return LineVectors(keyed, base), "lines:" + hashlib.sha256(model.encode()).hexdigest()[:12]
 
-    def cosine(a: Statement, b: Statement) -> float | None:
-        va, vb = keyed.get(a.key), keyed.get(b.key)
+
+class LineVectors:
+    """The statements' line vectors: called with two statements, their cosine rescaled so that what two
+    unrelated statements of this workspace score is 0 and the same line is 1 (None when one has no vector)."""
+
+    def __init__(self, keyed: dict[str, Any], base: float) -> None:
+        self.keyed = keyed
+        self.base = base
+        self.span = 1.0 - base
+
+    def __call__(self, a: Statement, b: Statement) -> float | None:
+        va, vb = self.keyed.get(a.key), self.keyed.get(b.key)
         if va is None or vb is None:
             return None
-        # Rescaled so that what two unrelated statements of this workspace score is 0 and the same line is 1.
-        return max(0.0, (float(np.dot(va, vb)) - base) / span)
+        return max(0.0, (float(va @ vb) - self.base) / self.span)
 
-    model = json.dumps(identity, sort_keys=True, default=str) if identity else "unknown"
-    return cosine, "lines:" + hashlib.sha256(model.encode()).hexdigest()[:12]
+    def across_scripts(self, curated: Sequence[Statement], others: Sequence[Statement], least: float
+                       ) -> list[tuple[Statement, Statement, float]]:
+        """``(curated, other, similarity)`` for each pair written in different scripts (Latin, Cyrillic, Han…),
+        each the other's nearest line in another script, whose rescaled cosine is ``least`` or more: one fact in Serbian in MEMORY.md and in Chinese in a daily
+        note shares no word, so the lexical candidates never pair them."""
+        import numpy as np  # deferred: the engine never imports numpy at module import time
+
+        if len(self.keyed) < 8:
+            return []  # too few vectors to know what "unrelated" scores here (no baseline)
+        left = [c for c in curated if c.key in self.keyed and script_of(c.clean)]
+        right = [o for o in others if o.key in self.keyed and script_of(o.clean)]
+        if not left or not right:
+            return []
+        a = np.stack([self.keyed[c.key] for c in left])
+        b = np.stack([self.keyed[o.key] for o in right])
+        sims = (a @ b.T - self.base) / self.span
+        same = np.array([[script_of(c.clean) == script_of(o.clean) for o in right] for c in left])
+        sims[same] = -1.0  # the same script: the lexical rules compare those
+        out: list[tuple[Statement, Statement, float]] = []
+        best_right, best_left = sims.argmax(axis=1), sims.argmax(axis=0)
+        for i, j in zip(*np.nonzero(sims >= least), strict=True):
+            if best_right[i] == j and best_left[j] == i:  # each the other's nearest line in another script
+                out.append((left[int(i)], right[int(j)], min(1.0, float(sims[i, j]))))
+        return out
+
+
+_SCRIPTS = (("han", ((0x3400, 0x9FFF), (0xF900, 0xFAFF))), ("kana", ((0x3040, 0x30FF),)),
+            ("hangul", ((0xAC00, 0xD7AF),)), ("cyrillic", ((0x0400, 0x04FF),)), ("greek", ((0x0370, 0x03FF),)),
+            ("arabic", ((0x0600, 0x06FF),)))
+
+
+def script_of(text: str) -> str:
+    """The script most of a text's letters are in ("latin", "cyrillic", "han", …; "" for no letters). A Han
+    character counts as two letters: a Chinese sentence with a Latin name in it is still Chinese."""
+    counts: dict[str, int] = {}
+    for ch in text:
+        if not ch.isalpha():
+            continue
+        code = ord(ch)
+        name = next((n for n, spans in _SCRIPTS if any(lo <= code <= hi for lo, hi in spans)),
+                    "latin" if code < 0x0250 or 0x1E00 <= code <= 0x1EFF else "other")
+        counts[name] = counts.get(name, 0) + (2 if name in ("han", "kana", "hangul") else 1)
+    return max(counts, key=lambda n: (counts[n], n)) if counts else ""
 
 
 BASELINE_QUANTILE = 0.5
