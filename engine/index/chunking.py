@@ -480,10 +480,15 @@ def plan_lines(chunk_text: str, min_chars: int = LINE_MIN_CHARS) -> list[tuple[i
     """The lines of a chunk that get a vector of their own: (0-based offset in the chunk, stripped text).
 
     A question usually matches one line — one turn of a conversation, one bullet — and a chunk's vector blurs
-    it with its neighbours. Blank and very short lines are left out, and a chunk of one line needs none.
+    it with its neighbours. Blank and very short lines are left out, and a chunk of one line needs none (its
+    window is that line).
     """
     lines = chunk_text.split("\n")
     picked = [(i, line.strip()) for i, line in enumerate(lines) if weighted_len(line.strip()) >= min_chars]
+    if len(picked) == 1 and any(line.strip() for i, line in enumerate(lines) if i != picked[0][0]):
+        # One line worth a vector beside headings or short lines (a curated entry under its section's heading):
+        # the window's vector blends them in, so the line keeps its own.
+        return picked
     return picked if len(picked) > 1 else []
 
 
