@@ -297,6 +297,8 @@ class ToolArguments(BaseModel):
             return f"{name} must be a number, not {value!r}"
         if kind == "finite":
             return f"{name} must be a finite number, not {value!r}"
+        if kind.startswith("bool_"):
+            return f"{name} must be true or false, not {value!r}"
         if kind == "literal_error":
             return f"{name} must be {error.get('ctx', {}).get('expected')}, not {value!r}"
         return f"{name}: {error['msg']}"

@@ -334,7 +334,8 @@ def test_advertised_types_stay_openclaw_compatible() -> None:
     [("search", {"query": "x", "limit": 3}, "unknown argument 'limit' (the arguments are query, maxResults, minScore, corpus)"),
      ("search", {"query": "x", "max_results": 3}, "unknown argument 'max_results'"),
      ("get", {"path": "MEMORY.md", "from_line": 2}, "unknown argument 'from_line' (the arguments are path, from, lines, corpus)"),
-     ("append", {"text": "- x", "tags": ["a"]}, "unknown argument 'tags' (the arguments are text, file)")],
+     ("append", {"text": "- x", "tags": ["a"]}, "unknown argument 'tags' (the arguments are text, file)"),
+     ("review", {"show_all": True}, "unknown argument 'show_all' (the arguments are kind, since, all)")],
 )
 def test_unknown_arguments_are_refused(demo_workspace: Path, tool: str, arguments: dict[str, Any],
                                        message: str) -> None:
@@ -352,7 +353,8 @@ def test_unknown_arguments_are_refused(demo_workspace: Path, tool: str, argument
      ("search", {"query": "x", "maxResults": 2.5}, "maxResults must be an integer, not 2.5"),
      ("get", {"path": "MEMORY.md", "lines": []}, "lines must be an integer, not []"),
      ("append", {"text": 5}, "text must be a string, not int"),
-     ("append", {"text": "- x", "file": 7}, "file must be a string, not int")],
+     ("append", {"text": "- x", "file": 7}, "file must be a string, not int"),
+     ("review", {"all": "yes"}, "all must be true or false, not 'yes'")],
 )
 def test_wrong_types_get_a_clear_message(demo_workspace: Path, tool: str, arguments: dict[str, Any],
                                          message: str) -> None:

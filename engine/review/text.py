@@ -64,12 +64,16 @@ _REFS = re.compile(
     r"|(?P<listno>^\(?\d{1,3}[.)]\s|(?<=\s)\(\d{1,2}\)\s|\b(?:step|item|option|no\.)\s?\d{1,3}\b)",
     re.IGNORECASE,
 )
+_MAYBE_REF = re.compile(r"[\d/`]|\.[^\W\d_]")
+"""What every ref needs somewhere (a digit, a slash, a backtick or a dot before a letter): a quick test first."""
 _UNITS = re.compile(r"^\d+(?:k|m|g|t)?(?:b|kb|mb|gb|tb|ms|s|h|min|km|kg|px|%|x|rpm|fps|gbps|mbps)$", re.IGNORECASE)
 
 
 def blank_refs(clean: str) -> tuple[str, frozenset[str]]:
     """The text with its URLs, paths, file names, hashes, ids and list numbering blanked out, and those refs
     (case-folded), so that no digit inside them is read as a number, a time or a date."""
+    if not _MAYBE_REF.search(clean):
+        return clean, frozenset()  # no digit, slash, backtick or ".ext": nothing to blank (most statements)
     refs: set[str] = set()
 
     def repl(m: re.Match[str]) -> str:

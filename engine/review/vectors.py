@@ -122,20 +122,22 @@ class LineVectors:
 
         if len(self.keyed) < 8:
             return []  # too few vectors to know what "unrelated" scores here (no baseline)
-        left = [c for c in curated if c.key in self.keyed and script_of(c.clean)]
-        right = [o for o in others if o.key in self.keyed and script_of(o.clean)]
-        if not left or not right:
+        left = [(c, sc) for c in curated if c.key in self.keyed and (sc := script_of(c.clean))]
+        right = [(o, so) for o in others if o.key in self.keyed and (so := script_of(o.clean))]
+        if not left or not right or len({sc for _, sc in left} | {so for _, so in right}) < 2:
             return []
-        a = np.stack([self.keyed[c.key] for c in left])
-        b = np.stack([self.keyed[o.key] for o in right])
+        a = np.stack([self.keyed[c.key] for c, _ in left])
+        b = np.stack([self.keyed[o.key] for o, _ in right])
         sims = (a @ b.T - self.base) / self.span
-        same = np.array([[script_of(c.clean) == script_of(o.clean) for o in right] for c in left])
-        sims[same] = -1.0  # the same script: the lexical rules compare those
+        names = sorted({sc for _, sc in left} | {so for _, so in right})
+        code_l = np.array([names.index(sc) for _, sc in left])
+        code_r = np.array([names.index(so) for _, so in right])
+        sims[code_l[:, None] == code_r[None, :]] = -1.0  # the same script: the lexical rules compare those
         out: list[tuple[Statement, Statement, float]] = []
         best_right, best_left = sims.argmax(axis=1), sims.argmax(axis=0)
         for i, j in zip(*np.nonzero(sims >= least), strict=True):
             if best_right[i] == j and best_left[j] == i:  # each the other's nearest line in another script
-                out.append((left[int(i)], right[int(j)], min(1.0, float(sims[i, j]))))
+                out.append((left[int(i)][0], right[int(j)][0], min(1.0, float(sims[i, j]))))
         return out
 
 
