@@ -36,19 +36,20 @@ def _cli(args: list[str], home: str) -> subprocess.CompletedProcess[str]:
                           cwd=str(REPO), check=False)
 
 
-def review_flags(home: str) -> list[str]:
-    """``--json --full``, and ``--all`` when ``memdeck review --help`` lists it (findings it would hide)."""
+def review_flags(home: str, shown: bool = False) -> list[str]:
+    """``--json --full``, and ``--all`` when ``memdeck review --help`` lists it (findings it would hide) unless
+    ``shown`` (score only what the default view shows)."""
     help_text = _cli(["review", "--help"], home).stdout
     flags = ["--json", "--full"]
-    if re.search(r"(?m)^\s*--all\b", help_text):
+    if not shown and re.search(r"(?m)^\s*--all\b", help_text):
         flags.append("--all")
     return flags
 
 
-def run_review(workspace: Path) -> dict[str, Any]:
+def run_review(workspace: Path, shown: bool = False) -> dict[str, Any]:
     """The review's JSON on ``workspace`` (a fresh data dir each time, so no cache or dismissal carries over)."""
     with tempfile.TemporaryDirectory(prefix="memdeck-eval-") as home:
-        proc = _cli(["-w", str(workspace), "review", *review_flags(home)], home)
+        proc = _cli(["-w", str(workspace), "review", *review_flags(home, shown)], home)
         if proc.returncode != 0:
             raise RuntimeError(f"memdeck review failed on {workspace} ({proc.returncode}): {proc.stderr.strip()}")
         report: dict[str, Any] = json.loads(proc.stdout)
@@ -182,12 +183,12 @@ def score(workspace: Path, labels: dict[str, Any], report: dict[str, Any]) -> di
     }
 
 
-def evaluate(dirs: list[Path]) -> dict[str, Any]:
-    """Run and score every set; ``total`` sums the counts over the sets."""
+def evaluate(dirs: list[Path], shown: bool = False) -> dict[str, Any]:
+    """Run and score every set (``shown``: the default view only); ``total`` sums the counts over the sets."""
     sets = []
     for d in dirs:
         labels = json.loads((d / "labels.json").read_text(encoding="utf-8"))
-        sets.append(score(d, labels, run_review(d)))
+        sets.append(score(d, labels, run_review(d, shown)))
     total: dict[str, Any] = {}
     for kind in KINDS:
         planted = sum(s["kinds"][kind]["planted"] for s in sets)
@@ -234,11 +235,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("dirs", nargs="+", type=Path, help="planted workspaces, each with a labels.json")
     ap.add_argument("--json", action="store_true", help="print the result as JSON")
+    ap.add_argument("--shown", action="store_true", help="score the default view only (no --all)")
     args = ap.parse_args(argv)
     missing = [str(d) for d in args.dirs if not (d / "labels.json").is_file()]
     if missing:
         ap.error(f"no labels.json in: {', '.join(missing)}")
-    result = evaluate([d.resolve() for d in args.dirs])
+    result = evaluate([d.resolve() for d in args.dirs], args.shown)
     print(json.dumps(result, indent=1, ensure_ascii=False) if args.json else render(result))
     return 0
 
