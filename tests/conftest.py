@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
+import json
 import os
 import shutil
 import time
@@ -33,29 +35,74 @@ def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The tests that embed the demo with the real model first: each takes a minute of one core, and started
-    last they would keep the whole run waiting (the order within each group is kept)."""
-    items.sort(key=lambda item: item.get_closest_marker("model") is None)
+    """The README's run with the model first (it embeds the demo: a minute of one core), the tests that reuse its
+    vectors (:func:`demo_model_root`) last, so no worker waits for it while others have work (order kept within)."""
+
+    def rank(item: pytest.Item) -> int:
+        names = getattr(item, "fixturenames", ())
+        if "readme_model_run" in names:
+            return 0
+        if "demo_model_root" in names:
+            return 3
+        return 1 if item.get_closest_marker("model") is not None else 2
+
+    items.sort(key=rank)
+
+
+def _shared_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This run's folder, shared by its xdist workers (not older runs')."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    with open(path, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 @pytest.fixture(scope="session")
-def demo_model_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The demo workspace (``ws``) and its index (``home``) embedded once with the shipped default model, shared by
-    every xdist worker of this run; for tests that only search it (a minute of embedding each otherwise)."""
-    base = tmp_path_factory.getbasetemp()
-    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # the run's folder, not older runs'
+def readme_model_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Every README example run once, the model's included, in a fresh home (``home``: the demo, indexed and
+    embedded by its first example); ``runs.json`` holds each command's README line and output. Once per run."""
+    shared = _shared_dir(tmp_path_factory)
+    root = shared / "readme-model"
+    with _locked(shared / "readme-model.lock"):
+        if not (root / "runs.json").exists():
+            from scripts.readme_examples import README, parse, runs
+
+            examples = parse(README.read_text(encoding="utf-8"))
+            out = [{"line": c.line, "text": c.text, "actual": actual} for c, actual in runs(examples, root / "home", True)]
+            (root / "runs.json.tmp").write_text(json.dumps(out), encoding="utf-8")
+            (root / "runs.json.tmp").replace(root / "runs.json")
+    return root
+
+
+@pytest.fixture(scope="session")
+def demo_model_root(tmp_path_factory: pytest.TempPathFactory, readme_model_run: Path) -> Path:
+    """The demo workspace (``ws``) and its index (``home``) on the shipped default model, for tests that only
+    search it; its vectors come from the README run's index (copied, then synced: nothing is embedded again)."""
+    shared = _shared_dir(tmp_path_factory)
     root = shared / "demo-model"
-    with open(shared / "demo-model.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with _locked(shared / "demo-model.lock"):
         if not (root / "ready").exists():
+            import sqlite3
+
             from engine.api import MemoryEngine
             from engine.config import load_config
 
             shutil.rmtree(root, ignore_errors=True)
             shutil.copytree(DEMO_SOURCE, root / "ws")
-            with MemoryEngine(load_config(workspace=root / "ws", home=root / "home")) as eng:
-                eng.sync(embed=True)
+            config = load_config(workspace=root / "ws", home=root / "home")
+            (source,) = (readme_model_run / "home" / "index").glob("*.sqlite")
+            config.index_path.parent.mkdir(parents=True, exist_ok=True)
+            with sqlite3.connect(source) as src, sqlite3.connect(config.index_path) as dst:
+                src.backup(dst)  # the WAL's pages too
+            with MemoryEngine(config) as eng:
+                report = eng.sync(embed=True)
                 assert not eng.store.has_pending(), "the shared demo index is fully embedded"
+                assert report.embedded == 0, "the README run's vectors are reused"
             (root / "ready").write_text("", encoding="utf-8")
     return root
 

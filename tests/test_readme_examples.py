@@ -8,6 +8,7 @@ included, runs in its own fresh home once (``model``: it indexes the demo with t
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -51,8 +52,15 @@ def test_examples_without_the_model(tmp_path: Path) -> None:
 
 
 @pytest.mark.model
-def test_every_example_with_the_model(tmp_path: Path) -> None:
-    _check(tmp_path / "home", with_model=True)
+def test_every_example_with_the_model(readme_model_run: Path) -> None:
+    # Run once per test run in a fresh home (tests/conftest.py), whose embedded demo other tests then reuse.
+    ran = json.loads((readme_model_run / "runs.json").read_text(encoding="utf-8"))
+    commands = {(c.line, c.text): c for e in EXAMPLES for c in e.commands}
+    assert [(r["line"], r["text"]) for r in ran] == list(commands), "every example ran, in README order"
+    failures = [f"README.md:{r['line'] + 1}: $ {r['text']}\n" + "\n".join(problems) for r in ran
+                if (problems := differences(commands[(r["line"], r["text"])].expected, r["actual"]))]
+    assert not failures, ("README examples differ from real output "
+                          "(python scripts/update_readme_examples.py rewrites them):\n" + "\n\n".join(failures))
 
 
 # -- the comparison rule itself -------------------------------------------------------------------------------
