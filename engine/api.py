@@ -11,7 +11,7 @@ import os
 import stat
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import date, datetime
 from pathlib import Path
@@ -1179,6 +1179,20 @@ class MemoryEngine(MemoryFiles):
             # An id, an id prefix or a citation names exactly one session (else SessionReadError, as flush says).
             session = self.find_session(session).stem
         return run_audit(self.list_sessions(), read, draft, self.knows, since=since, session=session)
+
+    def recover_statements(self, statements: Sequence[Any], target: str = "daily", section: str | None = None,
+                           reindex: bool = True) -> ReviewAction:
+        """Append audit statements (:class:`engine.review.audit.Lost`) to memory in one atomic action, undone by
+        :meth:`review_undo`: ``daily`` to the daily note of the day each was said (one block per day), or one
+        statement to ``MEMORY.md`` under ``## section`` (see :func:`engine.review.actions.recover`).
+
+        Raises:
+            ReviewActionError: nothing to write, an unknown target, several statements for MEMORY.md.
+            ReviewWriteConflict: a file changed while it was written (nothing written).
+        """
+        from engine.review.actions import recover
+
+        return recover(self._review_context(reindex), statements, target, section)
 
     def bootstrap_budget(self) -> BootstrapBudget:
         """What a main session of this agent receives of the workspace's bootstrap files (``MEMORY.md``,

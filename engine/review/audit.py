@@ -43,6 +43,12 @@ class Lost:
     citation: str
     day: date | None
     said: str = ""  # the whole message it was said in (its turn's context)
+    session_id: str = ""  # the session it was said in
+
+    @property
+    def back_reference(self) -> str:
+        """What a recovered line ends with: ``(from session <id8> line <n>)``."""
+        return f"(from session {self.session_id[:8]} line {self.line})"
 
     def to_json(self) -> dict[str, Any]:
         return {"text": self.text, "kind": self.kind, "line": self.line, "citation": self.citation,
@@ -140,7 +146,8 @@ def audit_session(info: SessionInfo, transcript: Transcript, draft: Draft,
             continue
         said_at = getattr(item, "said_at", None) or entry.time
         day = said_at.date() if said_at is not None else None
-        lost.append(Lost(item.text, item.kind, item.line or 0, f"{rel}#L{item.line}", day, entry.message.text))
+        lost.append(Lost(item.text, item.kind, item.line or 0, f"{rel}#L{item.line}", day, entry.message.text,
+                         info.session_id))
     activity = info.last_activity
     return SessionAudit(info.session_id, rel, info.title, activity.isoformat() if activity else None,
                         compactions_of(transcript, info), info.flushed, tuple(lost), held)
