@@ -137,7 +137,8 @@ def _engine(tmp_path: Path, memory: str = "# Memory\n") -> MemoryEngine:
 
 def _statement(eng: MemoryEngine, session: str, words: str) -> Lost:
     report = eng.audit(session=session)
-    return next(st for s in report.sessions for st in s.statements if words in st.text)
+    found: Lost = next(st for s in report.sessions for st in s.statements if words in st.text)
+    return found
 
 
 def _texts(eng: MemoryEngine) -> list[str]:
