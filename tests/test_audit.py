@@ -209,8 +209,11 @@ def test_one_statement_is_promoted_to_a_memory_section(tmp_path: Path) -> None:
         assert squash.text not in _texts(eng)
         with pytest.raises(ReviewActionError, match="already says that"):
             eng.recover_statements([squash], target="MEMORY.md")
-        with pytest.raises(ReviewActionError, match=r"recovered to daily or MEMORY\.md"):
-            eng.recover_statements([squash], target="USER.md")
+        with pytest.raises(ReviewActionError, match=r"recovered to daily or MEMORY\.md or USER\.md"):
+            eng.recover_statements([squash], target="notes.md")
+        context = squash.context(1)
+        assert [line for line, it in context if it] and all(squash.text[:40] in line for line, it in context if it)
+        assert len(context) <= 3
     finally:
         eng.close()
 

@@ -562,8 +562,8 @@ def dismiss(ctx: Context, finding: Finding) -> ReviewAction:
     return ReviewAction("dismiss", summary, (), None, finding.id, warnings)
 
 
-RECOVER_TARGETS = ("daily", "MEMORY.md")
-"""Where the audit's statements are recovered to: the daily note of the day each was said, or MEMORY.md."""
+RECOVER_TARGETS = ("daily", *PROMOTE_TARGETS)
+"""Where the audit's statements are recovered to: the daily note of the day each was said, or MEMORY.md/USER.md."""
 
 _BACK_REFERENCE = re.compile(r"\s*\((?:from )?session [0-9a-f]{4,}[ ,]+line \d+\)\s*$")
 
@@ -577,8 +577,8 @@ def recover(ctx: Context, statements: Sequence[Lost], target: str = "daily", sec
             today: date | None = None) -> ReviewAction:
     """Append the audit's statements to memory in one atomic, undoable action: ``daily`` puts each in the daily
     note of the day it was said (one ``## Recovered from sessions (audit YYYY-MM-DD)`` block per note, the note
-    made when missing; a statement with no day goes to today's), ``MEMORY.md`` one statement under
-    ``## section`` (made when missing). Each line is ``- <statement> (from session <id8> line <n>)``; a
+    made when missing; a statement with no day goes to today's), ``MEMORY.md`` (or ``USER.md``) one statement
+    under ``## section`` (made when missing). Each line is ``- <statement> (from session <id8> line <n>)``; a
     statement its note already says is skipped.
 
     Raises:
@@ -594,9 +594,9 @@ def recover(ctx: Context, statements: Sequence[Lost], target: str = "daily", sec
         raise ReviewActionError("no statement to recover")
     day = today or review_today(ctx.files)
     opened = _Files(ctx.files)
-    if target == "MEMORY.md":
+    if target in PROMOTE_TARGETS:
         if len(picked) != 1:
-            raise ReviewActionError(f"one statement at a time goes to MEMORY.md, not {len(picked)}")
+            raise ReviewActionError(f"one statement at a time goes to {target}, not {len(picked)}")
         [st] = picked
         dest = opened.get(target)
         if any(_said(existing) == _norm(st.text) for existing in dest.lines):

@@ -45,6 +45,19 @@ class Lost:
     said: str = ""  # the whole message it was said in (its turn's context)
     session_id: str = ""  # the session it was said in
 
+    def context(self, around: int = 1) -> tuple[tuple[str, bool], ...]:
+        """The statement in its turn: the message's lines around the one that says it, ``(line, is_it)``
+        (the whole message, cut to ``2 * around + 1`` lines, when no line says it word for word)."""
+        lines = [" ".join(line.split()) for line in self.said.split("\n")]
+        lines = [line for line in lines if line]
+        want = " ".join(self.text.split())
+        probe = want[:40].casefold()
+        at = next((i for i, line in enumerate(lines) if probe and probe in line.casefold()), None)
+        if at is None:
+            return tuple((line, False) for line in lines[: 2 * around + 1])
+        start = max(0, at - around)
+        return tuple((line, i == at) for i, line in enumerate(lines[start:at + around + 1], start))
+
     @property
     def back_reference(self) -> str:
         """What a recovered line ends with: ``(from session <id8> line <n>)``."""
