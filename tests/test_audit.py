@@ -167,6 +167,9 @@ def test_recovered_statements_go_to_the_day_they_were_said_and_leave_the_audit(t
         assert any("Telegram over email" in t for t in left)  # the others are still listed
         with pytest.raises(ReviewActionError, match="already says every picked statement"):
             eng.recover_statements([uv])
+        again = eng.recover_statements([uv, _statement(eng, "5e1f0c3a", "Telegram")])
+        assert again.summary == "recovered 1 statement to memory/2026-04-27.md (1 already there)"
+        eng.review_undo()
         assert eng.review_last_action() == action.summary
         eng.review_undo()
         assert not (mem / "2026-11-12.md").exists() and not (mem / "2026-11-20.md").exists()

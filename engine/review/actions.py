@@ -612,12 +612,14 @@ def recover(ctx: Context, statements: Sequence[Lost], target: str = "daily", sec
         by_day.setdefault(st.day or day, []).append(st)
     written: list[str] = []
     lines: list[str] = []
+    skipped = 0
     for when in sorted(by_day):
         dest = opened.get(daily_rel(when))
         have = {_said(existing) for existing in dest.lines}
         new = []
         for st in by_day[when]:
             if _norm(st.text) in have:
+                skipped += 1
                 continue
             have.add(_norm(st.text))
             new.append(f"- {' '.join(st.text.split())} {st.back_reference}")
@@ -635,7 +637,8 @@ def recover(ctx: Context, statements: Sequence[Lost], target: str = "daily", sec
         lines.extend(new)
     if not written:
         raise ReviewActionError("memory already says every picked statement; nothing was written")
-    return _commit(ctx, opened.changed(), "recover", f"recovered {', '.join(written)}", "",
+    already = f" ({skipped} already there)" if skipped else ""
+    return _commit(ctx, opened.changed(), "recover", f"recovered {', '.join(written)}{already}", "",
                    lines[0] if len(lines) == 1 else None)
 
 
