@@ -214,6 +214,10 @@ def test_one_statement_is_promoted_to_a_memory_section(tmp_path: Path) -> None:
             eng.recover_statements([squash], target="MEMORY.md")
         with pytest.raises(ReviewActionError, match=r"recovered to daily or MEMORY\.md or USER\.md"):
             eng.recover_statements([squash], target="notes.md")
+        remind = _statement(eng, "9b2d4e71", "Sova backup")
+        assert remind.text.startswith("Remind me tomorrow (Fri 13 Nov)")  # reworded by the drafter
+        [said] = [line for line, it in remind.context(1) if it]
+        assert said.startswith("remind me tomorrow at 08:30 to move the Sova backup job")
         context = squash.context(1)
         assert [line for line, it in context if it] and all(squash.text[:40] in line for line, it in context if it)
         assert len(context) <= 3

@@ -7,6 +7,7 @@ black box); "memory holds it" is the flush's own :func:`engine.memory.drafting.i
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -46,13 +47,21 @@ class Lost:
     session_id: str = ""  # the session it was said in
 
     def context(self, around: int = 1) -> tuple[tuple[str, bool], ...]:
-        """The statement in its turn: the message's lines around the one that says it, ``(line, is_it)``
-        (the whole message, cut to ``2 * around + 1`` lines, when no line says it word for word)."""
+        """The statement in its turn: the message's lines around the one that says it, ``(line, is_it)``: the
+        line sharing most words with it (the drafter may have reworded it: a date added to "tomorrow"); the
+        message's first lines, none marked, when no line shares a word."""
         lines = [" ".join(line.split()) for line in self.said.split("\n")]
         lines = [line for line in lines if line]
-        want = " ".join(self.text.split())
-        probe = want[:40].casefold()
-        at = next((i for i, line in enumerate(lines) if probe and probe in line.casefold()), None)
+        want = " ".join(self.text.split()).casefold()
+        words = set(re.findall(r"\w+", want))
+
+        def score(line: str) -> tuple[bool, int]:
+            low = line.casefold()
+            return (want[:40] in low or low in want, len(words & set(re.findall(r"\w+", low))))
+
+        scored = [(score(line), i) for i, line in enumerate(lines)]
+        best = max(scored, key=lambda x: (x[0], -x[1]), default=None)
+        at = best[1] if best is not None and (best[0][0] or best[0][1]) else None
         if at is None:
             return tuple((line, False) for line in lines[: 2 * around + 1])
         start = max(0, at - around)

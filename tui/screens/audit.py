@@ -40,10 +40,10 @@ def _short(text: str, limit: int) -> str:
 
 def session_label(session: SessionAudit, width: int = 80) -> Content:
     """A session's heading row: its short id, title and when it was last active."""
-    title = f" {session.title}" if session.title else ""
+    title = _short(session.title, max(10, width - 28)) if session.title else ""
     when = (session.last_activity or "")[:16].replace("T", " ")
-    return Content.assemble((session.session_id[:8], "bold $text-primary"),
-                            Content(safe_text(_short(title, max(10, width - 28)))), (f"  {when}", "$text-muted"))
+    return Content.assemble((session.session_id[:8], "bold $text-primary"), " ", Content(safe_text(title)),
+                            (f"  {when}", "$text-muted"))
 
 
 def statement_label(statement: Lost, picked: bool, width: int = 80) -> Content:
