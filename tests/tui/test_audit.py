@@ -112,3 +112,9 @@ async def test_promote_one_statement_to_a_memory_section(config: Config) -> None
             "# Memory\n\n## Preferences\n- Tea over coffee.\n"
             f"- {statement.text} (from session 5e1f0c3a line {statement.line})\n")
         assert statement_key(statement) not in screen.statements
+        loads = screen.loads
+        app.main.action_undo_review()  # ctrl+p → Undo review action, over the Audit screen
+        await acted(pilot, screen, loads)
+        assert (config.workspace / "MEMORY.md").read_text(encoding="utf-8") == \
+            "# Memory\n\n## Preferences\n- Tea over coffee.\n"
+        assert statement_key(statement) in screen.statements  # listed again

@@ -512,9 +512,13 @@ class MainScreen(FileActions, SessionActions, Copying, Watching, Recovery, Scree
 
     @work(group="review-undo", exclusive=True)
     async def action_undo_review(self) -> None:
+        from tui.screens.audit import AuditScreen
         from tui.screens.review import undo_review
 
         await undo_review(self)
+        for screen in self.app.screen_stack:
+            if isinstance(screen, AuditScreen):
+                screen.action_refresh()
 
 
 
