@@ -11,7 +11,7 @@ import os
 import stat
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import date, datetime
 from pathlib import Path
@@ -135,6 +135,9 @@ if TYPE_CHECKING:  # loaded on first use (see __getattr__): status and search ne
     from engine.review.actions import merge_text as merge_text
     from engine.review.actions import promote_target as promote_target
     from engine.review.actions import statement_text as statement_text
+    from engine.review.audit import AuditReport as AuditReport
+    from engine.review.audit import Lost as Lost
+    from engine.review.audit import SessionAudit as SessionAudit
     from engine.review.model import Finding as Finding
     from engine.review.model import ReviewItem as ReviewItem
     from engine.review.model import ReviewReport as ReviewReport
@@ -183,6 +186,7 @@ _LAZY = {
     "engine.review.actions": ("NothingToUndo", "ReviewAction", "ReviewActionError", "ReviewWriteConflict",
                               "StatementChanged", "merge_text", "promote_target", "statement_text"),
     "engine.review.model": ("Finding", "ReviewItem", "ReviewReport"),
+    "engine.review.audit": ("AuditReport", "Lost", "SessionAudit"),
     "engine.sessions.dbsource": ("AgentDbSource",),
     "engine.sessions.sources": ("FLUSH_STATE_FILE", "FolderSource", "SessionSource", "SourceStatus",
                                 "flush_threshold", "needs_flush"),
@@ -204,6 +208,7 @@ __all__ = [
     "WATCH_DEBOUNCE_MS",
     "AgentDbSource",
     "Appended",
+    "AuditReport",
     "Blocks",
     "ByteLines",
     "DateSpan",
@@ -225,6 +230,7 @@ __all__ = [
     "Hit",
     "LLMError",
     "LineRole",
+    "Lost",
     "MemoryEngine",
     "MemoryFile",
     "MemoryFiles",
@@ -245,6 +251,7 @@ __all__ = [
     "SaveResult",
     "ScanReport",
     "SearchResponse",
+    "SessionAudit",
     "SessionHeader",
     "SessionInfo",
     "SessionLookupError",
@@ -1179,6 +1186,20 @@ class MemoryEngine(MemoryFiles):
             # An id, an id prefix or a citation names exactly one session (else SessionReadError, as flush says).
             session = self.find_session(session).stem
         return run_audit(self.list_sessions(), read, draft, self.knows, since=since, session=session)
+
+    def recover_statements(self, statements: Sequence[Any], target: str = "daily", section: str | None = None,
+                           reindex: bool = True) -> ReviewAction:
+        """Append audit statements (:class:`engine.review.audit.Lost`) to memory in one atomic action, undone by
+        :meth:`review_undo`: ``daily`` to the daily note of the day each was said (one block per day), or one
+        statement to ``MEMORY.md`` (or ``USER.md``) under ``## section`` (see :func:`engine.review.actions.recover`).
+
+        Raises:
+            ReviewActionError: nothing to write, an unknown target, several statements for MEMORY.md/USER.md.
+            ReviewWriteConflict: a file changed while it was written (nothing written).
+        """
+        from engine.review.actions import recover
+
+        return recover(self._review_context(reindex), statements, target, section)
 
     def bootstrap_budget(self) -> BootstrapBudget:
         """What a main session of this agent receives of the workspace's bootstrap files (``MEMORY.md``,

@@ -91,6 +91,15 @@ REVIEW_DESCRIPTION = (
     "`since` (YYYY-MM-DD) to findings with a statement from a note dated on/after that day. Nothing is changed: "
     "a person acts on a finding with `memdeck review apply ID --action ...` (undo: `memdeck review undo`)."
 )
+AUDIT_DESCRIPTION = (
+    "Read-only audit of the session transcripts: per session (newest first), the durable statements the person "
+    "made (preferences, standing instructions, plans, identity) that memory does not hold yet, each with its "
+    "citation (sessions/<agent>/<id>.jsonl#Lx, readable with memory_get) and the day it was said, placed against "
+    "the session's compactions (tokens before, flushed or not) and a one-line verdict; the same JSON as "
+    "`memdeck audit --json`. `since` (YYYY-MM-DD) keeps sessions active on/after that day, `session` one "
+    "session (its id or a prefix). Nothing is changed: a person recovers statements on the workbench's Audit "
+    "screen."
+)
 RECALL_GUIDE = """\
 You have a long-term memory kept as Markdown files: MEMORY.md (curated, durable facts) and daily notes in \
 memory/YYYY-MM-DD.md. The person edits the same files, so they are the source of truth.
@@ -358,6 +367,15 @@ class ReviewArguments(ToolArguments):
                     "findings, the others counted in stats.hidden.")] = False
 
 
+class AuditArguments(ToolArguments):
+    """memory_audit's arguments."""
+
+    since: Annotated[str | None, Field(
+        max_length=10, description="YYYY-MM-DD: only sessions active on/after this day.")] = None
+    session: Annotated[str | None, Field(
+        max_length=64, description="Only this session: its id or a prefix of it.")] = None
+
+
 @dataclass(frozen=True)
 class ToolSpec:
     """One MCP tool as clients are shown it; its input schema comes from ``arguments``."""
@@ -374,6 +392,7 @@ TOOLS = (
     ToolSpec("memory_get", "Read memory lines", GET_DESCRIPTION, GetArguments),
     ToolSpec("memory_append", "Append to memory", APPEND_DESCRIPTION, AppendArguments, read_only=False),
     ToolSpec("memory_review", "Review memory", REVIEW_DESCRIPTION, ReviewArguments),
+    ToolSpec("memory_audit", "Audit sessions", AUDIT_DESCRIPTION, AuditArguments),
 )
 
 
@@ -578,6 +597,25 @@ class MemoryService:
             return ToolOutcome({"findings": [], "error": f"review failed: {_describe(exc)}"}, is_error=True)
         return ToolOutcome(report.to_json())
 
+    def audit(self, arguments: dict[str, Any]) -> ToolOutcome:
+        """memory_audit: the engine's audit as ``memdeck audit --json`` gives it (read-only)."""
+        from datetime import date
+
+        try:
+            args = AuditArguments.parse(arguments)
+            try:
+                since = date.fromisoformat(args.since.strip()) if args.since and args.since.strip() else None
+            except ValueError:
+                raise ToolArgumentError(f"since must be a date YYYY-MM-DD, not {args.since!r}") from None
+        except ToolArgumentError as exc:
+            return ToolOutcome({"sessions": [], "error": str(exc)}, is_error=True)
+        session = args.session.strip() if args.session and args.session.strip() else None
+        try:
+            report = self.engine().audit(since=since, session=session)
+        except Exception as exc:  # the tool never throws
+            return ToolOutcome({"sessions": [], "error": f"audit failed: {_describe(exc)}"}, is_error=True)
+        return ToolOutcome(report.to_json())
+
     def append(self, arguments: dict[str, Any]) -> ToolOutcome:
         """memory_append: atomically append to today's daily note (or a memory/*.md file), then index it."""
         if not self.allow_write:
@@ -719,7 +757,7 @@ def build_server(service: MemoryService) -> Any:
     definitions = tool_definitions(service.allow_write)
     handlers: dict[str, Callable[[dict[str, Any]], ToolOutcome]] = {
         "memory_search": service.search, "memory_get": service.get, "memory_append": service.append,
-        "memory_review": service.review,
+        "memory_review": service.review, "memory_audit": service.audit,
     }
     tools = [
         types.Tool(

@@ -290,9 +290,40 @@ def test_recall_guide_matches_write_permission(demo_workspace: Path, allow_write
     assert "memory_search" in guide and hint in guide
 
 
+def test_audit_tool_gives_the_cli_json_and_changes_nothing(tmp_path: Path) -> None:
+    import shutil
+
+    from engine.config import load_config
+
+    db = tmp_path / "openclaw-agent.sqlite"
+    shutil.copy(REPO / "tests" / "data" / "openclaw-agent.sqlite", db)
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "MEMORY.md").write_text("# Memory\n", encoding="utf-8")
+    before = {p: p.read_bytes() for p in [db, ws / "MEMORY.md"]}
+    service = MemoryService(load_config(workspace=ws, sessions_dir=db, overrides={"embedding": {"provider": "hash"}}))
+    out = service.audit({"session": "5e1f0c3a"})
+    assert not out.is_error, out.payload
+    [sess] = out.payload["sessions"]
+    assert sess["sessionId"].startswith("5e1f0c3a")
+    assert sess["verdict"].startswith("compacted at 176K tokens with no flush before it")
+    assert any("Telegram over email" in st["text"] and st["citation"].startswith(f"sessions/main/{sess['sessionId']}")
+               for st in sess["statements"])
+    assert set(out.payload) >= {"sessions", "scanned", "statements", "unflushedCompactions", "warnings"}
+    later = service.audit({"since": "2026-11-01"})
+    assert {s["sessionId"][:8] for s in later.payload["sessions"]} == {"3f6c2a9e", "9b2d4e71"}
+    bad = service.audit({"since": "yesterday"})
+    assert bad.is_error and "since must be a date YYYY-MM-DD" in bad.payload["error"]
+    unknown = service.audit({"days": 3})
+    assert unknown.is_error and "unknown argument 'days'" in unknown.payload["error"]
+    assert {p: p.read_bytes() for p in before} == before
+    service.stop()
+
+
 @pytest.mark.parametrize(("allow_write", "names"),
-                         [(False, ["memory_search", "memory_get", "memory_review"]),
-                          (True, ["memory_search", "memory_get", "memory_append", "memory_review"])])
+                         [(False, ["memory_search", "memory_get", "memory_review", "memory_audit"]),
+                          (True, ["memory_search", "memory_get", "memory_append", "memory_review",
+                                   "memory_audit"])])
 def test_tool_schemas_match_openclaw(allow_write: bool, names: list[str]) -> None:
     tools = {t["name"]: t for t in tool_definitions(allow_write)}
     assert list(tools) == names
@@ -320,9 +351,11 @@ def test_advertised_types_stay_openclaw_compatible() -> None:
         "memory_get": {"path": "string", "from": "integer", "lines": "integer", "corpus": "string"},
         "memory_append": {"text": "string", "file": "string"},
         "memory_review": {"kind": "string", "since": "string", "all": "boolean"},
+        "memory_audit": {"since": "string", "session": "string"},
     }
     assert {name: s.get("required", []) for name, s in schemas.items()} == {
-        "memory_search": ["query"], "memory_get": ["path"], "memory_append": ["text"], "memory_review": []}
+        "memory_search": ["query"], "memory_get": ["path"], "memory_append": ["text"], "memory_review": [],
+        "memory_audit": []}
     search = schemas["memory_search"]["properties"]
     assert (search["maxResults"]["minimum"], search["maxResults"]["maximum"]) == (1, 50)
     assert (search["minScore"]["minimum"], search["minScore"]["maximum"]) == (0, 1)
@@ -423,7 +456,7 @@ def _payload(result: Any) -> dict[str, Any]:
 
 async def _exercise_read_tools(session: Any, ws: Path) -> None:
     tools = await session.list_tools()
-    assert [t.name for t in tools.tools] == ["memory_search", "memory_get", "memory_review"]
+    assert [t.name for t in tools.tools] == ["memory_search", "memory_get", "memory_review", "memory_audit"]
     search_tool = tools.tools[0]
     assert search_tool.annotations.read_only_hint is True
     assert search_tool.input_schema["required"] == ["query"]
@@ -485,7 +518,8 @@ async def test_stdio_server_appends_with_allow_write(demo_workspace: Path, serve
         async with stdio_client(params, errlog=server_log) as (read, write), ClientSession(read, write) as session:
             await session.initialize()
             names = [t.name for t in (await session.list_tools()).tools]
-            assert names == ["memory_search", "memory_get", "memory_append", "memory_review"]
+            assert names == ["memory_search", "memory_get", "memory_append", "memory_review",
+                                   "memory_audit"]
             before = _payload(await session.call_tool("memory_search", {"query": "okapi dashboard"}))
             assert before["mode"] == "hybrid", before  # the search waited for the start-up warm-up
             written = _payload(await session.call_tool("memory_append",

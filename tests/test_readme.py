@@ -62,11 +62,12 @@ def test_every_cli_command_and_option_is_documented() -> None:
 
 
 def test_mcp_tools_and_every_argument_are_documented() -> None:
-    from memdeck.mcp import AppendArguments, GetArguments, ReviewArguments, SearchArguments
+    from memdeck.mcp import AppendArguments, AuditArguments, GetArguments, ReviewArguments, SearchArguments
 
     text = section("MCP: memdeck for agents")
     for tool, model in (("memory_search", SearchArguments), ("memory_get", GetArguments),
-                        ("memory_append", AppendArguments), ("memory_review", ReviewArguments)):
+                        ("memory_append", AppendArguments), ("memory_review", ReviewArguments),
+                        ("memory_audit", AuditArguments)):
         row = next((line for line in text.splitlines() if line.startswith(f"| `{tool}` |")), None)
         assert row, f"{tool} has no row in the MCP tools table"
         for name, info in model.model_fields.items():

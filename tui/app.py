@@ -333,6 +333,7 @@ class MemdeckApp(App[int]):
         """
         from textual.screen import Screen as TextualScreen
 
+        from tui.screens.audit import AuditScreen
         from tui.screens.dialogs import ChoiceScreen, DiffScreen
         from tui.screens.flush import FlushScreen
         from tui.screens.help import HelpScreen, binding_rows
@@ -354,6 +355,7 @@ class MemdeckApp(App[int]):
             ("transcript", [TranscriptLines, TranscriptView]),
             ("memory review", [ReviewScreen]),
             ("promote to memory", [PromoteScreen]),
+            ("session audit", [AuditScreen]),
             ("flush review", [FlushScreen]),
             ("dialogs", [ChoiceScreen, DiffScreen]),
             ("help", [HelpScreen]),
@@ -363,6 +365,7 @@ class MemdeckApp(App[int]):
 
     def binding_groups(self) -> list[tuple[str, list[Binding]]]:
         """Every binding with an id (what ``[keys]`` can remap), by where it works (``app``: everywhere)."""
+        from tui.screens.audit import AuditScreen
         from tui.screens.review import ReviewScreen
         from tui.widgets.transcript_view import TranscriptLines, TranscriptView
 
@@ -372,6 +375,7 @@ class MemdeckApp(App[int]):
             ("memory tree", _bindings(MemoryTree.BINDINGS)),
             ("transcript", _bindings([*TranscriptLines.BINDINGS, *TranscriptView.BINDINGS])),
             ("memory review", _bindings(ReviewScreen.BINDINGS)),
+            ("session audit", _bindings(AuditScreen.BINDINGS)),
         ]
 
     def action_help_quit(self) -> None:

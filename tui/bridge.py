@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, tzinfo
 from pathlib import Path
@@ -19,10 +19,12 @@ from engine.errors import MemdeckError, PathRefused
 
 if TYPE_CHECKING:  # deferred: the first screen needs none of these (engine.api alone pulls in SQLite)
     from engine.api import (
+        AuditReport,
         Deleted,
         Draft,
         Finding,
         FlushPlan,
+        Lost,
         MemoryEngine,
         MemoryFiles,
         RenamePlan,
@@ -637,6 +639,20 @@ class Bridge:
     def review_undo(self) -> ReviewAction:
         """Undo the last review action."""
         return self.engine.review_undo(reindex=False)
+
+    # -- session audit --------------------------------------------------------------------------
+    def audit(self) -> AuditReport:
+        """What people said in sessions that memory does not hold yet, per session (newest first)."""
+        return self.engine.audit()  # type: ignore[no-any-return]
+
+    def audit_recover(self, statements: Sequence[Lost], target: str = "daily", section: str | None = None,
+                      text: str | None = None) -> ReviewAction:
+        """Append audit statements to memory (the engine's one operation; undone by :meth:`review_undo`):
+        ``daily`` to the notes of the days they were said, or one to MEMORY.md/USER.md (``text``: its wording)."""
+        from dataclasses import replace
+
+        picked = [replace(statements[0], text=text)] if text and len(statements) == 1 else list(statements)
+        return self.engine.recover_statements(picked, target, section, reindex=False)
 
     # -- settings -----------------------------------------------------------------------------
     def save_settings(self, **settings: str) -> None:

@@ -20,6 +20,7 @@ from engine.textio import DiskStamp, decode_bytes, encode_edit, stamp_bytes
 
 if TYPE_CHECKING:
     from engine.memory.files import MemoryFiles
+    from engine.review.audit import Lost
 
 PROMOTE_TARGETS = ("MEMORY.md", "USER.md")
 """Where a statement can be promoted: the files OpenClaw loads first."""
@@ -559,6 +560,86 @@ def dismiss(ctx: Context, finding: Finding) -> ReviewAction:
     except OSError as exc:
         warnings = (f"could not record this for undo ({exc})",)
     return ReviewAction("dismiss", summary, (), None, finding.id, warnings)
+
+
+RECOVER_TARGETS = ("daily", *PROMOTE_TARGETS)
+"""Where the audit's statements are recovered to: the daily note of the day each was said, or MEMORY.md/USER.md."""
+
+_BACK_REFERENCE = re.compile(r"\s*\((?:from )?session [0-9a-f]{4,}[ ,]+line \d+\)\s*$")
+
+
+def _said(line: str) -> str:
+    """A memory line's statement without its trailing back-reference (a flush's or a recovery's)."""
+    return _norm(_BACK_REFERENCE.sub("", _body(line)))
+
+
+def recover(ctx: Context, statements: Sequence[Lost], target: str = "daily", section: str | None = None,
+            today: date | None = None) -> ReviewAction:
+    """Append the audit's statements to memory in one atomic, undoable action: ``daily`` puts each in the daily
+    note of the day it was said (one ``## Recovered from sessions (audit YYYY-MM-DD)`` block per note, the note
+    made when missing; a statement with no day goes to today's), ``MEMORY.md`` (or ``USER.md``) one statement
+    under ``## section`` (made when missing). Each line is ``- <statement> (from session <id8> line <n>)``; a
+    statement its note already says is skipped.
+
+    Raises:
+        ReviewActionError: no statement, an unknown target, more than one statement for MEMORY.md, or every
+        statement already there (nothing written). ReviewWriteConflict: a file changed while it was written.
+    """
+    from engine.memory.names import daily_heading, daily_rel
+
+    if target not in RECOVER_TARGETS:
+        raise ReviewActionError(f"statements are recovered to {' or '.join(RECOVER_TARGETS)}, not {target!r}")
+    picked = [s for s in statements if " ".join(s.text.split())]
+    if not picked:
+        raise ReviewActionError("no statement to recover")
+    day = today or review_today(ctx.files)
+    opened = _Files(ctx.files)
+    if target in PROMOTE_TARGETS:
+        if len(picked) != 1:
+            raise ReviewActionError(f"one statement at a time goes to {target}, not {len(picked)}")
+        [st] = picked
+        dest = opened.get(target)
+        if any(_said(existing) == _norm(st.text) for existing in dest.lines):
+            raise ReviewActionError(f"{target} already says that; nothing was written")
+        line = f"- {' '.join(st.text.split())} {st.back_reference}"
+        if dest.text is None:
+            dest.lines = [f"# {target}\n", "\n"]
+        at = _insert_into_section(dest, section, line)
+        where = f" under \u201c{section.strip()}\u201d" if section and section.strip() else ""
+        return _commit(ctx, [dest], "recover", f"recovered {st.citation} to {target}#L{at + 1}{where}", "", line)
+    by_day: dict[date, list[Lost]] = {}
+    for st in picked:
+        by_day.setdefault(st.day or day, []).append(st)
+    written: list[str] = []
+    lines: list[str] = []
+    skipped = 0
+    for when in sorted(by_day):
+        dest = opened.get(daily_rel(when))
+        have = {_said(existing) for existing in dest.lines}
+        new = []
+        for st in by_day[when]:
+            if _norm(st.text) in have:
+                skipped += 1
+                continue
+            have.add(_norm(st.text))
+            new.append(f"- {' '.join(st.text.split())} {st.back_reference}")
+        if not new:
+            continue
+        if dest.text is None:
+            dest.lines = [daily_heading(when) + "\n"]
+        _ensure_newline(dest)
+        while dest.lines and not dest.lines[-1].strip():
+            dest.lines.pop()
+        block = [f"## Recovered from sessions (audit {day.isoformat()})", "", *new]
+        dest.lines.extend(["\n"] if dest.lines else [])
+        dest.lines.extend(f"{x}\n" for x in block)
+        written.append(f"{plural(len(new), 'statement')} to {dest.rel}")
+        lines.extend(new)
+    if not written:
+        raise ReviewActionError("memory already says every picked statement; nothing was written")
+    already = f" ({skipped} already there)" if skipped else ""
+    return _commit(ctx, opened.changed(), "recover", f"recovered {', '.join(written)}{already}", "",
+                   lines[0] if len(lines) == 1 else None)
 
 
 def last_action(ctx: Context) -> str | None:

@@ -7,6 +7,7 @@ black box); "memory holds it" is the flush's own :func:`engine.memory.drafting.i
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -43,6 +44,33 @@ class Lost:
     citation: str
     day: date | None
     said: str = ""  # the whole message it was said in (its turn's context)
+    session_id: str = ""  # the session it was said in
+
+    def context(self, around: int = 1) -> tuple[tuple[str, bool], ...]:
+        """The statement in its turn: the message's lines around the one that says it, ``(line, is_it)``: the
+        line sharing most words with it (the drafter may have reworded it: a date added to "tomorrow"); the
+        message's first lines, none marked, when no line shares a word."""
+        lines = [" ".join(line.split()) for line in self.said.split("\n")]
+        lines = [line for line in lines if line]
+        want = " ".join(self.text.split()).casefold()
+        words = set(re.findall(r"\w+", want))
+
+        def score(line: str) -> tuple[bool, int]:
+            low = line.casefold()
+            return (want[:40] in low or low in want, len(words & set(re.findall(r"\w+", low))))
+
+        scored = [(score(line), i) for i, line in enumerate(lines)]
+        best = max(scored, key=lambda x: (x[0], -x[1]), default=None)
+        at = best[1] if best is not None and (best[0][0] or best[0][1]) else None
+        if at is None:
+            return tuple((line, False) for line in lines[: 2 * around + 1])
+        start = max(0, at - around)
+        return tuple((line, i == at) for i, line in enumerate(lines[start:at + around + 1], start))
+
+    @property
+    def back_reference(self) -> str:
+        """What a recovered line ends with: ``(from session <id8> line <n>)``."""
+        return f"(from session {self.session_id[:8]} line {self.line})"
 
     def to_json(self) -> dict[str, Any]:
         return {"text": self.text, "kind": self.kind, "line": self.line, "citation": self.citation,
@@ -140,7 +168,8 @@ def audit_session(info: SessionInfo, transcript: Transcript, draft: Draft,
             continue
         said_at = getattr(item, "said_at", None) or entry.time
         day = said_at.date() if said_at is not None else None
-        lost.append(Lost(item.text, item.kind, item.line or 0, f"{rel}#L{item.line}", day, entry.message.text))
+        lost.append(Lost(item.text, item.kind, item.line or 0, f"{rel}#L{item.line}", day, entry.message.text,
+                         info.session_id))
     activity = info.last_activity
     return SessionAudit(info.session_id, rel, info.title, activity.isoformat() if activity else None,
                         compactions_of(transcript, info), info.flushed, tuple(lost), held)

@@ -10,6 +10,7 @@ from engine.config import Config
 from tests.tui.conftest import make_app, settle
 from tests.tui.test_app import wait_until
 from tui.app import MemdeckApp
+from tui.screens.audit import AuditScreen
 from tui.screens.dialogs import ChoiceScreen, DiffScreen
 from tui.screens.flush import FlushScreen
 from tui.screens.help import HelpScreen, binding_rows, help_content
@@ -25,7 +26,7 @@ PANES = [
     ("app", MemdeckApp), ("every screen", Screen), ("search box", SearchPane), ("search results", ResultList),
     ("memory tree", MemoryTree), ("editor", MarkdownArea), ("big file viewer", BigLines),
     ("transcript", TranscriptLines), ("transcript", TranscriptView), ("memory review", ReviewScreen),
-    ("promote to memory", PromoteScreen), ("flush review", FlushScreen), ("dialogs", ChoiceScreen),
+    ("promote to memory", PromoteScreen), ("session audit", AuditScreen), ("flush review", FlushScreen), ("dialogs", ChoiceScreen),
     ("dialogs", DiffScreen), ("help", HelpScreen),
 ]
 

@@ -502,11 +502,23 @@ class MainScreen(FileActions, SessionActions, Copying, Watching, Recovery, Scree
         elif not any(isinstance(screen, ReviewScreen) for screen in self.app.screen_stack):
             self.app.push_screen(ReviewScreen(self.bridge, self))
 
+    def action_audit(self) -> None:
+        from tui.screens.audit import AuditScreen
+
+        if not self.bridge.is_open:
+            self.notify("The index is still opening; try again in a moment", severity="warning")
+        elif not any(isinstance(screen, AuditScreen) for screen in self.app.screen_stack):
+            self.app.push_screen(AuditScreen(self.bridge, self))
+
     @work(group="review-undo", exclusive=True)
     async def action_undo_review(self) -> None:
+        from tui.screens.audit import AuditScreen
         from tui.screens.review import undo_review
 
         await undo_review(self)
+        for screen in self.app.screen_stack:
+            if isinstance(screen, AuditScreen):
+                screen.action_refresh()
 
 
 
