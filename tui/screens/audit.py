@@ -18,7 +18,7 @@ from textual.widgets.option_list import Option
 
 from engine.api import safe_text
 from tui.bridge import Bridge, MemdeckError
-from tui.screens.review import PromoteScreen, after_action
+from tui.screens.review import PromoteScreen, after_action, highlight_nearest
 
 if TYPE_CHECKING:
     from engine.api import AuditReport, Lost, ReviewAction, SessionAudit
@@ -160,11 +160,7 @@ class AuditScreen(Screen[None]):
                                   id=statement_key(st)) for st in session.statements)
         listing.clear_options()
         listing.add_options(options)
-        selectable = [i for i, o in enumerate(options) if not o.disabled]
-        if selectable:
-            wanted = keep if keep is not None else selectable[0]
-            listing.highlighted = min(selectable, key=lambda i: (abs(i - wanted), i))
-        else:
+        if not highlight_nearest(listing, options, keep):
             self._show(None)
 
     @on(OptionList.OptionHighlighted, "#audit-list")

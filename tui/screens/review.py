@@ -38,6 +38,16 @@ NEW_SECTION = "\0new"
 END_OF_FILE = "\0end"
 
 
+def highlight_nearest(listing: OptionList, options: list[Option], keep: int | None) -> bool:
+    """Highlight the selectable option nearest ``keep`` (the first when None); False when none is selectable."""
+    selectable = [i for i, o in enumerate(options) if not o.disabled]
+    if not selectable:
+        return False
+    wanted = keep if keep is not None else selectable[0]
+    listing.highlighted = min(selectable, key=lambda i: (abs(i - wanted), i))
+    return True
+
+
 def _short(text: str, limit: int = 70) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
@@ -299,11 +309,7 @@ class ReviewScreen(Screen[None]):
         for warning in report.warnings:
             self.notify(warning, severity="warning")
         self.query_one("#review-summary", Static).update(Content(safe_text(summary)))
-        selectable = [i for i, o in enumerate(options) if not o.disabled]
-        if selectable:
-            wanted = keep if keep is not None else selectable[0]
-            listing.highlighted = min(selectable, key=lambda i: (abs(i - wanted), i))
-        else:
+        if not highlight_nearest(listing, options, keep):
             self._show_finding(None)
 
     @on(OptionList.OptionHighlighted, "#review-list")
