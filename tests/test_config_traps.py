@@ -178,7 +178,7 @@ def _groups() -> list[tuple[str, list[object]]]:
     ({"memdeck.save": "?"}, {}, ["memdeck.save", "memdeck.help_key"]),  # "?" is question_mark to Textual
     ({"review.refresh": "ctrl+s"}, {}, ["review.refresh", "memdeck.save"]),  # app keys work everywhere
     ({"memdeck.search": "r"}, {}, ["memdeck.search", "tree.rename"]),
-    ({"memdeck.save": "ctrl+o", "memdeck.review": "ctrl+o"}, {"memdeck.review": "ctrl+o"},
+    ({"memdeck.save": "f9", "memdeck.review": "f9"}, {"memdeck.review": "f9"},
      ["memdeck.save", "memdeck.review"]),
     ({"memdeck.svae": "f5"}, {}, ["memdeck.svae", "did you mean memdeck.save"]),
     ({"nothing.like.it": "f5"}, {}, ["nothing.like.it", "no binding has this id"]),

@@ -16,7 +16,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, OptionList, Static
 from textual.widgets.option_list import Option
 
-from engine.api import safe_text
+from engine.api import plural, safe_text
 from tui.bridge import Bridge, MemdeckError
 from tui.screens.review import PromoteScreen, after_action, highlight_nearest
 
@@ -138,11 +138,12 @@ class AuditScreen(Screen[None]):
         for warning in report.warnings:
             self.notify(warning, severity="warning")
         if not report.statements:
-            summary = (f"Nothing to recover: memory holds what people said in {report.scanned} sessions "
-                       f"({report.unflushed_compactions} compactions without a flush)")
+            summary = (f"Nothing to recover: memory holds what people said in {plural(report.scanned, 'session')} "
+                       f"({plural(report.unflushed_compactions, 'compaction')} without a flush)")
         else:
-            summary = (f"{report.statements} statements not in memory in {len(report.sessions)} sessions "
-                       f"({report.scanned} audited, {report.unflushed_compactions} compactions without a flush)"
+            summary = (f"{plural(report.statements, 'statement')} not in memory in "
+                       f"{plural(len(report.sessions), 'session')} ({report.scanned} audited, "
+                       f"{plural(report.unflushed_compactions, 'compaction')} without a flush)"
                        " · space picks, a appends the picked ones to the days they were said")
         self.query_one("#audit-summary", Static).update(Content(safe_text(summary)))
 
@@ -183,7 +184,7 @@ class AuditScreen(Screen[None]):
         rows.append(Content(""))
         rows.append(Content.assemble(("Session: ", "bold"), Content(safe_text(session.verdict))))
         for c in session.compactions:
-            tokens = f"{c.tokens_before:,} tokens before, " if c.tokens_before else ""
+            tokens = f"{plural(c.tokens_before, 'token', grouped=True)} before, " if c.tokens_before else ""
             rows.append(Content.styled(safe_text(f"  compaction at line {c.line} ({(c.at or '')[:16]}): {tokens}"
                                                  f"{'flushed' if c.flushed else 'no flush'}"), "$text-muted"))
         what.update(Content("\n").join(rows))
