@@ -39,11 +39,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     vectors (:func:`demo_model_root`) last, so no worker waits for it while others have work (order kept within)."""
 
     def rank(item: pytest.Item) -> int:
-        names = getattr(item, "fixturenames", ())
-        if "readme_model_run" in names:
-            return 0
+        names = getattr(item, "fixturenames", ())  # the whole closure: demo_model_root's users hold both
         if "demo_model_root" in names:
             return 3
+        if "readme_model_run" in names:
+            return 0
         return 1 if item.get_closest_marker("model") is not None else 2
 
     items.sort(key=rank)
