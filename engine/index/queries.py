@@ -69,6 +69,17 @@ def file_states(conn: Conn) -> dict[str, tuple[str, int, int]]:
             conn.execute("SELECT path, hash, mtime_ns, size FROM files")}
 
 
+def file_hashes(conn: Conn, paths: Sequence[str]) -> dict[str, str]:
+    """Indexed path → content hash, for these paths (those not indexed are left out)."""
+    out: dict[str, str] = {}
+    items = list(paths)
+    for start in range(0, len(items), SLICE):
+        part = items[start : start + SLICE]
+        out.update((str(r[0]), str(r[1])) for r in
+                   conn.execute(f"SELECT path, hash FROM files WHERE path IN ({_marks(len(part))})", part))
+    return out
+
+
 def file_stats(conn: Conn) -> dict[str, tuple[int, int]]:
     """Indexed path → (mtime_ns, size): what freshness checks compare with the disk."""
     return {str(r[0]): (int(r[1]), int(r[2])) for r in conn.execute("SELECT path, mtime_ns, size FROM files")}

@@ -724,23 +724,32 @@ def curated_contexts(store: Store, rows: Sequence[_Row]) -> dict[int, str]:
     paths = sorted({r.path for r in rows if r.source == "memory" and is_curated(r.path)})
     if not paths:
         return {}
+    hashes = queries.file_hashes(store.conn, paths)
+    todo = [p for p in paths if (p, hashes.get(p)) not in _CONTEXTS]
+    if todo:  # once per version of the file, not once a search (a search runs at each keystroke)
+        whole = load_rows(store, [chunk_id for chunk_id, _ in queries.chunk_ids_for_paths(store.conn, todo)])
+        for path in todo:
+            lines: dict[int, str] = {}
+            for r in whole.values():
+                if r.path == path:
+                    for n, line in enumerate(r.text.split("\n"), start=r.start_line):
+                        lines[n] = line
+            text = "\n".join(lines.get(n, "") for n in range(1, max(lines, default=0) + 1))
+            if len(_CONTEXTS) >= _CONTEXTS_KEPT:
+                _CONTEXTS.pop(next(iter(_CONTEXTS)))
+            _CONTEXTS[(path, hashes.get(path))] = {c.start_line: c.context for c in chunk_curated(text)} if lines else {}
     out: dict[int, str] = {}
-    ids = [chunk_id for chunk_id, _ in queries.chunk_ids_for_paths(store.conn, paths)]
-    whole = load_rows(store, ids)
-    for path in paths:
-        lines: dict[int, str] = {}
-        for r in whole.values():
-            if r.path == path:
-                for n, line in enumerate(r.text.split("\n"), start=r.start_line):
-                    lines[n] = line
-        if not lines:
-            continue
-        text = "\n".join(lines.get(n, "") for n in range(1, max(lines) + 1))
-        by_start = {c.start_line: c.context for c in chunk_curated(text)}
-        for r in rows:
-            if r.path == path and by_start.get(r.start_line):
-                out[r.id] = by_start[r.start_line]
+    for r in rows:
+        context = _CONTEXTS.get((r.path, hashes.get(r.path)), {}).get(r.start_line) if r.path in paths else None
+        if context:
+            out[r.id] = context
     return out
+
+
+_CONTEXTS: dict[tuple[str, str | None], dict[int, str]] = {}
+"""(curated file, its indexed content hash) → entry start line → heading path: what :func:`curated_contexts`
+worked out for that version of the file."""
+_CONTEXTS_KEPT = 32
 
 
 def apply_importance(fused: list[Fused], rows: dict[int, _Row]) -> list[Fused]:
