@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from pathlib import Path
 
 import pytest
 
@@ -203,3 +204,23 @@ def test_a_curated_entry_larger_than_the_budget_is_split_within_its_lines() -> N
         assert c.text == "\n".join(lines[c.start_line - 1 : c.end_line])
         assert weighted_len(c.text) <= 100 * 4 + 200
     assert all(c.end_line <= 41 for c in chunks[:-1])
+
+
+def test_a_curated_hit_names_its_heading_path_and_follows_an_edit(tmp_path: Path) -> None:
+    from engine.api import MemoryEngine
+    from tests.helpers import hash_config
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    memory = ws / "MEMORY.md"
+    memory.write_text("# Memory\n\n## Infrastructure\n- Backups run nightly at 02:00.\n- The NAS is a Synology.\n",
+                      encoding="utf-8")
+    with MemoryEngine(hash_config(ws)) as eng:
+        # The second entry: the first holds its section's heading in its own text (no context needed).
+        hit = eng.search("synology", mode="keyword").results[0]
+        assert (hit.path, hit.start_line, hit.context) == ("MEMORY.md", 5, "Infrastructure")
+        assert hit.to_json()["context"] == "Infrastructure"
+        memory.write_text("# Memory\n\n## Home lab\n- Backups run nightly at 02:00.\n- The NAS is a Synology.\n",
+                          encoding="utf-8")
+        again = eng.search("synology", mode="keyword").results[0]
+        assert again.context == "Home lab"  # the file changed: its entries' headings are worked out again
