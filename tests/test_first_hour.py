@@ -227,3 +227,28 @@ def test_mcp_memory_search_says_not_embedded(demo_workspace: Path, monkeypatch: 
         assert payload["results"] and payload["notEmbedded"] > 0
     finally:
         service.stop()
+
+
+def test_while_embedding_a_keyword_match_without_vectors_keeps_its_keyword_score(demo_workspace: Path) -> None:
+    # MEMORY.md is embedded first; a dated note that matches the words exactly has no vector yet. The vector leg
+    # cannot see it, so it abstains: the note scores as in a keyword search, not 0.3 of that under vector noise.
+    cancel = threading.Event()
+
+    def stop(p: SyncProgress) -> None:
+        if p.phase == "embed" and p.done >= EMBED_GROUP:
+            cancel.set()
+
+    with MemoryEngine(_config(demo_workspace)) as eng:
+        eng.sync(progress=stop, cancel=cancel)
+        assert eng.store.has_pending()
+        keyword = {h.citation: h.score for h in eng.search("ERR_PG_53300", mode="keyword", ensure_fresh=False,
+                                                           max_results=20, min_score=0).results}
+        hybrid = eng.search("ERR_PG_53300", mode="hybrid", ensure_fresh=False, max_results=20, min_score=0).results
+        waiting = {h.citation for h in hybrid if h.vector_score is None}
+        pending = queries.unembedded_among(eng.store.conn, [int(r[0]) for r in eng.store.conn.execute(
+            "SELECT id FROM chunks WHERE path = 'memory/2026-10-14.md'")])
+        assert pending and waiting, "the incident note is not embedded yet and is found by its words"
+        for h in hybrid:
+            if h.citation in waiting:
+                assert h.score == pytest.approx(keyword[h.citation]) and h.text_score == h.score
+        assert hybrid[0].citation in waiting  # the exact code leads, as in a keyword search

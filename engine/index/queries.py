@@ -69,6 +69,17 @@ def file_states(conn: Conn) -> dict[str, tuple[str, int, int]]:
             conn.execute("SELECT path, hash, mtime_ns, size FROM files")}
 
 
+def unembedded_among(conn: Conn, ids: Sequence[int]) -> set[int]:
+    """The chunks among ``ids`` that have no vectors yet (an index still being embedded)."""
+    out: set[int] = set()
+    items = list(ids)
+    for start in range(0, len(items), SLICE):
+        part = items[start : start + SLICE]
+        out.update(int(r[0]) for r in conn.execute(
+            f"SELECT id FROM chunks WHERE embedded = 0 AND id IN ({_marks(len(part))})", part))
+    return out
+
+
 def file_hashes(conn: Conn, paths: Sequence[str]) -> dict[str, str]:
     """Indexed path → content hash, for these paths (those not indexed are left out)."""
     out: dict[str, str] = {}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 
@@ -97,6 +97,7 @@ def fuse_scores(
     vector_weight: float = 0.7,
     text_weight: float = 0.3,
     evidence: Mapping[int, float] | None = None,
+    vectorless: Collection[int] = (),
 ) -> list[Fused]:
     """Union the legs by key and combine: ``score = (wv·vector + wt·keyword) / (wv + wt)``.
 
@@ -108,6 +109,9 @@ def fuse_scores(
     keyword weight: ``wt·e``, renormalised, so a leg that sees nothing abstains (the score is the vector part)
     instead of voting 0, and full evidence is OpenClaw's formula. Each result then carries its keyword share
     (:attr:`Fused.text_weight`).
+
+    ``vectorless``: chunks not embedded yet (an index still being embedded). The vector leg cannot see them, so
+    it abstains: such a chunk's score is its keyword score, as in a keyword search, instead of 0.3 of it.
     """
     out: list[Fused] = []
     if vector is None:
@@ -116,6 +120,10 @@ def fuse_scores(
     else:
         total = vector_weight + text_weight
         for key in set(vector) | set(keyword):
+            if key in vectorless and key not in vector:
+                k = _clamp(keyword.get(key, 0.0))
+                out.append(Fused(key, k, None, k))
+                continue
             v = _clamp(vector.get(key, 0.0))
             k = _clamp(keyword.get(key, 0.0))
             if evidence is None:

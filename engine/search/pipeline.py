@@ -427,6 +427,7 @@ class Legs:
     calibrated: bool = False
     raw: tuple[dict[int, float] | None, dict[int, float]] | None = None
     evidence: dict[int, float] | None = None  # what the keyword leg sees per chunk (:func:`keyword_evidence`)
+    unembedded: frozenset[int] = frozenset()  # keyword candidates with no vectors yet: the vector leg abstains
 
     @property
     def uncalibrated(self) -> tuple[dict[int, float] | None, dict[int, float]]:
@@ -538,7 +539,7 @@ def fuse(settings: SearchConfig, req: SearchRequest, leg: Legs) -> list[Fused]:
         # all-MiniLM-L6-v2 reads Chinese, Japanese and Korean poorly (XQuAD zh hybrid hit@1 .878 at
         # 0.7/0.3 vs .931 at 0.3/0.7): let the bigram keyword leg lead for such queries.
         wv, wt = min(wv, wt), max(wv, wt)
-    return fuse_scores(leg.vector, leg.keyword, wv, wt, leg.evidence)
+    return fuse_scores(leg.vector, leg.keyword, wv, wt, leg.evidence, leg.unembedded)
 
 
 EVIDENCE = ("off", "script", "terms", "best")
@@ -700,6 +701,9 @@ def run_search(store: Store, settings: SearchConfig, req: SearchRequest, vindex:
     leg = legs(store, settings, req, cands)
     leg = replace(leg, keyword=lift_dates(leg.keyword, cands.dated))
     leg = calibrate(settings, req, leg, cands.dated, cal)
+    if leg.vector is not None and (unseen := [k for k in leg.keyword if k not in leg.vector]):
+        # While the index is being embedded, the vector leg cannot see the newest chunks: it abstains for them.
+        leg = replace(leg, unembedded=frozenset(queries.unembedded_among(store.conn, unseen)))
     keys = sorted(set(leg.vector or {}) | set(leg.keyword))
     extra = load_rows(store, [k for k in keys if k not in leg.rows])
     rows = {k: leg.rows.get(k) or extra[k] for k in keys if k in leg.rows or k in extra}
