@@ -215,9 +215,6 @@ async def test_the_offer_for_each_recovery_folder(config: Config, prepare: objec
     prepare(config)  # type: ignore[operator]
     app = make_app(config)
     async with app.run_test(size=(100, 30)) as pilot:
-        await wait_until(pilot, lambda: not app.main.workers or not any(
-            w.is_running and w.group == "recovery" and not isinstance(app.screen, (ChoiceScreen, PickScreen))
-            for w in app.main.workers), "the offer to be up or done")
         await settle_offer(pilot)
         assert type(app.screen).__name__ == screen
         toasts = [n.message for n in app._notifications]
@@ -232,8 +229,8 @@ async def test_the_offer_for_each_recovery_folder(config: Config, prepare: objec
 async def settle_offer(pilot: object) -> None:
     """Until the offer worker waits on a dialog, or is done."""
     app = pilot.app  # type: ignore[attr-defined]
-    await wait_until(pilot, lambda: isinstance(app.screen, (ChoiceScreen, PickScreen)) or not any(
-        w.is_running for w in app.main.workers if w.group == "recovery"), "the recovery offer")
+    await wait_until(pilot, lambda: isinstance(app.screen, (ChoiceScreen, PickScreen)) or app.main.recovery_settled,
+                     "the recovery offer")
     await pilot.pause()  # type: ignore[attr-defined]
 
 
@@ -252,8 +249,7 @@ async def test_several_copies_are_one_list_later_keeps_one_discard_all_the_rest(
         await pilot.click("#pick-discard-all")
         await wait_until(pilot, lambda: not isinstance(app.screen, PickScreen), "the list closed")
         # The discards run after the list closes; leaving the app earlier would cancel them (a busy machine).
-        await wait_until(pilot, lambda: not any(w.is_running for w in app.main.workers if w.group == "recovery"),
-                         "the discards done")
+        await wait_until(pilot, lambda: app.main.recovery_settled, "the discards done")
     (kept,) = list_recovery(config)
     assert picked.startswith(kept.rel)
 

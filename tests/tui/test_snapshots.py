@@ -44,7 +44,11 @@ def _prepared(then: Callable[[Pilot], Awaitable[None]] | None = None) -> Callabl
             await settle(pilot)
         for area in app.query(TextArea):
             area.cursor_blink = False
+            # The cursor's visibility is not a repaint of its own (Textual): draw what is true now, or the picture
+            # depends on whether anything else redrew the cursor's line after the focus moved (a busy machine).
+            area.refresh()
         app.clear_notifications()
+        await pilot.pause()
 
     return run_before
 

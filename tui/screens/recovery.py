@@ -31,6 +31,9 @@ RECOVERY_SHORT = {"unchanged": "note unchanged", "changed": "note CHANGED since"
 class Recovery:
     """The workbench's offer of recovery copies (the app starts it with the first screen)."""
 
+    recovery_settled = False
+    """The offer is over (every copy decided, kept for later, or none to offer); a dialog may still be up before."""
+
     @work(group="recovery", exclusive=True)
     async def offer_recovery(self: Workbench) -> None:
         """Offer back the unsaved text a signal (or an error) stopped the last run with.
@@ -42,48 +45,56 @@ class Recovery:
         already (the stop came during its save) is removed without asking; damaged copies are named in a warning
         and left where they are.
         """
-        from engine.api import discard_recovery, plural, recovery_dir, recovery_listing
-        from tui.screens.dialogs import PickScreen
+        try:
+            await _offer(self)
+        finally:
+            self.recovery_settled = True
 
-        listing = await asyncio.to_thread(recovery_listing, self.config)
-        if listing.unreadable:
-            n = len(listing.unreadable)
-            names = ", ".join(path.name for path, _ in listing.unreadable[:3]) + (", …" if n > 3 else "")
-            self.notify(f"{plural(n, 'recovery copy', 'recovery copies')} could not be read and "
-                        f"{'was' if n == 1 else 'were'} left in {recovery_dir(self.config)} ({names}); "
-                        "memdeck.log says why", title="Recovery", severity="warning", timeout=15)
-        pending: list[tuple[RecoveryCopy, str]] = []
-        for copy in listing.copies:
-            state = await asyncio.to_thread(_recovery_state, self, copy)
-            if state is not None:
-                pending.append((copy, state))
-                continue
-            with contextlib.suppress(MemdeckError, OSError):  # nothing to recover: the note holds this text
-                await asyncio.to_thread(discard_recovery, self.config, copy.id)
-        while pending:
-            chosen = pending[0]
-            if len(pending) > 1:
-                picked = await self.app.push_screen_wait(PickScreen(
-                    "Recover unsaved changes?",
-                    f"memdeck was stopped with unsaved changes, {plural(len(pending), 'copy', 'copies')} of them "
-                    "kept. Pick one to recover, diff or discard it; Later keeps them all for the next start.",
-                    [f"{copy.rel}  ·  {copy.reason}, {copy.saved_at.replace('T', ' ')}  ·  {RECOVERY_SHORT[state]}"
-                     for copy, state in pending],
-                    [("discard-all", "Discard all", "error"), ("later", "Later", "default")]))
-                if picked == "discard-all":
-                    for copy, _ in pending:
-                        await _discard_copy(self, copy)
-                    return
-                if not picked.isdigit() or int(picked) >= len(pending):
-                    return  # later (or escape): every copy stays
-                chosen = pending[int(picked)]
-            pending.remove(chosen)
-            outcome = await _offer_one(self, *chosen)
-            if outcome == "recovered" and pending:  # the user is editing now: the rest waits for the next start
-                self.notify(f"{plural(len(pending), 'more recovery copy', 'more recovery copies')} kept for the "
-                            "next start", title="Recovery")
-            if outcome != "decided" or len(pending) <= 0:
+
+async def _offer(screen: Workbench) -> None:
+    """:meth:`Recovery.offer_recovery`'s work."""
+    from engine.api import discard_recovery, plural, recovery_dir, recovery_listing
+    from tui.screens.dialogs import PickScreen
+
+    listing = await asyncio.to_thread(recovery_listing, screen.config)
+    if listing.unreadable:
+        n = len(listing.unreadable)
+        names = ", ".join(path.name for path, _ in listing.unreadable[:3]) + (", …" if n > 3 else "")
+        screen.notify(f"{plural(n, 'recovery copy', 'recovery copies')} could not be read and "
+                      f"{'was' if n == 1 else 'were'} left in {recovery_dir(screen.config)} ({names}); "
+                      "memdeck.log says why", title="Recovery", severity="warning", timeout=15)
+    pending: list[tuple[RecoveryCopy, str]] = []
+    for copy in listing.copies:
+        state = await asyncio.to_thread(_recovery_state, screen, copy)
+        if state is not None:
+            pending.append((copy, state))
+            continue
+        with contextlib.suppress(MemdeckError, OSError):  # nothing to recover: the note holds this text
+            await asyncio.to_thread(discard_recovery, screen.config, copy.id)
+    while pending:
+        chosen = pending[0]
+        if len(pending) > 1:
+            picked = await screen.app.push_screen_wait(PickScreen(
+                "Recover unsaved changes?",
+                f"memdeck was stopped with unsaved changes, {plural(len(pending), 'copy', 'copies')} of them "
+                "kept. Pick one to recover, diff or discard it; Later keeps them all for the next start.",
+                [f"{copy.rel}  ·  {copy.reason}, {copy.saved_at.replace('T', ' ')}  ·  {RECOVERY_SHORT[state]}"
+                 for copy, state in pending],
+                [("discard-all", "Discard all", "error"), ("later", "Later", "default")]))
+            if picked == "discard-all":
+                for copy, _ in pending:
+                    await _discard_copy(screen, copy)
                 return
+            if not picked.isdigit() or int(picked) >= len(pending):
+                return  # later (or escape): every copy stays
+            chosen = pending[int(picked)]
+        pending.remove(chosen)
+        outcome = await _offer_one(screen, *chosen)
+        if outcome == "recovered" and pending:  # the user is editing now: the rest waits for the next start
+            screen.notify(f"{plural(len(pending), 'more recovery copy', 'more recovery copies')} kept for the "
+                          "next start", title="Recovery")
+        if outcome != "decided" or len(pending) <= 0:
+            return
 
 
 def _recovery_state(screen: Workbench, copy: RecoveryCopy) -> str | None:

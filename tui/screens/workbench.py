@@ -36,6 +36,7 @@ class Workbench(Protocol):
     sync: SyncQueue
     watch_enabled: bool
     watch_stop: asyncio.Event
+    recovery_settled: bool
 
     # -- Textual's own (Screen) --------------------------------------------------------------
     @property
