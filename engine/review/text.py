@@ -285,6 +285,43 @@ def _features(clean: str) -> Features:
                     initial, frozenset(starts))
 
 
+def value_units(clean: str) -> dict[tuple[str, str], frozenset[str]]:
+    """Each typed value of a statement (``(kind, value)`` as :func:`features` types it; every content word as a
+    possible ``name``) with the content word right after it, stemmed (its unit or the noun it counts: what the value is a value *of*). In
+    "Fedora 40 + 32 GB RAM" 32 counts "gb" and 40 none; in "standup moved to 10:00" 10:00 has none."""
+    text, _ = blank_refs(clean)
+    toks: list[tuple[str, str, str | None]] = []  # (kind, value, the content word's stem or None)
+    for m in _TOKEN.finditer(text):
+        kind = m.lastgroup
+        raw = m.group(0)
+        if kind == "word":
+            low = raw.casefold().replace("’", "'")
+            if low in WEEKDAYS or (low.endswith("s") and low[:-1] in WEEKDAYS and len(low) > 4):
+                toks.append(("weekday", WEEKDAYS.get(low, WEEKDAYS.get(low[:-1], low)), None))
+            elif low in MONTHS and (len(low) > 3 or raw[0].isupper()):
+                toks.append(("month", MONTHS[low], None))
+            elif low in STOPWORDS or low in CHANGE_CUES or low in NEGATIONS or len(low) < 2:
+                toks.append(("", low, None))
+            else:
+                toks.append(("", low, stem(low)))
+        elif kind == "time":
+            toks.append(("time", _time_value(raw), None))
+        elif kind == "version":
+            toks.append(("version", raw.casefold().lstrip("v"), None))
+        elif kind == "date":
+            toks.append(("date", _day_value(raw), None))
+        elif kind == "money":
+            toks.append(("money", re.sub(r"[^\d.]", "", raw), None))
+        elif kind is not None:
+            toks.append((kind, raw.replace(",", "."), None))
+    out: dict[tuple[str, str], set[str]] = {}
+    for i, (kind, value, word) in enumerate(toks):
+        if kind or word:  # a content word may be a name ("Kingston RAM"): looked up only for the names
+            unit = toks[i + 1][2] if i + 1 < len(toks) else None
+            out.setdefault((kind or "name", word or value), set()).update([unit] if unit else [])
+    return {k: frozenset(v) for k, v in out.items()}
+
+
 class Idf:
     """Inverse document frequency of content words over the workspace's statements."""
 
