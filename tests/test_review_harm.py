@@ -8,7 +8,7 @@ from pathlib import Path
 from engine.config import load_config
 from engine.review.model import Finding
 from engine.review.run import run_review
-from engine.review.statements import LABEL, OWN, STEP, metadata_line, parse_statements
+from engine.review.statements import FRAGMENT, LABEL, OWN, STEP, metadata_line, parse_statements
 from engine.review.text import value_units
 
 
@@ -109,3 +109,15 @@ def test_numbered_entries_of_a_series_neither_conflict_nor_duplicate(tmp_path: P
                                           "the settlement epic first.\n" for i in range(1, 6)}
     found = _review(tmp_path, "# MEMORY\n\n## Notes\n- Nothing yet.\n", notes)
     assert not _cited(found)
+
+
+def test_an_item_that_goes_on_its_label_s_sentence_is_a_fragment_and_never_promoted(tmp_path: Path) -> None:
+    note = ("# 2026-02-13\n\n## Travel\n\nHe prefers:\n- window seats rather than the aisle on short flights\n"
+            "- an early train this time\n\nDecisions:\n- Billing moves to Postgres in May.\n\nFiles changed:\n"
+            "- `api/refunds.py`\n")
+    got = {s.clean: s.origin for s in parse_statements("memory/2026-02-13.md", note)}
+    assert got["window seats rather than the aisle on short flights"] == FRAGMENT
+    assert got["an early train this time"] == FRAGMENT and got["api/refunds.py"] == FRAGMENT
+    assert got["Billing moves to Postgres in May."] == OWN  # a whole sentence under its label
+    found = _review(tmp_path, "# MEMORY\n\n## Preferences\n- Tea, not coffee.\n", {"memory/2026-02-13.md": note})
+    assert "memory/2026-02-13.md#L6" not in _cited(found, "promote")

@@ -38,7 +38,9 @@ INJECTED = "injected"  # text OpenClaw or a plugin injected (engine.sessions.spe
 OPTION = "option"  # an item of a list under a label line ("Options:", "Which do you prefer?")
 LABEL = "label"  # a label or question line itself ("Options:", "Which do you prefer?"), or a metadata line
 STEP = "step"  # a step of a numbered procedure (an item of an ordered list of two or more under one heading)
-ORIGINS = (OWN, ASSISTANT, QUOTE, INJECTED, OPTION, LABEL, STEP)
+FRAGMENT = "fragment"  # an item under a label line that goes on the label's sentence ("He prefers:" / "- the early
+# train"): its subject is in the label, so alone it says nothing whole
+ORIGINS = (OWN, ASSISTANT, QUOTE, INJECTED, OPTION, LABEL, STEP, FRAGMENT)
 
 _ASSISTANT = re.compile(
     r"^(?:[*_]{1,2})?(?:assistant|agent|ai|bot|openclaw|claude|gpt|model|the agent)(?:[*_]{1,2})?\s*:(?:[*_]{1,2})?\s",
@@ -250,6 +252,7 @@ def parse_statements(rel: str, text: str) -> list[Statement]:
     under_label: list[int | None] = [None]  # the least indent of the items under the last label line (None: none)
     shape: list[tuple[int, bool, str]] = []  # per statement: its indent, whether an ordered item, its section
     label_section = [""]
+    label_items: list[int | None] = [None]  # the least indent of the items under the last label line of any kind
 
     def flush(end: int) -> None:
         nonlocal current
@@ -285,12 +288,15 @@ def parse_statements(rel: str, text: str) -> list[Statement]:
             # Its items sit below it: nested under a bulleted label, or a list right under a plain label line.
             least = indent + 1 if bulleted else indent
             under_label[0] = least if (_OPTIONS_LABEL.search(clean) or _QUESTION.search(clean)) else None
+            label_items[0] = least
             label_section[0] = section
-        elif under_label[0] is not None and bulleted and indent >= under_label[0] and section == label_section[0]:
-            if origin == OWN:
+        elif label_items[0] is not None and bulleted and indent >= label_items[0] and section == label_section[0]:
+            if origin == OWN and under_label[0] is not None and indent >= under_label[0]:
                 origin = OPTION
+            elif origin == OWN and not clean[:1].isupper() and not clean[:1].isdigit():
+                origin = FRAGMENT  # "He prefers:" / "- the early train this time", "Files changed:" / "- `api/x.py`"
         else:
-            under_label[0] = None
+            under_label[0] = label_items[0] = None
         out.append(Statement(rel, start, end, raw, clean, kind, day, section, order, key,
                              superseded=superseded, checkbox=bool(_CHECKBOX.match(stripped)), origin=origin))
         shape.append((indent, _ORDERED.match(raw) is not None, section))
