@@ -121,3 +121,13 @@ def test_an_item_that_goes_on_its_label_s_sentence_is_a_fragment_and_never_promo
     assert got["Billing moves to Postgres in May."] == OWN  # a whole sentence under its label
     found = _review(tmp_path, "# MEMORY\n\n## Preferences\n- Tea, not coffee.\n", {"memory/2026-02-13.md": note})
     assert "memory/2026-02-13.md#L6" not in _cited(found, "promote")
+
+
+def test_a_numbered_entry_is_a_label_that_numbers_an_instance_not_a_year() -> None:
+    from engine.review.detect import numbered_entry
+
+    assert numbered_entry("Sprint 40 planning: 39 points, the settlement epic first.")
+    assert numbered_entry("Week 12 review: on track.")
+    assert not numbered_entry("Since 2019: vegetarian, no fish either.")
+    assert not numbered_entry("Standup at 9:30: Dana was late.")
+    assert not numbered_entry("Release 2.4: shipped to staging.")

@@ -63,9 +63,9 @@ STATE_VERBS = frozenset({"prefer", "like", "love", "use", "live", "work", "drink
 """Habits and preferences: a "switched to X" changes one of these ("prefers tea" → "switched to coffee")."""
 _BORN = re.compile(r"\bborn\b", re.IGNORECASE)
 _AS_ALWAYS = re.compile(r"\bas (always|usual|ever)\b", re.IGNORECASE)
-# A label that numbers an instance ("Sprint 40 planning:", "Week 12 review:", "Day 3:"): in a dated note, the
-# entry of a series (one sprint's planning, one week's review), an event however it reads.
-_NUMBERED_LABEL = re.compile(r"^(?=[^:]*[^\W\d_]{2})(?=[^:]*(?<![\d.,])\b\d{1,4}\b(?![.,]?\d))[^:]{1,50}:\s")
+# A label that numbers an instance ("Sprint 40 planning:", "Week 12 review:", "Day 3:"; a year is none: "Since
+# 2019: vegetarian"): in a dated note, the entry of a series (one sprint's planning), an event however it reads.
+_NUMBERED_LABEL = re.compile(r"^(?=[^:]*[^\W\d_]{2})(?=[^:]*(?<![\d.,])\b\d{1,3}\b(?![.,]?\d))[^:]{1,50}:\s")
 _TASK = re.compile(r"^(todo|to do|done|wip|fixme|blocked)\b|\b[A-Z]{2,}-\d+\b|\bPR ?#\d+|#\d{2,}\b", re.IGNORECASE)
 
 # Cues that a statement is durable, each with the rule name the reason shows and its weight.
