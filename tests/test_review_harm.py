@@ -3,13 +3,14 @@ numbered instance take part in nothing, a procedure's step is never offered for 
 
 from __future__ import annotations
 
+from datetime import date
 from pathlib import Path
 
 from engine.config import load_config
 from engine.review.model import Finding
 from engine.review.run import run_review
 from engine.review.statements import FRAGMENT, LABEL, OWN, STEP, metadata_line, parse_statements
-from engine.review.text import value_units
+from engine.review.text import takes_effect, value_units
 
 
 def _review(tmp_path: Path, memory: str, notes: dict[str, str]) -> list[Finding]:
@@ -131,3 +132,28 @@ def test_a_numbered_entry_is_a_label_that_numbers_an_instance_not_a_year() -> No
     assert not numbered_entry("Since 2019: vegetarian, no fish either.")
     assert not numbered_entry("Standup at 9:30: Dana was late.")
     assert not numbered_entry("Release 2.4: shipped to staging.")
+
+
+def test_a_change_announced_for_later_is_read_against_the_day_it_was_said() -> None:
+    said = date(2026, 4, 21)  # a Tuesday
+    assert takes_effect("Priya accepted the offer: from next month Priya works at Tillwise.", said) == \
+        date(2026, 5, 1)
+    assert takes_effect("Starting next week standup is at 10:00.", said) == date(2026, 4, 27)
+    assert takes_effect("Rent goes up to 900 EUR from July.", said) == date(2026, 7, 1)
+    assert takes_effect("As of 1 June 2026 the SLO is 99.95%.", said) == date(2026, 6, 1)
+    assert takes_effect("Rent goes up to 900 EUR a month from April.", said) is None  # already in effect
+    assert takes_effect("Vegetarian from March on.", said) is None  # since March
+    assert takes_effect("The offsite moved from Berlin to Prague.", said) is None
+
+
+def test_a_supersede_that_takes_effect_later_is_held_back_until_then(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    memory = "# MEMORY\n\n## Work\n- Priya works at Bluefin Labs as Data Engineer.\n"
+    notes = {"memory/2026-04-21.md": "# 2026-04-21\n\n- Priya accepted the offer: from next month Priya works at "
+                                     "Tillwise as Senior Backend Engineer.\n"}
+    monkeypatch.setenv("MEMDECK_TODAY", "2026-04-22")
+    early = [f for f in _review(tmp_path / "a", memory, notes) if f.kind == "conflict"]
+    assert len(early) == 1 and early[0].evidence.endswith(":later") and not early[0].confident
+    assert "takes effect on 2026-05-01" in early[0].reason and "on 2026-05-01 or later" in early[0].suggestion
+    monkeypatch.setenv("MEMDECK_TODAY", "2026-05-02")
+    late = [f for f in _review(tmp_path / "b", memory, notes) if f.kind == "conflict"]
+    assert len(late) == 1 and not late[0].evidence.endswith(":later") and late[0].confident

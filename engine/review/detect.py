@@ -6,6 +6,7 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
 from engine.config import ReviewConfig
@@ -19,6 +20,7 @@ from engine.review.text import (
     features,
     same_dates,
     stem,
+    takes_effect,
     value_units,
     weighted_jaccard,
     weighted_overlap,
@@ -662,10 +664,14 @@ class Sections:
 
 
 def build_findings(statements: Sequence[Statement], comparer: Comparer, pairs: Iterable[PairResult],
-                   promotes: dict[str, tuple[float, str, str]], headings: Sequence[tuple[str, str]]
-                   ) -> list[Finding]:
+                   promotes: dict[str, tuple[float, str, str]], headings: Sequence[tuple[str, str]],
+                   today: date | None = None) -> list[Finding]:
     """Turn pair results into findings: duplicates clustered, conflicts grouped by their newest statement,
-    promotions for durable statements that no curated line already holds (nor contradicts)."""
+    promotions for durable statements that no curated line already holds (nor contradicts).
+
+    ``today``: the clock's day. A conflict whose newer statement announces the change for later ("from next
+    month") and whose start is after it is held back (its own evidence group, ``…:later``): the older line is
+    still true until then."""
     by_key = comparer.by_key
     sections = Sections(statements, comparer, headings)
     parent: dict[str, str] = {}
@@ -760,10 +766,17 @@ def build_findings(statements: Sequence[Statement], comparer: Comparer, pairs: I
         evidence = best_pair.evidence or "conflict"
         if len(olds) > 2:
             evidence += ":many"
+        said = date.fromisoformat(newer.day) if newer.day else None
+        start = takes_effect(newer.clean, said) if said is not None else None
+        current = f"{cite(newer)} is likely current ({basis})"
+        if start is not None and today is not None and today < start:
+            evidence += ":later"  # the older line stays true until then
+            current = f"{cite(newer)} takes effect on {start.isoformat()}: the older line holds until then"
         findings.append(Finding(
             "conflict", tuple(item(s) for s in [*olds, newer]),
-            f"{best_pair.reason} ({best_pair.score:.2f} alike); {cite(newer)} is likely current ({basis})",
-            precision(evidence), "; ".join(f"mark {cite(o)} superseded by {cite(newer)}" for o in olds),
+            f"{best_pair.reason} ({best_pair.score:.2f} alike); {current}",
+            precision(evidence), "; ".join(f"mark {cite(o)} superseded by {cite(newer)}" for o in olds)
+            + (f" on {start.isoformat()} or later" if evidence.endswith(":later") and start else ""),
             current=len(olds), evidence=evidence))
     seen_text: set[str] = set()
     for key, (score, rule, why) in sorted(promotes.items(), key=lambda kv: by_key[kv[0]].order, reverse=True):
