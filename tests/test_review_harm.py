@@ -120,6 +120,8 @@ def test_an_item_that_goes_on_its_label_s_sentence_is_a_fragment_and_never_promo
     assert got["window seats rather than the aisle on short flights"] == FRAGMENT
     assert got["an early train this time"] == FRAGMENT and got["api/refunds.py"] == FRAGMENT
     assert got["Billing moves to Postgres in May."] == OWN  # a whole sentence under its label
+    zh = parse_statements("memory/2026-02-14.md", "# 2026-02-14\n\nNotes:\n- 玛拉从九月起吃素，不吃肉也不吃鱼。\n")
+    assert zh[-1].origin == OWN  # a script without case starts no fragment
     found = _review(tmp_path, "# MEMORY\n\n## Preferences\n- Tea, not coffee.\n", {"memory/2026-02-13.md": note})
     assert "memory/2026-02-13.md#L6" not in _cited(found, "promote")
 

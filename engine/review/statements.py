@@ -293,7 +293,7 @@ def parse_statements(rel: str, text: str) -> list[Statement]:
         elif label_items[0] is not None and bulleted and indent >= label_items[0] and section == label_section[0]:
             if origin == OWN and under_label[0] is not None and indent >= under_label[0]:
                 origin = OPTION
-            elif origin == OWN and not clean[:1].isupper() and not clean[:1].isdigit():
+            elif origin == OWN and (clean[:1].islower() or not clean[:1].isalnum()):  # (not CJK: uncased)
                 origin = FRAGMENT  # "He prefers:" / "- the early train this time", "Files changed:" / "- `api/x.py`"
         else:
             under_label[0] = label_items[0] = None
