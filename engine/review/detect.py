@@ -6,12 +6,13 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
 from engine.config import ReviewConfig
 from engine.review.model import Finding, ReviewItem
 from engine.review.precision import precision
-from engine.review.statements import CURATED, DAILY, OWN, SESSION, Statement
+from engine.review.statements import CURATED, DAILY, OWN, SESSION, STEP, Statement
 from engine.review.text import (
     Features,
     Idf,
@@ -19,6 +20,8 @@ from engine.review.text import (
     features,
     same_dates,
     stem,
+    takes_effect,
+    value_units,
     weighted_jaccard,
     weighted_overlap,
 )
@@ -32,6 +35,9 @@ CROSS_LANGUAGE_SIMILARITY = 0.45
 cross-language duplicate, the two lines also each other's nearest in another script. With multilingual-e5-small
 one fact in Serbian and in Chinese scored .49 and the next cross-script pair .18; the precision of these findings
 is not measured yet (no labelled set has them), so they score .50 and show only with --all."""
+MEASURE_KINDS = frozenset({"number", "version", "money"})
+"""Values that count or measure something named right after them ("32 GB", "3 pods"), like a name its thing
+("Kingston RAM"): of another attribute when that word is not the older statement's."""
 STRICT_KINDS = frozenset({"time", "version", "money", "number", "weekday", "date", "ref"})
 """A difference in one of these means two statements are not the same fact (not duplicates)."""
 
@@ -59,6 +65,9 @@ STATE_VERBS = frozenset({"prefer", "like", "love", "use", "live", "work", "drink
 """Habits and preferences: a "switched to X" changes one of these ("prefers tea" → "switched to coffee")."""
 _BORN = re.compile(r"\bborn\b", re.IGNORECASE)
 _AS_ALWAYS = re.compile(r"\bas (always|usual|ever)\b", re.IGNORECASE)
+# A label that numbers an instance ("Sprint 40 planning:", "Week 12 review:", "Day 3:"; a year is none: "Since
+# 2019: vegetarian"): in a dated note, the entry of a series (one sprint's planning), an event however it reads.
+_NUMBERED_LABEL = re.compile(r"^(?=[^:]*[^\W\d_]{2})(?=[^:]*(?<![\d.,])\b\d{1,3}\b(?![.,]?\d))[^:]{1,50}:\s")
 _TASK = re.compile(r"^(todo|to do|done|wip|fixme|blocked)\b|\b[A-Z]{2,}-\d+\b|\bPR ?#\d+|#\d{2,}\b", re.IGNORECASE)
 
 # Cues that a statement is durable, each with the rule name the reason shows and its weight.
@@ -143,6 +152,13 @@ def text_one_off(text: str) -> bool:
     if _RECURRING.search(_AS_ALWAYS.sub("", text)):
         return False
     return bool(_ONE_OFF_ANCHOR.search(text) or _EVENT_WORDS.search(text) or past_tense_lead(text))
+
+
+def numbered_entry(text: str) -> bool:
+    """Whether a statement opens with a label that numbers an instance ("Sprint 40 planning: 39 points …"), of at
+    most five words."""
+    m = _NUMBERED_LABEL.match(text)
+    return m is not None and len(m.group(0).split()) <= 5
 
 
 def item(s: Statement) -> ReviewItem:
@@ -237,7 +253,8 @@ class Comparer:
                 self.texts[s.clean] = known.get(s.clean) or text_info(s.clean)
         self.feats = {s.key: self.texts[s.clean].feats for s in statements}
         self.idf = Idf(f.words for f in self.feats.values())
-        self.one_off = {s.key: s.checkbox or self.texts[s.clean].one_off for s in statements}
+        self.one_off = {s.key: s.checkbox or self.texts[s.clean].one_off or (s.dated and numbered_entry(s.clean))
+                        for s in statements}
         self.vectors = vectors
         proper = {n for f in self.feats.values() for n in f.values.get("name", ())}
         # A capitalised first word is a name when the workspace capitalises it mid-sentence too ("Sam's dog …").
@@ -256,14 +273,16 @@ class Comparer:
             self.principal.add(top[0])  # the name most notes start with: the user the notes are about
         self.plain: dict[str, frozenset[str]] = {}
         # What takes part in no duplicate, conflict or promotion: the words of others (an assistant's line, a
-        # quote, injected text), label and question lines, the options under a label, and boilerplate (a short
-        # line that recurs verbatim in many files: a template's "Next steps", "Notes").
+        # quote, injected text), label, metadata and question lines, the options under a label, and boilerplate
+        # (a short line that recurs verbatim in many files: a template's "Next steps", "Notes"). A procedure's
+        # steps are compared (a revised runbook changes a step) but never deleted nor promoted on their own.
         recurs: dict[str, set[str]] = defaultdict(set)
         for s in statements:
             recurs[s.clean.casefold()].add(s.path)
+        self.steps = frozenset(s.key for s in statements if s.origin == STEP)
         self.inert = frozenset(
             s.key for s in statements
-            if s.origin != OWN or not self.feats[s.key].words
+            if s.origin not in (OWN, STEP) or not self.feats[s.key].words
             or (len(self.feats[s.key].words) <= 3 and len(recurs[s.clean.casefold()]) >= 4))
         self.promoted_from = promotions(statements, self.feats)
         self.promoted = frozenset(k for keys in self.promoted_from.values() for k in keys)
@@ -384,6 +403,32 @@ class Comparer:
         drop = {stem(v) for kind, va, vb in diffs if kind == "name" for v in va ^ vb}
         return fo.content - drop, fn.content - drop
 
+    @staticmethod
+    def _new_value(newer: Statement, fo: Features, fn: Features,
+                   diffs: list[tuple[str, frozenset[str], frozenset[str]]]
+                   ) -> tuple[str, frozenset[str], frozenset[str]] | None:
+        """The differing value that makes two statements of one subject a conflict: a value of the newer one that
+        the older lacks and of an attribute the older states, else None.
+
+        A restatement that adds a detail is no conflict ("running Fedora 40" → "Fedora 40 + 32 GB RAM": 32 counts
+        GB, which the older line does not state), nor one that says less ("X's manager is Y (Head of
+        Engineering)" → "Y is X's manager"); the newer naming the old value beside a new one is a change only when
+        it says so ("standup moved from 9:30 to 10:00")."""
+        units: dict[tuple[str, str], frozenset[str]] | None = None
+        for kind, va, vb in diffs:
+            extra = vb - va
+            if not extra:
+                continue  # the newer says less of it
+            if va <= vb and not fn.change:
+                continue  # it repeats every old value and adds one: a detail, not a new value
+            if kind in MEASURE_KINDS or kind == "name":
+                if units is None:
+                    units = value_units(newer.clean)
+                if all(units.get((kind, v), frozenset()) - fo.content for v in extra):
+                    continue  # each new value is of something the older does not mention ("32 GB", "Kingston RAM")
+            return kind, va, vb
+        return None
+
     def _conflict(self, older: Statement, newer: Statement, fo: Features, fn: Features,
                   diffs: list[tuple[str, frozenset[str], frozenset[str]]]) -> PairResult | None:
         if self.one_off[older.key]:
@@ -417,8 +462,10 @@ class Comparer:
         # then one extra word on the short side is fine.
         fewer = min(len(so - sn), len(sn - so))
         lone = fewer == 0 or (fewer == 1 and max(len(so), len(sn)) >= 6)
-        if diffs and overlap >= need and jac >= need / 2 and lone:
-            kind, va, vb = next((d for d in diffs if not d[2] <= d[1]), diffs[0])
+        new_value = self._new_value(newer, fo, fn, diffs) if diffs else None
+        picked = new_value if overlap >= need and jac >= need / 2 and lone else None
+        if picked is not None:
+            kind, va, vb = picked
             if kind == "name" and not (fn.change or older.kind == CURATED):
                 return None  # another person doing the same kind of thing is not a change
             if kind == "number" and not (fn.change or overlap >= 0.85):
@@ -432,6 +479,8 @@ class Comparer:
             return PairResult("conflict", older.key, newer.key, min(1.0, 0.4 + 0.6 * jac),
                               f"same subject ({about}), reversed: the newer statement is {turned}",
                               f"conflict:{src}:reversal")
+        if new_value is None and any(vb - va for _, va, vb in diffs):
+            return None  # the newer adds a value of something the older does not state: a detail, not a change
         if fn.change and not fo.change and overlap >= need and len(sn - so) >= 1 and len(so - sn) >= 1 \
                 and len(sn - so) <= 2 and len(so - sn) <= 2 and so & STATE_VERBS:
             old_w = ", ".join(sorted(so - sn))
@@ -521,8 +570,9 @@ def _states_a_day(text: str, f: Features) -> bool:
 
 def promote_score(s: Statement, comparer: Comparer) -> tuple[float, str, str] | None:
     """(score, rule name, reason) when a daily or session note's statement looks durable, else None."""
-    if s.kind not in (DAILY, SESSION) or s.superseded or s.checkbox or s.key in comparer.inert:
-        return None  # never an assistant's line, a quote, injected text, a label, an option or boilerplate
+    if s.kind not in (DAILY, SESSION) or s.superseded or s.checkbox or s.key in comparer.inert \
+            or s.key in comparer.steps:
+        return None  # never an assistant's line, a quote, injected text, a label, an option, a step, boilerplate
     cues = comparer.info(s).cues
     if cues.blocked:
         return None
@@ -614,10 +664,14 @@ class Sections:
 
 
 def build_findings(statements: Sequence[Statement], comparer: Comparer, pairs: Iterable[PairResult],
-                   promotes: dict[str, tuple[float, str, str]], headings: Sequence[tuple[str, str]]
-                   ) -> list[Finding]:
+                   promotes: dict[str, tuple[float, str, str]], headings: Sequence[tuple[str, str]],
+                   today: date | None = None) -> list[Finding]:
     """Turn pair results into findings: duplicates clustered, conflicts grouped by their newest statement,
-    promotions for durable statements that no curated line already holds (nor contradicts)."""
+    promotions for durable statements that no curated line already holds (nor contradicts).
+
+    ``today``: the clock's day. A conflict whose newer statement announces the change for later ("from next
+    month") and whose start is after it is held back (its own evidence group, ``…:later``): the older line is
+    still true until then."""
     by_key = comparer.by_key
     sections = Sections(statements, comparer, headings)
     parent: dict[str, str] = {}
@@ -660,9 +714,14 @@ def build_findings(statements: Sequence[Statement], comparer: Comparer, pairs: I
         scores = [x for s in members for x in dup_scores[s.key]]
         keep = members[0]
         kept = comparer.feats[keep.key]
-        deletable = tuple(i for i, s in enumerate(members) if i and holds(kept, comparer.feats[s.key], ignore))
+        steps = [s for s in members if s.key in comparer.steps]
+        # A step holds its procedure's context (its place, the steps around it): no other line holds all of it.
+        deletable = () if steps else tuple(
+            i for i, s in enumerate(members) if i and holds(kept, comparer.feats[s.key], ignore))
         rest = [s for i, s in enumerate(members) if i and i not in deletable]
         where = "MEMORY.md/USER.md already holds it" if keep.kind == CURATED else "said again in later notes"
+        if steps:
+            where += "; a step of a numbered procedure, which deleting it would break"
         parts = [f"keep {cite(keep)}"]
         if deletable:
             parts.append("delete " + ", ".join(cite(members[i]) for i in deletable) + " (it holds every word and "
@@ -683,6 +742,8 @@ def build_findings(statements: Sequence[Statement], comparer: Comparer, pairs: I
         best = max(scores)
         band = "high" if best >= 0.85 else "mid" if best >= 0.7 else "low"
         evidence = f"duplicate:{'curated' if keep.kind == CURATED else 'notes'}:{band}"
+        if steps:
+            evidence = "duplicate:step"
         if not any(s.key in lexical for s in members[1:]):
             evidence = CROSS_LANGUAGE  # every copy found by its vector alone, in another script
             where += "; in another language"
@@ -705,10 +766,17 @@ def build_findings(statements: Sequence[Statement], comparer: Comparer, pairs: I
         evidence = best_pair.evidence or "conflict"
         if len(olds) > 2:
             evidence += ":many"
+        said = date.fromisoformat(newer.day) if newer.day else None
+        start = takes_effect(newer.clean, said) if said is not None else None
+        current = f"{cite(newer)} is likely current ({basis})"
+        if start is not None and today is not None and today < start:
+            evidence += ":later"  # the older line stays true until then
+            current = f"{cite(newer)} takes effect on {start.isoformat()}: the older line holds until then"
         findings.append(Finding(
             "conflict", tuple(item(s) for s in [*olds, newer]),
-            f"{best_pair.reason} ({best_pair.score:.2f} alike); {cite(newer)} is likely current ({basis})",
-            precision(evidence), "; ".join(f"mark {cite(o)} superseded by {cite(newer)}" for o in olds),
+            f"{best_pair.reason} ({best_pair.score:.2f} alike); {current}",
+            precision(evidence), "; ".join(f"mark {cite(o)} superseded by {cite(newer)}" for o in olds)
+            + (f" on {start.isoformat()} or later" if evidence.endswith(":later") and start else ""),
             current=len(olds), evidence=evidence))
     seen_text: set[str] = set()
     for key, (score, rule, why) in sorted(promotes.items(), key=lambda kv: by_key[kv[0]].order, reverse=True):

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from datetime import date, datetime
 from typing import TYPE_CHECKING
 
-from engine.clock import note_timezone
+from engine.clock import Clock, ClockError, note_timezone
 from engine.config import Config
 from engine.review.cache import (
     ReviewCache,
@@ -148,7 +148,11 @@ def run_review(config: Config, kind: str | None = None, since: date | None = Non
                 if found_pair is not None:
                     pairs = [*pairs, found_pair]
     headings = sorted({(s.path, s.section) for s in statements if s.kind == CURATED and s.section})
-    findings = build_findings(statements, comparer, pairs, promotes, headings)
+    try:
+        today: date | None = Clock.for_config(config).today()
+    except ClockError:
+        today = None  # an unreadable MEMDECK_TODAY/NOW: no change is held back as announced for later
+    findings = build_findings(statements, comparer, pairs, promotes, headings, today)
     if since is not None:
         zone = note_timezone(config.memory.timezone)  # a file's day is its day in the user's zone, as a note's
         mtimes = {f.rel: datetime.fromtimestamp(f.mtime_ns / 1e9, zone).date() for f in files}

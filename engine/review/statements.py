@@ -6,7 +6,7 @@ import hashlib
 import os
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
 
@@ -36,8 +36,11 @@ ASSISTANT = "assistant"  # "Assistant:", "**Agent**:", "AI:" … a line the agen
 QUOTE = "quote"  # a blockquote, a quoted transcript line ("user: …"), a line wholly in quotation marks
 INJECTED = "injected"  # text OpenClaw or a plugin injected (engine.sessions.speech's detectors)
 OPTION = "option"  # an item of a list under a label line ("Options:", "Which do you prefer?")
-LABEL = "label"  # a label or question line itself ("Options:", "He prefers:", "Which do you prefer?")
-ORIGINS = (OWN, ASSISTANT, QUOTE, INJECTED, OPTION, LABEL)
+LABEL = "label"  # a label or question line itself ("Options:", "Which do you prefer?"), or a metadata line
+STEP = "step"  # a step of a numbered procedure (an item of an ordered list of two or more under one heading)
+FRAGMENT = "fragment"  # an item under a label line that goes on the label's sentence ("He prefers:" / "- the early
+# train"): its subject is in the label, so alone it says nothing whole
+ORIGINS = (OWN, ASSISTANT, QUOTE, INJECTED, OPTION, LABEL, STEP, FRAGMENT)
 
 _ASSISTANT = re.compile(
     r"^(?:[*_]{1,2})?(?:assistant|agent|ai|bot|openclaw|claude|gpt|model|the agent)(?:[*_]{1,2})?\s*:(?:[*_]{1,2})?\s",
@@ -49,6 +52,13 @@ _LABEL_LINE = re.compile(r"^[^.!?]{1,60}:\s*$")
 _OPTIONS_LABEL = re.compile(r"\b(options?|choices?|alternatives?|candidates?|either|pick one|proposals?|"
                             r"possibilities|variants?)\b", re.IGNORECASE)
 _QUESTION = re.compile(r"\?\s*(?:\)|\*+)?\s*$")
+# A metadata line: an emphasised label and a short value ("- **Session Key**: agent:main:main", "**Source:**
+# telegram"), what a note's header records about the note, not a statement about the world.
+_META_LINE = re.compile(r"^(?:[-*+]\s+)?(?:\*\*|__)[^*_:\n]{1,40}(?::(?:\*\*|__)|(?:\*\*|__):)\s*(?P<value>.*)$")
+META_VALUE_WORDS = 3
+"""The most words a metadata line's value has ("telegram", "agent:main:main", "9b2d4e71"): a longer value is a
+statement with a bold lead-in ("**Decision**: we move billing to Postgres in May")."""
+_ORDERED = re.compile(r"^\s*\d{1,3}[.)]\s+")
 
 CURATED = "curated"
 DAILY = "daily"
@@ -174,6 +184,13 @@ def origin_of(raw: str, clean: str) -> str:
     return OWN
 
 
+def metadata_line(raw: str) -> bool:
+    """Whether a line is a metadata line by its shape: an emphasised label, a colon and a value of at most
+    :data:`META_VALUE_WORDS` words (a session note's ``- **Session Key**: agent:main:main``)."""
+    m = _META_LINE.match(raw.strip())
+    return m is not None and len(m.group("value").split()) <= META_VALUE_WORDS
+
+
 def _injected_lines(lines: list[str]) -> set[int]:
     """The 1-based lines of a file that sit in injected text: a plugin's tag block on lines of its own, or a
     paragraph the speech filter reads as injected as a whole (a startup-context block, a metadata header)."""
@@ -233,7 +250,9 @@ def parse_statements(rel: str, text: str) -> list[Statement]:
     titles = {b.start: b.text for b in blocks.blocks if b.kind == markdown.HEADING}
     injected = _injected_lines(lines)
     under_label: list[int | None] = [None]  # the least indent of the items under the last label line (None: none)
+    shape: list[tuple[int, bool, str]] = []  # per statement: its indent, whether an ordered item, its section
     label_section = [""]
+    label_items: list[int | None] = [None]  # the least indent of the items under the last label line of any kind
 
     def flush(end: int) -> None:
         nonlocal current
@@ -259,6 +278,8 @@ def parse_statements(rel: str, text: str) -> list[Statement]:
         mark = "\0superseded" if superseded else ""
         key = hashlib.sha1(f"{rel}\0{folded}\0{n}{mark}".encode()).hexdigest()[:16]
         origin = INJECTED if any(x in injected for x in range(start, end + 1)) else origin_of(raw, clean)
+        if origin == OWN and kind != CURATED and "\n" not in raw and metadata_line(raw):
+            origin = LABEL  # (in MEMORY.md/USER.md "- **Timezone:** Europe/Belgrade" is the fact itself)
         indent = len(raw) - len(raw.lstrip())
         bulleted = _BULLET.match(raw) is not None
         if origin == LABEL:
@@ -267,14 +288,18 @@ def parse_statements(rel: str, text: str) -> list[Statement]:
             # Its items sit below it: nested under a bulleted label, or a list right under a plain label line.
             least = indent + 1 if bulleted else indent
             under_label[0] = least if (_OPTIONS_LABEL.search(clean) or _QUESTION.search(clean)) else None
+            label_items[0] = least
             label_section[0] = section
-        elif under_label[0] is not None and bulleted and indent >= under_label[0] and section == label_section[0]:
-            if origin == OWN:
+        elif label_items[0] is not None and bulleted and indent >= label_items[0] and section == label_section[0]:
+            if origin == OWN and under_label[0] is not None and indent >= under_label[0]:
                 origin = OPTION
+            elif origin == OWN and (clean[:1].islower() or not clean[:1].isalnum()):  # (not CJK: uncased)
+                origin = FRAGMENT  # "He prefers:" / "- the early train this time", "Files changed:" / "- `api/x.py`"
         else:
-            under_label[0] = None
+            under_label[0] = label_items[0] = None
         out.append(Statement(rel, start, end, raw, clean, kind, day, section, order, key,
                              superseded=superseded, checkbox=bool(_CHECKBOX.match(stripped)), origin=origin))
+        shape.append((indent, _ORDERED.match(raw) is not None, section))
 
     for number, line in enumerate(lines, 1):
         role = roles[number - 1]
@@ -311,7 +336,34 @@ def parse_statements(rel: str, text: str) -> list[Statement]:
         current = [bare]
         start = number
     flush(len(lines))
-    return out
+    return _mark_steps(out, shape)
+
+
+def _mark_steps(out: list[Statement], shape: list[tuple[int, bool, str]]) -> list[Statement]:
+    """Mark the items of numbered procedures as :data:`STEP`: an ordered list of two or more items at one indent
+    under one heading (what lies between them is nested deeper). A step means something only in its procedure:
+    two runbooks that share a step are two procedures, and deleting the step from one breaks it."""
+    steps: set[int] = set()
+    run: list[int] = []
+
+    def close() -> None:
+        if len(run) >= 2:
+            steps.update(run)
+        run.clear()
+
+    for i, (indent, ordered, section) in enumerate(shape):
+        if run:
+            first_indent, _, first_section = shape[run[0]]
+            if section != first_section or indent < first_indent or (indent == first_indent and not ordered):
+                close()
+            elif indent > first_indent:
+                continue  # nested under a step (a sub-item, a note on it)
+        if ordered:
+            run.append(i)
+    close()
+    if not steps:
+        return out
+    return [replace(s, origin=STEP) if i in steps and s.origin == OWN else s for i, s in enumerate(out)]
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import date, timedelta
 from typing import Any
 
 from engine.lexicon import REVIEW_STOP_WORDS
@@ -283,6 +284,83 @@ def _features(clean: str) -> Features:
     squashed = re.sub(r"\s+", " ", re.sub(r"[^\w:]+", " ", clean.casefold())).strip()
     return Features(tuple(words), {k: frozenset(v) for k, v in values.items()}, negated, change, squashed,
                     initial, frozenset(starts))
+
+
+def value_units(clean: str) -> dict[tuple[str, str], frozenset[str]]:
+    """Each typed value of a statement (``(kind, value)`` as :func:`features` types it; every content word as a
+    possible ``name``) with the content word right after it, stemmed (its unit or the noun it counts: what the value is a value *of*). In
+    "Fedora 40 + 32 GB RAM" 32 counts "gb" and 40 none; in "standup moved to 10:00" 10:00 has none."""
+    text, _ = blank_refs(clean)
+    toks: list[tuple[str, str, str | None]] = []  # (kind, value, the content word's stem or None)
+    for m in _TOKEN.finditer(text):
+        kind = m.lastgroup
+        raw = m.group(0)
+        if kind == "word":
+            low = raw.casefold().replace("’", "'")
+            if low in WEEKDAYS or (low.endswith("s") and low[:-1] in WEEKDAYS and len(low) > 4):
+                toks.append(("weekday", WEEKDAYS.get(low, WEEKDAYS.get(low[:-1], low)), None))
+            elif low in MONTHS and (len(low) > 3 or raw[0].isupper()):
+                toks.append(("month", MONTHS[low], None))
+            elif low in STOPWORDS or low in CHANGE_CUES or low in NEGATIONS or len(low) < 2:
+                toks.append(("", low, None))
+            else:
+                toks.append(("", low, stem(low)))
+        elif kind == "time":
+            toks.append(("time", _time_value(raw), None))
+        elif kind == "version":
+            toks.append(("version", raw.casefold().lstrip("v"), None))
+        elif kind == "date":
+            toks.append(("date", _day_value(raw), None))
+        elif kind == "money":
+            toks.append(("money", re.sub(r"[^\d.]", "", raw), None))
+        elif kind is not None:
+            toks.append((kind, raw.replace(",", "."), None))
+    out: dict[tuple[str, str], set[str]] = {}
+    for i, (kind, value, word) in enumerate(toks):
+        if kind or word:  # a content word may be a name ("Kingston RAM"): looked up only for the names
+            unit = toks[i + 1][2] if i + 1 < len(toks) else None
+            out.setdefault((kind or "name", word or value), set()).update([unit] if unit else [])
+    return {k: frozenset(v) for k, v in out.items()}
+
+
+_STARTS = r"(?:from|starting(?:\s+from)?|beginning|as\s+of|effective(?:\s+from)?)"
+_LATER = re.compile(
+    r"\b" + _STARTS + r"\s+(?:(?P<next>next\s+(?:week|month|year))|(?P<iso>\d{4}-\d{2}-\d{2})\b|"
+    r"(?:(?P<day>\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?)?(?P<month>" + _MON + r")(?:\s+(?P<year>(?:19|20)\d{2}))?\b)",
+    re.IGNORECASE)
+
+
+def takes_effect(clean: str, said: date) -> date | None:
+    """The day a change a statement announces for later takes effect, read against the day it was said: "from
+    next month" (the 1st of the next month), "starting next week" (its Monday), "from May" / "as of 1 June 2026"
+    / "effective 2026-06-01"; None when it names no such start or the start is not after ``said``."""
+    m = _LATER.search(clean)
+    if m is None:
+        return None
+    start: date | None = None
+    if m.group("next"):
+        unit = m.group("next").split()[-1].casefold()
+        if unit == "week":
+            start = said + timedelta(days=7 - said.weekday())
+        elif unit == "month":
+            start = date(said.year + (said.month == 12), said.month % 12 + 1, 1)
+        else:
+            start = date(said.year + 1, 1, 1)
+    elif m.group("iso"):
+        try:
+            start = date.fromisoformat(m.group("iso"))
+        except ValueError:
+            return None
+    else:
+        month = _MONTH_NUMBER.get(m.group("month").casefold()[:3], 0)
+        if not month:
+            return None
+        year = int(m.group("year")) if m.group("year") else said.year  # "from March", said in April: since March
+        try:
+            start = date(year, month, int(m.group("day") or 1))
+        except ValueError:
+            return None
+    return start if start > said else None
 
 
 class Idf:

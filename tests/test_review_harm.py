@@ -1,0 +1,161 @@
+"""Review findings that do no harm: a restatement that adds a detail is no conflict, a metadata line and a
+numbered instance take part in nothing, a procedure's step is never offered for deletion."""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+
+from engine.config import load_config
+from engine.review.model import Finding
+from engine.review.run import run_review
+from engine.review.statements import FRAGMENT, LABEL, OWN, STEP, metadata_line, parse_statements
+from engine.review.text import takes_effect, value_units
+
+
+def _review(tmp_path: Path, memory: str, notes: dict[str, str]) -> list[Finding]:
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "MEMORY.md").write_text(memory, encoding="utf-8")
+    for rel, text in notes.items():
+        (ws / rel).write_text(text, encoding="utf-8")
+    cfg = load_config(workspace=ws, home=tmp_path / "home", config_path=tmp_path / "none.toml")
+    return run_review(cfg, show_all=True, full=True).findings
+
+
+def _cited(findings: list[Finding], kind: str | None = None) -> set[str]:
+    return {i.citation for f in findings if kind in (None, f.kind) for i in f.items}
+
+
+def test_a_restatement_that_adds_a_detail_does_not_supersede_the_memory_line(tmp_path: Path) -> None:
+    memory = "# MEMORY\n\n## Setup\n- Dana's work laptop is a Framework 13 running Fedora 40.\n"
+    notes = {"memory/2026-03-02.md": "# 2026-03-02\n\n- Dana's laptop: Framework 13 running Fedora 40, now with 32 GB RAM.\n"
+                                     "- Work laptop: Framework 13, Fedora 40, upgraded to 32 GB RAM.\n",
+             "memory/2026-03-09.md": "# 2026-03-09\n\n- Dana's work laptop, a Framework 13, now runs Fedora 41.\n"}
+    found = _review(tmp_path, memory, notes)
+    conflicts = [f for f in found if f.kind == "conflict"]
+    # The RAM upgrade is a new detail (32 counts GB, which the MEMORY.md line does not state): no conflict.
+    assert "memory/2026-03-02.md#L3" not in _cited(conflicts)
+    # A newer value of the same attribute (Fedora 40 → 41) still is one.
+    assert [[i.citation for i in f.items] for f in conflicts] == [["MEMORY.md#L4", "memory/2026-03-09.md#L3"]]
+    assert "different number: 13, 40 → 13, 41" in conflicts[0].reason
+
+
+def test_a_restatement_that_says_less_is_no_conflict_but_a_stated_change_of_name_is(tmp_path: Path) -> None:
+    memory = "# MEMORY\n\n## People\n- Lucas's manager is Sanna (Head of Engineering).\n"
+    notes = {"memory/2026-04-04.md": "# 2026-04-04\n\n- Sanna is Lucas's manager.\n",
+             "memory/2026-04-20.md": "# 2026-04-20\n\n- The team offsite will be in Berlin.\n",
+             "memory/2026-05-02.md": "# 2026-05-02\n\n- The team offsite moved to Prague instead of Berlin.\n"}
+    found = _review(tmp_path, memory, notes)
+    conflicts = [[i.citation for i in f.items] for f in found if f.kind == "conflict"]
+    assert ["MEMORY.md#L4", "memory/2026-04-04.md#L3"] not in conflicts
+    assert ["memory/2026-04-20.md#L3", "memory/2026-05-02.md#L3"] in conflicts  # Berlin → Prague, said so
+
+
+def test_value_units_name_what_each_value_counts() -> None:
+    units = value_units("Work laptop: Fedora 40 + 32 GB RAM, upgraded last week.")
+    assert units[("number", "32")] == {"gb"} and units[("number", "40")] == frozenset()
+    assert value_units("Standup moved from 9:30 to 10:00.")[("time", "10:00")] == frozenset()
+
+
+def test_metadata_lines_of_a_session_note_take_part_in_nothing(tmp_path: Path) -> None:
+    header = ("# Session: {day} 08:15:23 UTC\n\n- **Session Key**: agent:main:main\n- **Session ID**: {sid}\n"
+              "- **Source**: telegram\n\n## Conversation Summary\n\n- Talked about {topic}.\n")
+    notes = {f"memory/2026-0{m}-1{m}-{topic}.md": header.format(day=f"2026-0{m}-1{m}", sid=f"{m}a7c9e2b41f",
+                                                                  topic=topic)
+             for m, topic in ((1, "trip"), (2, "cv"), (3, "ci"))}
+    found = _review(tmp_path, "# MEMORY\n\n## Notes\n- Nothing yet.\n", notes)
+    assert not any(c.endswith(("#L3", "#L4", "#L5")) for c in _cited(found))
+    got = {s.clean: s.origin for s in parse_statements("memory/2026-01-11-trip.md", notes[
+        "memory/2026-01-11-trip.md"])}
+    assert got["Session Key: agent:main:main"] == LABEL and got["Source: telegram"] == LABEL
+    # In MEMORY.md/USER.md a bold label and its value are the fact itself.
+    user = parse_statements("USER.md", "# USER\n\n- **Timezone:** Europe/Belgrade\n")
+    assert user[0].origin == OWN
+    assert metadata_line("- **Source**: telegram") and metadata_line("**Status:** done")
+    assert not metadata_line("- **Decision**: we move billing to Postgres in May.")
+    assert not metadata_line("- Source: telegram")
+
+
+RUNBOOK = ("# {day}\n\n## Runbook: rotate DB credentials ({v})\n\n1. {first}\n"
+           "2. Rotate the database password with `scripts/rotate_db.sh ledger-prod`.\n"
+           "3. Restart the workers: `kubectl -n ledger rollout restart deploy/worker`.\n"
+           "4. Watch the error rate on the dashboard for {minutes} minutes.\n\n- Lunch with Theo.\n")
+
+
+def test_a_procedure_s_step_is_never_offered_for_deletion(tmp_path: Path) -> None:
+    notes = {"memory/2026-01-17.md": RUNBOOK.format(day="2026-01-17", v="draft", minutes=10,
+                                                    first="Announce the rotation in the on-call channel."),
+             "memory/2026-03-26.md": RUNBOOK.format(day="2026-03-26", v="v2", minutes=15,
+                                                    first="Check that no migration is running.")}
+    statements = parse_statements("memory/2026-01-17.md", notes["memory/2026-01-17.md"])
+    assert [s.origin for s in statements] == [STEP, STEP, STEP, STEP, OWN]
+    found = _review(tmp_path, "# MEMORY\n\n## Notes\n- Nothing yet.\n", notes)
+    dups = [f for f in found if f.kind == "duplicate"]
+    assert dups and all(f.deletable == () and f.evidence == "duplicate:step" for f in dups)
+    assert all("merge" in f.suggestion and "delete" not in f.suggestion for f in dups)
+    assert not any(f.confident for f in dups)
+    # A revised step is still a change of the procedure (10 → 15 minutes).
+    assert any(f.kind == "conflict" and "10 → 15" in f.reason for f in found)
+    assert not [f for f in found if f.kind == "promote"]
+
+
+def test_one_numbered_item_or_a_list_broken_by_a_bullet_is_no_procedure() -> None:
+    text = "# 2026-01-02\n\n1. Dana prefers tea.\n- Lunch with Theo.\n2. Something else.\n"
+    assert {s.origin for s in parse_statements("memory/2026-01-02.md", text)} == {OWN}
+
+
+def test_numbered_entries_of_a_series_neither_conflict_nor_duplicate(tmp_path: Path) -> None:
+    notes = {f"memory/2026-0{i}-0{i}.md": f"# 2026-0{i}-0{i}\n\n- Sprint {40 + i} planning: {20 + 3 * i} points, "
+                                          "the settlement epic first.\n" for i in range(1, 6)}
+    found = _review(tmp_path, "# MEMORY\n\n## Notes\n- Nothing yet.\n", notes)
+    assert not _cited(found)
+
+
+def test_an_item_that_goes_on_its_label_s_sentence_is_a_fragment_and_never_promoted(tmp_path: Path) -> None:
+    note = ("# 2026-02-13\n\n## Travel\n\nHe prefers:\n- window seats rather than the aisle on short flights\n"
+            "- an early train this time\n\nDecisions:\n- Billing moves to Postgres in May.\n\nFiles changed:\n"
+            "- `api/refunds.py`\n")
+    got = {s.clean: s.origin for s in parse_statements("memory/2026-02-13.md", note)}
+    assert got["window seats rather than the aisle on short flights"] == FRAGMENT
+    assert got["an early train this time"] == FRAGMENT and got["api/refunds.py"] == FRAGMENT
+    assert got["Billing moves to Postgres in May."] == OWN  # a whole sentence under its label
+    zh = parse_statements("memory/2026-02-14.md", "# 2026-02-14\n\nNotes:\n- 玛拉从九月起吃素，不吃肉也不吃鱼。\n")
+    assert zh[-1].origin == OWN  # a script without case starts no fragment
+    found = _review(tmp_path, "# MEMORY\n\n## Preferences\n- Tea, not coffee.\n", {"memory/2026-02-13.md": note})
+    assert "memory/2026-02-13.md#L6" not in _cited(found, "promote")
+
+
+def test_a_numbered_entry_is_a_label_that_numbers_an_instance_not_a_year() -> None:
+    from engine.review.detect import numbered_entry
+
+    assert numbered_entry("Sprint 40 planning: 39 points, the settlement epic first.")
+    assert numbered_entry("Week 12 review: on track.")
+    assert not numbered_entry("Since 2019: vegetarian, no fish either.")
+    assert not numbered_entry("Standup at 9:30: Dana was late.")
+    assert not numbered_entry("Release 2.4: shipped to staging.")
+
+
+def test_a_change_announced_for_later_is_read_against_the_day_it_was_said() -> None:
+    said = date(2026, 4, 21)  # a Tuesday
+    assert takes_effect("Priya accepted the offer: from next month Priya works at Tillwise.", said) == \
+        date(2026, 5, 1)
+    assert takes_effect("Starting next week standup is at 10:00.", said) == date(2026, 4, 27)
+    assert takes_effect("Rent goes up to 900 EUR from July.", said) == date(2026, 7, 1)
+    assert takes_effect("As of 1 June 2026 the SLO is 99.95%.", said) == date(2026, 6, 1)
+    assert takes_effect("Rent goes up to 900 EUR a month from April.", said) is None  # already in effect
+    assert takes_effect("Vegetarian from March on.", said) is None  # since March
+    assert takes_effect("The offsite moved from Berlin to Prague.", said) is None
+
+
+def test_a_supersede_that_takes_effect_later_is_held_back_until_then(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    memory = "# MEMORY\n\n## Work\n- Priya works at Bluefin Labs as Data Engineer.\n"
+    notes = {"memory/2026-04-21.md": "# 2026-04-21\n\n- Priya accepted the offer: from next month Priya works at "
+                                     "Tillwise as Senior Backend Engineer.\n"}
+    monkeypatch.setenv("MEMDECK_TODAY", "2026-04-22")
+    early = [f for f in _review(tmp_path / "a", memory, notes) if f.kind == "conflict"]
+    assert len(early) == 1 and early[0].evidence.endswith(":later") and not early[0].confident
+    assert "takes effect on 2026-05-01" in early[0].reason and "on 2026-05-01 or later" in early[0].suggestion
+    monkeypatch.setenv("MEMDECK_TODAY", "2026-05-02")
+    late = [f for f in _review(tmp_path / "b", memory, notes) if f.kind == "conflict"]
+    assert len(late) == 1 and not late[0].evidence.endswith(":later") and late[0].confident
