@@ -1,23 +1,14 @@
-"""Embedding less, in the right shape: length buckets keep order, the query cache, the thread count, line policy."""
+"""Embedding less, in the right shape: length buckets, the query cache, line policy."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 
 from engine.api import MemoryEngine
-from engine.embed.batching import (
-    Foreground,
-    QueryCache,
-    bulk_threads,
-    embed_bucketed,
-    length_batches,
-    normalize_query,
-    padding_ratio,
-)
+from engine.embed.batching import QueryCache, length_batches, normalize_query, padding_ratio
 from engine.embed.choice import HashingEmbedder
-from engine.index.embed_plan import LinePolicy, embed_missing, pick_lines
+from engine.index.embed_plan import LinePolicy, pick_lines
 from tests.helpers import hash_config
 
 
@@ -47,38 +38,6 @@ def test_length_batches_group_neighbouring_lengths_under_budget() -> None:
     assert padding_ratio(tokens, batches) < padding_ratio(tokens, [list(range(len(tokens)))])
 
 
-def test_embed_bucketed_returns_vectors_in_input_order() -> None:
-    texts = ["a long text " * 40, "short", "medium text here", "x", "another long one " * 30]
-    tokens = [len(t.split()) for t in texts]
-    rec = Recorder()
-    out = embed_bucketed(rec, texts, tokens, max_items=2, max_tokens=50)
-    assert out == [_fake_vec(t) for t in texts]
-    assert len(rec.calls) > 1
-    assert rec.calls[0] == ["short", "x"] or set(rec.calls[0]) == {"short", "x"}
-
-
-def test_embed_missing_embeds_each_hash_once_and_stops_on_cancel() -> None:
-    missing = {f"h{i}": f"text number {i} " * (i + 1) for i in range(10)}
-    rec = Recorder()
-    stored: dict[str, list[float]] = {}
-    assert embed_missing(rec, lambda ts: [len(t.split()) for t in ts], missing, stored.update,
-                         max_items=3, max_tokens=10_000)
-    assert stored == {h: _fake_vec(t) for h, t in missing.items()}
-    assert sum(len(c) for c in rec.calls) == len(missing)
-
-    cancel = threading.Event()
-    rec2 = Recorder()
-    stored2: dict[str, list[float]] = {}
-
-    def store_and_cancel(batch: dict[str, list[float]]) -> None:
-        stored2.update(batch)
-        cancel.set()
-
-    assert not embed_missing(rec2, lambda ts: [len(t.split()) for t in ts], missing, store_and_cancel,
-                             cancel=cancel, max_items=3)
-    assert len(rec2.calls) == 1 and len(stored2) == 3
-
-
 def test_query_cache_hits_by_normalised_text_and_evicts_oldest() -> None:
     cache = QueryCache(size=2)
     seen: list[str] = []
@@ -99,22 +58,6 @@ def test_query_cache_hits_by_normalised_text_and_evicts_oldest() -> None:
     cache.get_or_embed("deploy the server", embed)
     assert seen.count("deploy the server") == 2
     assert normalize_query("Cafe\u0301  x") == "Café x"
-
-
-def test_bulk_threads_uses_idle_cores_and_leaves_one_for_a_search() -> None:
-    assert bulk_threads(cpus=4, others=0) == 4
-    assert bulk_threads(cpus=4, others=3) == 1
-    assert bulk_threads(cpus=4, others=0, foreground=True) == 3
-    assert bulk_threads(cpus=1, others=5, foreground=True) == 1
-    now = [100.0]
-    fg = Foreground(clock=lambda: now[0], hold=2.0)
-    assert not fg.busy()
-    fg.begin()
-    assert fg.busy()
-    fg.end()
-    assert fg.busy()
-    now[0] += 2.5
-    assert not fg.busy()
 
 
 def test_line_policy_drops_short_lines() -> None:
