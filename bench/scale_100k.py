@@ -195,7 +195,7 @@ def build(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def home_for(args: argparse.Namespace) -> Path:
-    return args.root / f"home-{args.chunks}-s{args.seed}"
+    return Path(args.root) / f"home-{args.chunks}-s{args.seed}"
 
 
 # -- queries ---------------------------------------------------------------------------------------------------
@@ -233,14 +233,26 @@ def make_queries(n: int, seed: int = 23) -> list[str]:
     return out
 
 
-def timed(fn: Any, items: list[Any]) -> tuple[list[float], list[Any]]:
-    wall: list[float] = []
-    out: list[Any] = []
-    for item in items:
-        t = time.perf_counter()
-        out.append(fn(item))
-        wall.append(time.perf_counter() - t)
-    return wall, out
+class Timed:
+    """Wall and this process's CPU seconds of ``fn(item)`` for each item, and what it returned."""
+
+    def __init__(self, fn: Any, items: list[Any]) -> None:
+        self.wall: list[float] = []
+        self.cpu: list[float] = []
+        self.out: list[Any] = []
+        for item in items:
+            c = time.process_time()
+            t = time.perf_counter()
+            self.out.append(fn(item))
+            self.wall.append(time.perf_counter() - t)
+            self.cpu.append(time.process_time() - c)
+
+    def row(self) -> dict[str, float]:
+        """Wall-clock percentiles, plus CPU p50/p95 (what other jobs on a shared machine distort least; numpy's
+        threads can make it exceed the wall time) and the load average now."""
+        cpu = latency_ms(self.cpu)
+        return {**latency_ms(self.wall), "cpu_p50_ms": cpu["p50_ms"], "cpu_p95_ms": cpu["p95_ms"],
+                "load_avg": load_avg()}
 
 
 # -- one edited file -------------------------------------------------------------------------------------------
@@ -341,18 +353,17 @@ def measure(args: argparse.Namespace, built: dict[str, Any]) -> dict[str, Any]:
     cache.clear()
     misses0, hits0 = cache.misses, cache.hits
     rows: dict[str, dict[str, float]] = {}
-    wall, res = timed(lambda q: engine.search(q, mode="hybrid", ensure_fresh=False), queries)
-    rows["hybrid incl. query embedding (cold cache)"] = latency_ms(wall)
+    cold = Timed(lambda q: engine.search(q, mode="hybrid", ensure_fresh=False), queries)
+    res = cold.out
+    rows["hybrid incl. query embedding (cold cache)"] = cold.row()
     result["query_cache"] = {"misses": cache.misses - misses0, "hits": cache.hits - hits0}
     result["mean_hybrid_results"] = round(sum(len(r.results) for r in res) / len(res), 2)
     _log(f"hybrid incl. embedding: {rows['hybrid incl. query embedding (cold cache)']}", started)
     cache.clear()
-    rows["query embedding alone"] = latency_ms(timed(emb.embed_query, queries)[0])
-    rows["hybrid, query vector cached"] = latency_ms(
-        timed(lambda q: engine.search(q, mode="hybrid", ensure_fresh=False), queries)[0])
-    rows["vector, query vector cached"] = latency_ms(
-        timed(lambda q: engine.search(q, mode="vector", ensure_fresh=False), queries)[0])
-    rows["keyword"] = latency_ms(timed(lambda q: engine.search(q, mode="keyword", ensure_fresh=False), queries)[0])
+    rows["query embedding alone"] = Timed(emb.embed_query, queries).row()
+    rows["hybrid, query vector cached"] = Timed(lambda q: engine.search(q, mode="hybrid", ensure_fresh=False), queries).row()
+    rows["vector, query vector cached"] = Timed(lambda q: engine.search(q, mode="vector", ensure_fresh=False), queries).row()
+    rows["keyword"] = Timed(lambda q: engine.search(q, mode="keyword", ensure_fresh=False), queries).row()
 
     from engine.clock import Clock
 
@@ -364,7 +375,7 @@ def measure(args: argparse.Namespace, built: dict[str, Any]) -> dict[str, Any]:
             conn.execute("SELECT rowid, bm25(chunks_fts) AS r FROM chunks_fts WHERE chunks_fts MATCH ?"
                          " ORDER BY r LIMIT 20", (m,)).fetchall()
 
-    rows["baseline: raw FTS5 bm25 top-20"] = latency_ms(timed(fts, queries)[0])
+    rows["baseline: raw FTS5 bm25 top-20"] = Timed(fts, queries).row()
     blobs = [b for (b,) in conn.execute("SELECT embedding FROM chunks_vec")]
     matrix = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), -1)
     del blobs
@@ -375,7 +386,7 @@ def measure(args: argparse.Namespace, built: dict[str, Any]) -> dict[str, Any]:
         top = np.argpartition(-sims, 20)[:20]
         top[np.argsort(-sims[top])]
 
-    rows["baseline: numpy exact KNN k=20 (all windows)"] = latency_ms(timed(knn, queries)[0])
+    rows["baseline: numpy exact KNN k=20 (all windows)"] = Timed(knn, queries).row()
     for name, row in rows.items():
         _log(f"{name}: p50 {row['p50_ms']:.1f} ms, p95 {row['p95_ms']:.1f} ms", started)
     result["latency"] = rows
@@ -390,6 +401,7 @@ def measure(args: argparse.Namespace, built: dict[str, Any]) -> dict[str, Any]:
         "hybrid_p95_over_embedding_p95": round(h["p95_ms"] / rows["query embedding alone"]["p95_ms"], 2),
         "hybrid_cached_p95_over_numpy_knn_p95": round(
             rows["hybrid, query vector cached"]["p95_ms"] / rows["baseline: numpy exact KNN k=20 (all windows)"]["p95_ms"], 2),
+        "hybrid_incl_embedding_cpu_p95_ms": h["cpu_p95_ms"],
         "keyword_p95_over_raw_fts_p95": round(rows["keyword"]["p95_ms"] / rows["baseline: raw FTS5 bm25 top-20"]["p95_ms"], 2),
     }
     goal = GOALS_P95_MS.get(args.chunks)
@@ -428,8 +440,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nscale: {res['index']['chunks']:,} chunks, {res['index']['windows']:,} windows, "
           f"{res['index']['line_vectors']:,} line vectors ({res['vector_path']}); {args.queries} distinct queries; "
           f"load {res['load_avg_start']} → {res['load_avg_end']}\nSYNTHETIC: {res['synthetic']}\n")
-    print(table(["what", "n", "p50 ms", "p95 ms", "p99 ms", "max ms"],
-                [[k, v["n"], v["p50_ms"], v["p95_ms"], v["p99_ms"], v["max_ms"]] for k, v in res["latency"].items()]))
+    print(table(["what", "n", "p50 ms", "p95 ms", "p99 ms", "max ms", "CPU p50 ms", "CPU p95 ms", "load"],
+                [[k, v["n"], v["p50_ms"], v["p95_ms"], v["p99_ms"], v["max_ms"], v["cpu_p50_ms"], v["cpu_p95_ms"],
+                  v["load_avg"]] for k, v in res["latency"].items()]))
     print(f"\nRSS after warm-up {res['rss_after_warmup_mb']} MB, after searches {res['rss_after_searches_mb']} MB, "
           f"peak {res['peak_rss_mb']} MB; query cache {res['query_cache']}")
     print("edits:", json.dumps(res["edits"], indent=1))
