@@ -1,23 +1,14 @@
-"""Embedding less, in the right shape: length buckets keep order, the query cache, the thread count, line policy."""
+"""Embedding less, in the right shape: length buckets, the query cache, line policy."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 
-from engine.api import MemoryEngine
-from engine.embed.batching import (
-    Foreground,
-    QueryCache,
-    bulk_threads,
-    embed_bucketed,
-    length_batches,
-    normalize_query,
-    padding_ratio,
-)
+from engine.api import MemoryEngine, SyncProgress
+from engine.embed.batching import QueryCache, length_batches, normalize_query, padding_ratio
 from engine.embed.choice import HashingEmbedder
-from engine.index.embed_plan import LinePolicy, embed_missing, pick_lines
+from engine.index.embed_plan import LinePolicy, pick_lines
 from tests.helpers import hash_config
 
 
@@ -47,38 +38,6 @@ def test_length_batches_group_neighbouring_lengths_under_budget() -> None:
     assert padding_ratio(tokens, batches) < padding_ratio(tokens, [list(range(len(tokens)))])
 
 
-def test_embed_bucketed_returns_vectors_in_input_order() -> None:
-    texts = ["a long text " * 40, "short", "medium text here", "x", "another long one " * 30]
-    tokens = [len(t.split()) for t in texts]
-    rec = Recorder()
-    out = embed_bucketed(rec, texts, tokens, max_items=2, max_tokens=50)
-    assert out == [_fake_vec(t) for t in texts]
-    assert len(rec.calls) > 1
-    assert rec.calls[0] == ["short", "x"] or set(rec.calls[0]) == {"short", "x"}
-
-
-def test_embed_missing_embeds_each_hash_once_and_stops_on_cancel() -> None:
-    missing = {f"h{i}": f"text number {i} " * (i + 1) for i in range(10)}
-    rec = Recorder()
-    stored: dict[str, list[float]] = {}
-    assert embed_missing(rec, lambda ts: [len(t.split()) for t in ts], missing, stored.update,
-                         max_items=3, max_tokens=10_000)
-    assert stored == {h: _fake_vec(t) for h, t in missing.items()}
-    assert sum(len(c) for c in rec.calls) == len(missing)
-
-    cancel = threading.Event()
-    rec2 = Recorder()
-    stored2: dict[str, list[float]] = {}
-
-    def store_and_cancel(batch: dict[str, list[float]]) -> None:
-        stored2.update(batch)
-        cancel.set()
-
-    assert not embed_missing(rec2, lambda ts: [len(t.split()) for t in ts], missing, store_and_cancel,
-                             cancel=cancel, max_items=3)
-    assert len(rec2.calls) == 1 and len(stored2) == 3
-
-
 def test_query_cache_hits_by_normalised_text_and_evicts_oldest() -> None:
     cache = QueryCache(size=2)
     seen: list[str] = []
@@ -99,22 +58,6 @@ def test_query_cache_hits_by_normalised_text_and_evicts_oldest() -> None:
     cache.get_or_embed("deploy the server", embed)
     assert seen.count("deploy the server") == 2
     assert normalize_query("Cafe\u0301  x") == "Café x"
-
-
-def test_bulk_threads_uses_idle_cores_and_leaves_one_for_a_search() -> None:
-    assert bulk_threads(cpus=4, others=0) == 4
-    assert bulk_threads(cpus=4, others=3) == 1
-    assert bulk_threads(cpus=4, others=0, foreground=True) == 3
-    assert bulk_threads(cpus=1, others=5, foreground=True) == 1
-    now = [100.0]
-    fg = Foreground(clock=lambda: now[0], hold=2.0)
-    assert not fg.busy()
-    fg.begin()
-    assert fg.busy()
-    fg.end()
-    assert fg.busy()
-    now[0] += 2.5
-    assert not fg.busy()
 
 
 def test_line_policy_drops_short_lines() -> None:
@@ -189,3 +132,73 @@ def test_the_vector_cache_survives_a_rebuild(tmp_path: Path) -> None:
         hits = eng.search("nightly backup", mode="vector").results
     assert emb.seen == [] and report.embedded == 0 and report.from_cache > 0
     assert hits
+
+
+def _head_workspace(root: Path) -> Path:
+    ws = root / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "MEMORY.md").write_text("# Memory\n\n- Sanna prefers metrics in milliseconds\n- the backup box is nas-2\n")
+    (ws / "USER.md").write_text("# User\n\n- Name: Sanna\n- Timezone: Europe/Helsinki\n")
+    for day in range(1, 18):  # 17 dated notes: the 14 newest are read first, the 3 oldest are not
+        (ws / "memory" / f"2026-03-{day:02d}.md").write_text(
+            f"# 2026-03-{day:02d}\n\n- deployed build {day} to staging\n- reviewed the retry loop of worker {day}\n")
+    (ws / "memory" / "projects.md").write_text("# Projects\n\n- the ingest pipeline moves to Kafka\n- owner Priya\n")
+    return ws
+
+
+def test_memory_user_and_the_newest_notes_get_their_windows_before_any_line(tmp_path: Path) -> None:
+    from engine.index.chunking import plan_lines
+
+    ws = _head_workspace(tmp_path)
+    emb = CountingHash()
+    with MemoryEngine(hash_config(ws), embedder=emb) as eng:
+        eng.sync()
+        conn = eng.store.conn
+        head_paths = {"MEMORY.md", "USER.md", *(f"memory/2026-03-{d:02d}.md" for d in range(4, 18))}
+        rows = conn.execute("SELECT id, path, text FROM chunks").fetchall()
+        lines = {t for _id, _p, text in rows for _o, t in plan_lines(text)}
+        first_line = next(i for i, t in enumerate(emb.seen) if t in lines)
+        # Every text before the first line vector is a window of a head chunk (its whole text: chunks are short).
+        head_texts = {text for _id, path, text in rows if path in head_paths}
+        assert first_line >= len(head_texts) > 0
+        assert set(emb.seen[:first_line]) == head_texts
+        # The rest came after the head's lines, and every chunk that plans lines has its line vectors.
+        rest_texts = {text for _id, path, text in rows if path not in head_paths}
+        assert min(emb.seen.index(t) for t in rest_texts) > max(
+            emb.seen.index(t) for _id, path, text in rows if path in head_paths for _o, t in plan_lines(text))
+        with_lines = {int(r[0]) for r in conn.execute("SELECT DISTINCT chunk_id FROM line_vectors")}
+        assert with_lines == {int(i) for i, _p, text in rows if plan_lines(text)}
+        assert eng.pending_embeddings() == 0 and len(emb.seen) == len(set(emb.seen))
+
+
+def test_an_index_stopped_after_the_head_windows_adds_their_lines_next_time(tmp_path: Path) -> None:
+    import threading
+
+    from engine.index.chunking import plan_lines
+
+    ws = _head_workspace(tmp_path)
+    cfg = hash_config(ws)
+    cancel = threading.Event()
+    first = CountingHash()
+    with MemoryEngine(cfg, embedder=first) as eng:
+        eng.sync(embed=False)
+        head = eng.store.conn.execute("SELECT count(*) FROM chunks WHERE path NOT IN ('memory/2026-03-01.md',"
+                                      " 'memory/2026-03-02.md', 'memory/2026-03-03.md', 'memory/projects.md')"
+                                      ).fetchone()[0]
+
+        def stop_after_the_head(p: SyncProgress) -> None:
+            if p.phase == "embed" and p.done >= head:
+                cancel.set()
+
+        report = eng.sync(progress=stop_after_the_head, cancel=cancel)
+        assert report.cancelled and eng.store.pending_count() == eng.store.counts()["chunks"] - head
+        # Searchable by meaning already: windows for the head, no line vectors yet.
+        assert eng.store.conn.execute("SELECT count(*) FROM line_vectors").fetchone()[0] == 0
+    second = CountingHash()
+    with MemoryEngine(cfg, embedder=second) as eng:
+        eng.sync()
+        conn = eng.store.conn
+        rows = conn.execute("SELECT id, text FROM chunks").fetchall()
+        with_lines = {int(r[0]) for r in conn.execute("SELECT DISTINCT chunk_id FROM line_vectors")}
+        assert with_lines == {int(i) for i, text in rows if plan_lines(text)} != set()
+        assert not set(first.seen) & set(second.seen) and eng.pending_embeddings() == 0

@@ -247,7 +247,7 @@ class E5Embedder(_LocalModel):
 
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         self.load()
-        # A fixed thread count: fewer threads when the machine is busy (batching.bulk_threads) measured 217 vs
+        # A fixed thread count: fewer threads when the machine is busy (load-driven) measured 217 vs
         # 169 tokens/s at load 2.5-2.9, but a first index of the demo at load 6-8 took 248 s vs 143 s (CFS shares
         # CPU per thread), so it is not used until measured at more loads.
         self._threads(self.workers)

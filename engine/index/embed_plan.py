@@ -1,21 +1,18 @@
-"""Which texts of a chunk get a vector, and embedding the missing ones in length buckets.
+"""Which texts of a chunk get a vector.
 
 The indexer embeds, per chunk, its windows (``chunking.plan_windows``) and, with ``[chunking] line_vectors``,
 the lines that get a vector of their own. :class:`LinePolicy` says which lines pay for theirs: the ones of at
-least ``min_tokens`` model tokens ("- done", a fence, a table rule tell the re-ranker nothing). The vectors
-themselves come from :func:`embed_missing`: texts the index has never embedded (by content hash, so a text
-repeated across chunks or files costs one forward pass), in length buckets, cached batch by batch.
+least ``min_tokens`` model tokens ("- done", a fence, a table rule tell the re-ranker nothing). The indexer
+embeds only the texts the cache has never seen (by content hash, so a text repeated across chunks or files costs
+one forward pass), sorted by length.
 """
 
 from __future__ import annotations
 
 import os
-import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from engine.display import plural
-from engine.embed.batching import BATCH_ITEMS, BATCH_TOKENS, length_batches
 from engine.index.chunking import plan_lines
 
 LINE_MIN_TOKENS_ENV = "MEMDECK_LINE_MIN_TOKENS"
@@ -50,36 +47,3 @@ def pick_lines(chunk_text: str, count_tokens: Callable[[Sequence[str]], list[int
         return picked
     counts = count_tokens([t for _, t in picked])
     return [p for p, n in zip(picked, counts, strict=True) if n >= policy.min_tokens]
-
-
-def embed_missing(
-    embed: Callable[[list[str]], list[list[float]]],
-    count_tokens: Callable[[Sequence[str]], list[int]],
-    missing: Mapping[str, str],
-    store_batch: Callable[[dict[str, list[float]]], None],
-    cancel: threading.Event | None = None,
-    progress: Callable[[int, int], None] | None = None,
-    max_items: int = BATCH_ITEMS,
-    max_tokens: int = BATCH_TOKENS,
-) -> bool:
-    """Embed ``missing`` (content hash → text) in length buckets, handing each batch to ``store_batch``.
-
-    Returns False when ``cancel`` was set between batches (what was stored stays stored).
-    """
-    items = list(missing.items())
-    if not items:
-        return True
-    tokens = count_tokens([t for _, t in items])
-    batches = length_batches(tokens, max_items, max_tokens)
-    done = 0
-    for n, batch in enumerate(batches):
-        if n and cancel is not None and cancel.is_set():
-            return False
-        vectors = embed([items[i][1] for i in batch])
-        if len(vectors) != len(batch):
-            raise ValueError(f"the embedder returned {plural(len(vectors), 'vector')} for {plural(len(batch), 'text')}")
-        store_batch({items[i][0]: v for i, v in zip(batch, vectors, strict=True)})
-        done += len(batch)
-        if progress is not None:
-            progress(done, len(items))
-    return True

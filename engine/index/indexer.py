@@ -357,15 +357,35 @@ def embed_pending(
             fits += 1
         pending = pending[:fits]
     report.budget_left = waiting - len(pending)
+    bounded = bool(probe) or budget_chars is not None or deadline is not None
     if not pending:
+        if line_vectors and not bounded:  # a run stopped after the first windows: their lines are still to come
+            _embed_lines(store, embedder, report, cancel, embedder.fingerprint(), queries.head_without_lines(conn),
+                         None)
         return
     fingerprint = embedder.fingerprint()
     max_tokens = min(embedder.max_tokens, window_tokens) if window_tokens > 0 else embedder.max_tokens
+    total = len(pending)
     if progress is not None:
-        progress(SyncProgress("embed", 0, len(pending), None))
+        progress(SyncProgress("embed", 0, total, None))
     chars, seconds = report.embed_chars, report.embed_seconds
-    _embed_groups(store, embedder, report, progress, cancel, pending, fingerprint, max_tokens, line_vectors,
-                  deadline, EMBED_GROUP)
+    # A full run (not a search's budget) embeds the windows of MEMORY.md, USER.md and the newest notes first: they
+    # are searchable by meaning once those are in, and their line vectors are about half their tokens (measured on
+    # a generated 3 MB workspace: 43,646 window vs 41,651 line tokens). Their lines follow, then the rest.
+    head = min(total, queries.pending_head_count(conn)) if line_vectors and not bounded else 0
+    if head:
+        _embed_groups(store, embedder, report, progress, cancel, pending[:head], fingerprint, max_tokens, False,
+                      deadline, EMBED_GROUP)
+    if line_vectors and not bounded and not report.cancelled:
+        _embed_lines(store, embedder, report, cancel, fingerprint, queries.head_without_lines(conn),
+                     lambda: progress(SyncProgress("embed", head, total, None)) if progress else None)
+    rest = pending[head:] if not report.cancelled else []
+    if rest:
+        shifted: ProgressFn | None = None
+        if progress is not None and head:
+            shifted = lambda p: progress(SyncProgress("embed", head + p.done, total, p.path))  # noqa: E731
+        _embed_groups(store, embedder, report, shifted or progress, cancel, rest, fingerprint, max_tokens,
+                      line_vectors, deadline, EMBED_GROUP)
     _record_rate(store, embedder, report.embed_chars - chars, report.embed_seconds - seconds)
 
 
@@ -439,3 +459,42 @@ def _embed_groups(store: Store, embedder: Embedder, report: SyncReport, progress
         done += len(group)
         if progress is not None:
             progress(SyncProgress("embed", done, total, None))
+
+
+def _embed_lines(store: Store, embedder: Embedder, report: SyncReport, cancel: threading.Event | None,
+                 fingerprint: str, chunks: list[tuple[int, str]], beat: Callable[[], None] | None) -> None:
+    """Add the line vectors of embedded chunks that have none (their windows went first), group by group, from the
+    cache where it has them; ``beat`` is called after each group (progress has no new chunk to count)."""
+    conn = store.conn
+    policy = LinePolicy.from_env()
+    for start in range(0, len(chunks), EMBED_GROUP):
+        if cancel is not None and cancel.is_set():
+            report.cancelled = True
+            return
+        lines = [(cid, i, t, content_hash(t)) for cid, text in chunks[start : start + EMBED_GROUP]
+                 for i, t in pick_lines(text, embedder.count_tokens, policy)]
+        if not lines:
+            continue
+        texts = {h: t for _c, _i, t, h in lines}
+        cached = queries.cache_get(conn, embedder.provider, embedder.model_id, fingerprint, sorted(texts))
+        missing = sorted(((h, t) for h, t in texts.items() if h not in cached), key=lambda kv: len(kv[1]))
+        began = time.monotonic()
+        for at in range(0, len(missing), EMBED_SLICE):
+            if at and cancel is not None and cancel.is_set():
+                report.cancelled = True
+                return
+            batch = missing[at : at + EMBED_SLICE]
+            done_now = {h: serialize_vector(v)
+                        for (h, _), v in zip(batch, embedder.embed_documents([t for _, t in batch]), strict=True)}
+            cached.update(done_now)
+            with store.transaction() as tx:
+                queries.cache_put(tx, embedder.provider, embedder.model_id, fingerprint, embedder.dims, done_now)
+            report.embedded += len(done_now)
+        report.embed_seconds += time.monotonic() - began if missing else 0.0
+        report.from_cache += len(texts) - len(missing)
+        with store.transaction() as tx:
+            ids = sorted({cid for cid, _i, _t, _h in lines})
+            alive = queries.existing_chunks(tx, ids)  # re-written since it was read: its next embedding adds them
+            queries.put_line_vectors(tx, [(cid, off, quantize(cached[h])) for cid, off, _t, h in lines if cid in alive])
+        if beat is not None:
+            beat()

@@ -249,6 +249,34 @@ def pending_chunks(conn: Conn, limit: int | None = None) -> list[tuple[int, str]
     return [(int(r[0]), str(r[1])) for r in conn.execute(sql)]
 
 
+HEAD_NOTES = 14
+"""The dated notes embedded first with ``MEMORY.md`` and ``USER.md``: the newest 14 (two weeks of daily notes)."""
+
+
+def _head_sql(notes: int) -> tuple[str, tuple[int]]:
+    dated = f"source = 'memory' AND path GLOB '{_DATED}' AND path NOT GLOB 'memory/*/*'"
+    return (f"path IN (SELECT path FROM files WHERE source = 'memory' AND lower(path) IN ('memory.md', 'user.md')"
+            f" UNION ALL SELECT path FROM (SELECT path FROM files WHERE {dated}"
+            " ORDER BY substr(path, 8, 10) DESC, path LIMIT ?))", (max(0, int(notes)),))
+
+
+def pending_head_count(conn: Conn, notes: int = HEAD_NOTES) -> int:
+    """How many chunks waiting for vectors are ``MEMORY.md``/``USER.md`` or one of the ``notes`` newest dated notes
+    (what an agent reads first). They lead :data:`_EMBED_ORDER`, so they are the first ones :func:`pending_chunks`
+    returns."""
+    where, args = _head_sql(notes)
+    return int(conn.execute(f"SELECT count(*) FROM chunks WHERE embedded = 0 AND {where}", args).fetchone()[0])
+
+
+def head_without_lines(conn: Conn, notes: int = HEAD_NOTES) -> list[tuple[int, str]]:
+    """(id, text) of the embedded chunks of ``MEMORY.md``, ``USER.md`` and the ``notes`` newest dated notes that have
+    no line vectors (their windows were embedded first; a one-line chunk never gets any), in embedding order."""
+    where, args = _head_sql(notes)
+    return [(int(r[0]), str(r[1])) for r in conn.execute(
+        f"SELECT id, text FROM chunks WHERE embedded = 1 AND {where}"
+        f" AND NOT EXISTS (SELECT 1 FROM line_vectors WHERE chunk_id = chunks.id) ORDER BY {_EMBED_ORDER}", args)]
+
+
 def pending_chars(conn: Conn) -> int:
     """How many characters of chunk text wait for their vectors (what an embedding run costs)."""
     return int(conn.execute("SELECT coalesce(sum(length(text)), 0) FROM chunks WHERE embedded = 0").fetchone()[0])
