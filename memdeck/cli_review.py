@@ -46,7 +46,8 @@ def format_report(report: Any) -> list[str]:
             sure = "" if f.confident else "  (less sure)"
             lines.append(f"  [{f.id}] {f.score:.2f}{sure}  {f.reason}")
             for n, it in enumerate(f.items):
-                mark = " (current)" if f.current is not None and n == f.current else ""
+                held = str(getattr(f, "evidence", "")).endswith(":later")  # announced for a day still to come
+                mark = (" (newer)" if held else " (current)") if f.current is not None and n == f.current else ""
                 first = it.text.split("\n", 1)[0].strip()
                 lines.append(f"    {it.citation}{mark}: {first[:160]}")
             lines.append(f"    → {f.suggestion}")
