@@ -506,6 +506,12 @@ GRID: tuple[Variant, ...] = (
             about="the pool of `want` candidates taken by the calibrated (shown) score"),
     Variant("pool-raw", heuristics={"pool": "raw"}, modes=("hybrid",), own_calibration=True,
             about="the pool taken by OpenClaw's fused score of the uncalibrated legs, ordered by the shown one"),
+    Variant("pool-union", heuristics={"pool": "union"}, modes=("hybrid",), own_calibration=True,
+            about="the pool: each leg's own top `want` (OpenClaw's union of the two lists), ordered by the shown score"),
+    Variant("pool-slot", heuristics={"pool": "slot"}, modes=("hybrid",), own_calibration=True,
+            about="the shown pool, the vector leg's best candidate held at the 2nd place at least"),
+    Variant("pool-raw-slot", heuristics={"pool": "raw-slot"}, modes=("hybrid",), own_calibration=True,
+            about="the raw pool, the vector leg's best candidate held at the 2nd place at least"),
     # the keyword leg weighed by what it can see of the query (heuristics.keyword_evidence, issue 26)
     Variant("evidence-script", heuristics={"keyword_evidence": "script"}, modes=("hybrid",),
             about="keyword weight × the chunk's share of letters in the query's scripts; no match: it abstains"),

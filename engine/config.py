@@ -76,7 +76,9 @@ class SearchHeuristics:
         drop_common_terms: leave the query terms found in more than half of the chunks out of the MATCH.
         pool: how a calibrated hybrid search takes its candidate pool (the ``want`` candidates the re-ranker
             and the results are chosen from, ``engine.search.pipeline.pool``): ``"shown"`` by the score a hit
-            shows, ``"raw"`` by OpenClaw's fused score of the uncalibrated legs. Either way the pool is then
+            shows, ``"raw"`` by OpenClaw's fused score of the uncalibrated legs, ``"union"`` each leg's own top,
+            ``"slot"`` / ``"raw-slot"`` the shown / raw pool with the vector leg's best candidate held at the
+            second place at least. Either way the pool is then
             ordered by, and ``min_score`` judges, the shown score. ``"raw"``: the nested CV's pick on LoCoMo dev
             (hybrid hit@1 .736 against .730, bench/README.md "One score scale and the candidate pool").
         keyword_evidence: how a hybrid search weighs its keyword leg (``engine.search.pipeline.keyword_evidence``):
