@@ -78,9 +78,11 @@ class SearchHeuristics:
             and the results are chosen from, ``engine.search.pipeline.pool``): ``"shown"`` by the score a hit
             shows, ``"raw"`` by OpenClaw's fused score of the uncalibrated legs, ``"union"`` each leg's own top,
             ``"slot"`` / ``"raw-slot"`` the shown / raw pool with the vector leg's best candidate held at the
-            second place at least. Either way the pool is then
+            ``vector_slot``-th place at least. Either way the pool is then
             ordered by, and ``min_score`` judges, the shown score. ``"raw"``: the nested CV's pick on LoCoMo dev
             (hybrid hit@1 .736 against .730, bench/README.md "One score scale and the candidate pool").
+        vector_slot: under ``pool = "slot"`` / ``"raw-slot"``, the place the vector leg's best candidate holds
+            at least (3: the first two stay the fused score's; the top 3 holds the vector leg's favourite).
         keyword_evidence: how a hybrid search weighs its keyword leg (``engine.search.pipeline.keyword_evidence``):
             ``"off"`` OpenClaw's fixed weights; ``"script"`` a leg that matched nothing abstains and each chunk's
             keyword weight follows the share of its letters in the query's scripts; ``"terms"`` and ``"best"``
@@ -98,6 +100,7 @@ class SearchHeuristics:
     drop_common_terms: bool = True
     date_words_without_notes: bool = True
     pool: str = "raw"
+    vector_slot: int = 3
     keyword_evidence: str = "off"
 
 

@@ -31,8 +31,8 @@ def _legs(calibrated: bool) -> Legs:
     return Legs(dict(RAW_K), dict(RAW_V), dict(RAW_V), {}, {}, dict(ROWS))
 
 
-def _settings(mode: str) -> SearchConfig:
-    return replace(SearchConfig(), heuristics=replace(SearchHeuristics(), pool=mode))
+def _settings(mode: str, slot: int = 2) -> SearchConfig:
+    return replace(SearchConfig(), heuristics=replace(SearchHeuristics(), pool=mode, vector_slot=slot))
 
 
 def test_the_shown_pool_takes_the_best_shown_scores() -> None:
@@ -80,9 +80,10 @@ def _slot_legs() -> Legs:
                 (dict(SLOT_RAW_V), dict(SLOT_RAW_K)))
 
 
-def _slot_pool(mode: str, want: int) -> list[int]:
+def _slot_pool(mode: str, want: int, slot: int = 2) -> list[int]:
     leg = _slot_legs()
-    return [f.key for f in pool(_settings(mode), _request(), fuse_scores(leg.vector, leg.keyword), leg, SLOT_ROWS, want)]
+    fused = fuse_scores(leg.vector, leg.keyword)
+    return [f.key for f in pool(_settings(mode, slot), _request(), fused, leg, SLOT_ROWS, want)]
 
 
 def test_the_slot_pool_holds_the_vector_legs_best_at_the_second_place() -> None:
@@ -91,6 +92,16 @@ def test_the_slot_pool_holds_the_vector_legs_best_at_the_second_place() -> None:
     # cut to two, the shown pool loses it; the slot keeps it, and the first place stays the fused score's
     assert _slot_pool("shown", 2) == [1, 2]
     assert _slot_pool("slot", 2) == [1, 4]
+
+
+def test_the_vector_slot_is_a_place_at_least() -> None:
+    # the third place (the shipped slot): the first two stay the fused score's, the top 3 is the same set
+    assert _slot_pool("slot", 4, slot=3) == [1, 2, 4, 3]
+    assert _slot_pool("slot", 2, slot=3) == [1, 2]
+    assert _slot_pool("raw-slot", 3, slot=3) == [1, 2, 4]
+    assert _slot_pool("raw", 3) == [1, 2, 3]
+    # the first place: the vector leg's favourite leads
+    assert _slot_pool("slot", 4, slot=1) == [4, 1, 2, 3]
 
 
 def test_the_slot_keeps_its_score_and_leaves_a_vector_favourite_in_first_place_alone() -> None:
