@@ -9,7 +9,7 @@ import pytest
 
 from engine.config import SearchConfig, SearchHeuristics
 from engine.search.fusion import fuse_scores
-from engine.search.pipeline import Legs, SearchRequest, _Row, pool
+from engine.search.pipeline import Legs, SearchRequest, _Row, pool, vector_slot
 from engine.search.query import parse_query
 
 # Raw legs (cosines, BM25 relative to the best) and their calibrated probabilities, chosen so the two fused
@@ -133,3 +133,12 @@ def test_the_union_pool_is_each_legs_own_top() -> None:
     assert _slot_pool("union", 1) == [1, 4]
     assert _slot_pool("shown", 1) == [1]
     assert _slot_pool("union", 2) == [1, 2, 4]
+
+
+def test_the_slot_fills_a_short_pool_and_never_grows_it_past_want() -> None:
+    # a pool shorter than the slot still takes the vector leg's best, at its end; want caps it either way
+    short = [f for f in fuse_scores(SLOT_CAL_V, SLOT_CAL_K) if f.key in (1, 2)]
+    every = fuse_scores(SLOT_CAL_V, SLOT_CAL_K)
+    assert [f.key for f in vector_slot(short, every, 10, 3)] == [1, 2, 4]
+    assert [f.key for f in vector_slot(short, every, 1, 3)] == [1]
+    assert [f.key for f in vector_slot(short, every, 10, 1)] == [4, 1, 2]

@@ -648,8 +648,8 @@ def vector_slot(chosen: list[Fused], candidates: list[Fused], want: int, slot: i
     if not scored:
         return chosen[:want]
     best = min(scored, key=lambda f: (-(f.vector or 0.0), f.key))
-    at = next((i for i, f in enumerate(chosen) if f.key == best.key), len(chosen))
-    if at < slot:
+    at = next((i for i, f in enumerate(chosen) if f.key == best.key), None)
+    if at is not None and at < slot:
         return chosen[:want]
     rest = [f for f in chosen if f.key != best.key]
     return [*rest[: slot - 1], best, *rest[slot - 1 :]][:want]
