@@ -104,6 +104,16 @@ def latency_summary(seconds: Sequence[float]) -> dict[str, float]:
 
 
 # -- configuration and engines ----------------------------------------------------------------------
+def variant_heuristics(heuristics: Any, label: str) -> Any:
+    """``heuristics`` (a ``SearchHeuristics``) under a hybrid label's variant: ``pool-<value>`` sets ``pool``
+    (``pool-raw-slot``: ``raw-slot``), anything else is a ``keyword_evidence`` setting."""
+    from dataclasses import replace
+
+    if label.startswith("pool-"):
+        return replace(heuristics, pool=label.removeprefix("pool-"))
+    return replace(heuristics, keyword_evidence=label)
+
+
 def parse_modes(text: str) -> list[str]:
     """``"keyword,hybrid"`` → ``["keyword", "hybrid"]`` (checked, order kept, duplicates dropped).
 

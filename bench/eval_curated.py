@@ -39,6 +39,7 @@ from _eval_common import (
     now_iso,
     parse_modes,
     run_main,
+    variant_heuristics,
 )
 
 REPO = Path(__file__).resolve().parents[1]
@@ -126,7 +127,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     config = load_config(workspace=workspace, home=home, overrides=overrides)
     need_vec = any(m in VECTOR_MODES for m in modes)
     # --evidence: the hybrid mode again under each keyword-evidence setting, labelled "hybrid@script" etc.
-    labels = modes + [f"hybrid@{e}" for e in args.evidence.split(",") if e and "hybrid" in modes]
+    # --pools: the hybrid mode again under each [search.heuristics] pool, labelled "hybrid@pool-slot" etc.
+    variants = [e for e in args.evidence.split(",") if e] + [f"pool-{x}" for x in args.pools.split(",") if x]
+    labels = modes + [f"hybrid@{e}" for e in variants if "hybrid" in modes]
     rows: dict[str, list[dict[str, float]]] = {m: [] for m in labels}
     ranks: dict[str, list[int | None]] = {m: [] for m in labels}
     load_start = load_average()
@@ -143,8 +146,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             for label in labels:
                 mode, _, evidence = label.partition("@")
                 if evidence:
-                    engine.config = replace(base, search=replace(base.search, heuristics=replace(
-                        base.search.heuristics, keyword_evidence=evidence)))
+                    engine.config = replace(base, search=replace(base.search, heuristics=variant_heuristics(
+                        base.search.heuristics, evidence)))
                 resp = engine.search(q.text, mode=mode, max_results=MAX_RESULTS, min_score=args.min_score,
                                      ensure_fresh=False)
                 engine.config = base
@@ -179,6 +182,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--min-score", type=float, default=0.0, help="every search's threshold (default 0)")
     p.add_argument("--evidence", default="",
                    help="comma-separated keyword_evidence settings (off,script,terms,best): hybrid again under each")
+    p.add_argument("--pools", default="",
+                   help="comma-separated [search.heuristics] pool values (shown,raw,union,slot,raw-slot): hybrid "
+                        "again under each")
     p.add_argument("--days", type=int, default=30, help="daily notes generated around the curated files")
     p.add_argument("--home", default=None, help="data dir for the workspace and index (default: MEMDECK_HOME, else temp)")
     p.add_argument("--torch-threads", type=int, default=1,

@@ -46,6 +46,7 @@ from _eval_common import (
     sync_workspace_files,
     torch_loaded,
     torch_threads,
+    variant_heuristics,
 )
 
 REPO = Path(__file__).resolve().parents[1]
@@ -154,7 +155,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     config = load_config(workspace=workspace, home=home, overrides=overrides)
     # --evidence: the hybrid mode again under each keyword-evidence setting, labelled "hybrid@script" etc.
     evidences = [e for e in (args.evidence.split(",") if args.evidence else []) if e]
-    labels = modes + [f"hybrid@{e}" for e in evidences if "hybrid" in modes]
+    pools = [f"pool-{x}" for x in (args.pools.split(",") if args.pools else []) if x]
+    labels = modes + [f"hybrid@{e}" for e in [*evidences, *pools] if "hybrid" in modes]
     rows: dict[str, list[dict[str, float]]] = {m: [] for m in labels}
     latencies: dict[str, list[float]] = {m: [] for m in labels}
     fallbacks: Counter[str] = Counter()
@@ -177,8 +179,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             for label in labels:
                 mode, evidence = label.split("@") if "@" in label else (label, None)
                 if evidence is not None:
-                    engine.config = replace(base, search=replace(base.search, heuristics=replace(
-                        base.search.heuristics, keyword_evidence=evidence)))
+                    engine.config = replace(base, search=replace(base.search, heuristics=variant_heuristics(
+                        base.search.heuristics, evidence)))
                 with Stopwatch() as sw:
                     resp = engine.search(q.text, mode=mode, max_results=MAX_RESULTS, min_score=args.min_score,
                                          ensure_fresh=False)
@@ -199,6 +201,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "modes": modes,
         "labels": labels,
         "evidence": evidences,
+        "pools": pools,
         "questions": len(questions),
         "notes": len(files),
         "chunks": report.chunks_total,
@@ -240,6 +243,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit-questions", type=int, default=0, help="only the first N questions")
     p.add_argument("--evidence", default="",
                    help="comma-separated keyword_evidence settings (off,script,terms,best): hybrid again under each")
+    p.add_argument("--pools", default="",
+                   help="comma-separated [search.heuristics] pool values (shown,raw,union,slot,raw-slot): hybrid "
+                        "again under each")
     p.add_argument("--home", default=None, help="data dir for the workspace and index (default: MEMDECK_HOME, else temp)")
     p.add_argument("--torch-threads", type=int, default=0,
                    help="torch.set_num_threads(N) after the model loads (0: leave torch's default)")

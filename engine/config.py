@@ -76,9 +76,15 @@ class SearchHeuristics:
         drop_common_terms: leave the query terms found in more than half of the chunks out of the MATCH.
         pool: how a calibrated hybrid search takes its candidate pool (the ``want`` candidates the re-ranker
             and the results are chosen from, ``engine.search.pipeline.pool``): ``"shown"`` by the score a hit
-            shows, ``"raw"`` by OpenClaw's fused score of the uncalibrated legs. Either way the pool is then
-            ordered by, and ``min_score`` judges, the shown score. ``"raw"``: the nested CV's pick on LoCoMo dev
-            (hybrid hit@1 .736 against .730, bench/README.md "One score scale and the candidate pool").
+            shows, ``"raw"`` by OpenClaw's fused score of the uncalibrated legs, ``"union"`` each leg's own top,
+            ``"slot"`` / ``"raw-slot"`` the shown / raw pool with the vector leg's best candidate held at the
+            ``vector_slot``-th place at least. Either way the pool is then
+            ordered by, and ``min_score`` judges, the shown score. ``"raw-slot"``: the raw pool (the nested CV's
+            pick on LoCoMo dev over ``"shown"``, hybrid hit@1 .736 against .730) with the slot, which lifts the
+            curated-fact set's hybrid top-3 from 8 to 18 of 22 at the same hit@1 in every LoCoMo fold (MRR@10
+            .814 against .816; bench/results/2026-12-03-retrieval-nested.md).
+        vector_slot: under ``pool = "slot"`` / ``"raw-slot"``, the place the vector leg's best candidate holds
+            at least (3: the first two stay the fused score's; the top 3 holds the vector leg's favourite).
         keyword_evidence: how a hybrid search weighs its keyword leg (``engine.search.pipeline.keyword_evidence``):
             ``"off"`` OpenClaw's fixed weights; ``"script"`` a leg that matched nothing abstains and each chunk's
             keyword weight follows the share of its letters in the query's scripts; ``"terms"`` and ``"best"``
@@ -95,7 +101,8 @@ class SearchHeuristics:
     spread_limit: float = 0.7
     drop_common_terms: bool = True
     date_words_without_notes: bool = True
-    pool: str = "raw"
+    pool: str = "raw-slot"
+    vector_slot: int = 3
     keyword_evidence: str = "off"
 
 

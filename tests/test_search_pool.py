@@ -9,7 +9,7 @@ import pytest
 
 from engine.config import SearchConfig, SearchHeuristics
 from engine.search.fusion import fuse_scores
-from engine.search.pipeline import Legs, SearchRequest, _Row, pool
+from engine.search.pipeline import Legs, SearchRequest, _Row, pool, vector_slot
 from engine.search.query import parse_query
 
 # Raw legs (cosines, BM25 relative to the best) and their calibrated probabilities, chosen so the two fused
@@ -31,8 +31,8 @@ def _legs(calibrated: bool) -> Legs:
     return Legs(dict(RAW_K), dict(RAW_V), dict(RAW_V), {}, {}, dict(ROWS))
 
 
-def _settings(mode: str) -> SearchConfig:
-    return replace(SearchConfig(), heuristics=replace(SearchHeuristics(), pool=mode))
+def _settings(mode: str, slot: int = 2) -> SearchConfig:
+    return replace(SearchConfig(), heuristics=replace(SearchHeuristics(), pool=mode, vector_slot=slot))
 
 
 def test_the_shown_pool_takes_the_best_shown_scores() -> None:
@@ -64,3 +64,81 @@ def test_an_unknown_pool_is_refused() -> None:
     leg = _legs(calibrated=True)
     with pytest.raises(ValueError, match="pool"):
         pool(_settings("best"), _request(), fuse_scores(leg.vector, leg.keyword), leg, ROWS, 2)
+
+
+# Four candidates where the keyword leg outvotes the vector leg's clear favourite (4: the one-line curated fact
+# among notes sharing the query's words): shown 1 (.206), 2 (.192), 4 (.175), 3 (.163); raw 1, 2, 3, 4.
+SLOT_CAL_V = {1: 0.05, 2: 0.06, 3: 0.04, 4: 0.25}
+SLOT_CAL_K = {1: 0.57, 2: 0.50, 3: 0.45, 4: 0.0}
+SLOT_RAW_V = {1: 0.80, 2: 0.81, 3: 0.79, 4: 0.86}
+SLOT_RAW_K = {1: 1.0, 2: 0.9, 3: 0.8, 4: 0.0}
+SLOT_ROWS = {k: _Row(k, f"memory/note-{k}.md", "memory", 1, 3, f"line {k}\nmore\nend", None) for k in (1, 2, 3, 4)}
+
+
+def _slot_legs() -> Legs:
+    return Legs(dict(SLOT_CAL_K), dict(SLOT_CAL_V), dict(SLOT_RAW_V), {}, {}, dict(SLOT_ROWS), True,
+                (dict(SLOT_RAW_V), dict(SLOT_RAW_K)))
+
+
+def _slot_pool(mode: str, want: int, slot: int = 2) -> list[int]:
+    leg = _slot_legs()
+    fused = fuse_scores(leg.vector, leg.keyword)
+    return [f.key for f in pool(_settings(mode, slot), _request(), fused, leg, SLOT_ROWS, want)]
+
+
+def test_the_slot_pool_holds_the_vector_legs_best_at_the_second_place() -> None:
+    assert _slot_pool("shown", 4) == [1, 2, 4, 3]
+    assert _slot_pool("slot", 4) == [1, 4, 2, 3]
+    # cut to two, the shown pool loses it; the slot keeps it, and the first place stays the fused score's
+    assert _slot_pool("shown", 2) == [1, 2]
+    assert _slot_pool("slot", 2) == [1, 4]
+
+
+def test_the_vector_slot_is_a_place_at_least() -> None:
+    # the third place (the shipped slot): the first two stay the fused score's, the top 3 is the same set
+    assert _slot_pool("slot", 4, slot=3) == [1, 2, 4, 3]
+    assert _slot_pool("slot", 2, slot=3) == [1, 2]
+    assert _slot_pool("raw-slot", 3, slot=3) == [1, 2, 4]
+    assert _slot_pool("raw", 3) == [1, 2, 3]
+    # the first place: the vector leg's favourite leads
+    assert _slot_pool("slot", 4, slot=1) == [4, 1, 2, 3]
+
+
+def test_the_slot_keeps_its_score_and_leaves_a_vector_favourite_in_first_place_alone() -> None:
+    leg = _slot_legs()
+    fused = fuse_scores(leg.vector, leg.keyword)
+    chosen = pool(_settings("slot"), _request(), fused, leg, SLOT_ROWS, 4)
+    assert {f.key: round(f.score, 6) for f in chosen} == {f.key: round(f.score, 6) for f in fused}
+    # the earlier fixture: the vector leg's best (1) is the fused first already, so nothing moves
+    first = _legs(calibrated=True)
+    assert [f.key for f in pool(_settings("slot"), _request(), fuse_scores(first.vector, first.keyword), first,
+                                ROWS, 3)] == [1, 3, 2]
+
+
+def test_the_raw_slot_pool_adds_the_vector_legs_best_to_the_raw_pool() -> None:
+    assert _slot_pool("raw", 2) == [1, 2]
+    assert _slot_pool("raw-slot", 2) == [1, 4]
+    assert _slot_pool("raw", 3) == [1, 2, 3]
+    assert _slot_pool("raw-slot", 3) == [1, 4, 2]
+
+
+def test_a_keyword_search_has_no_vector_slot() -> None:
+    keyword = fuse_scores(None, SLOT_CAL_K)
+    leg = Legs(dict(SLOT_CAL_K), None, None, {}, {}, dict(SLOT_ROWS))
+    assert [f.key for f in pool(_settings("slot"), _request(), keyword, leg, SLOT_ROWS, 3)] == [1, 2, 3]
+
+
+def test_the_union_pool_is_each_legs_own_top() -> None:
+    # one each: the keyword leg's best (1) and the vector leg's (4), in the shown order
+    assert _slot_pool("union", 1) == [1, 4]
+    assert _slot_pool("shown", 1) == [1]
+    assert _slot_pool("union", 2) == [1, 2, 4]
+
+
+def test_the_slot_fills_a_short_pool_and_never_grows_it_past_want() -> None:
+    # a pool shorter than the slot still takes the vector leg's best, at its end; want caps it either way
+    short = [f for f in fuse_scores(SLOT_CAL_V, SLOT_CAL_K) if f.key in (1, 2)]
+    every = fuse_scores(SLOT_CAL_V, SLOT_CAL_K)
+    assert [f.key for f in vector_slot(short, every, 10, 3)] == [1, 2, 4]
+    assert [f.key for f in vector_slot(short, every, 1, 3)] == [1]
+    assert [f.key for f in vector_slot(short, every, 10, 1)] == [4, 1, 2]

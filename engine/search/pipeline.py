@@ -596,7 +596,7 @@ def weigh(settings: SearchConfig, req: SearchRequest, fused: list[Fused], rows: 
     return fused
 
 
-POOLS = ("shown", "raw")
+POOLS = ("shown", "raw", "union", "slot", "raw-slot")
 """The orders a candidate pool may be taken by (:attr:`engine.config.SearchHeuristics.pool`)."""
 
 
@@ -609,19 +609,50 @@ def pool(settings: SearchConfig, req: SearchRequest, fused: list[Fused], leg: Le
     ``heuristics.pool`` says how the ``want`` are taken. ``"shown"``: the best by the score a hit shows.
     ``"raw"`` (a calibrated hybrid search only): the best by OpenClaw's fused score of the *uncalibrated* legs
     (``0.7·cosine + 0.3·keyword``, with the same decay and importance weights), then ordered by the calibrated
-    score: the raw score takes the pool, the calibrated one orders it. Either way ``min_score`` then judges the
-    shown score (:func:`to_hits`), so no hit below it is returned.
+    score: the raw score takes the pool, the calibrated one orders it. ``"union"``: as OpenClaw merges its
+    legs' candidate lists, the pool is each leg's own top ``want`` (by its vector or keyword part), all of them,
+    ordered by the shown score. ``"slot"``: the shown pool, where the vector leg's best candidate holds at
+    least the ``heuristics.vector_slot``-th place (moved up from below it, keeping its score:
+    :func:`vector_slot`), so a fact the vector leg is surest of is in the top results however many notes share
+    the query's words, while the places above it stay the fused score's; ``"raw-slot"``: the raw pool, with
+    that slot. Either way
+    ``min_score`` then judges the shown score
+    (:func:`to_hits`), so no hit below it is returned.
     """
     mode = settings.heuristics.pool
     if mode not in POOLS:
         raise ValueError(f"unknown search pool {mode!r} (one of {', '.join(POOLS)})")
     spread = [f for f in spread_overlaps(fused, rows, settings.heuristics.spread_limit) if f.score > 0]
-    if mode == "shown" or not leg.calibrated:
-        return spread[:want]
+    slot = max(1, settings.heuristics.vector_slot)
+    if mode == "union":
+        tops: set[int] = set()
+        for part in (leg.vector or {}, leg.keyword):
+            tops.update(k for k, v in sorted(part.items(), key=lambda kv: (-kv[1], kv[0]))[:want] if v > 0)
+        return [f for f in spread if f.key in tops]
+    if mode == "slot":
+        return vector_slot(spread, spread, want, slot)
+    if mode not in ("raw", "raw-slot") or not leg.calibrated:
+        return vector_slot(spread, spread, want, slot) if mode == "raw-slot" else spread[:want]
     raw_v, raw_k = leg.uncalibrated
     raw = weigh(settings, req, fuse(settings, req, replace(leg, vector=raw_v or {}, keyword=raw_k)), rows)
     kept = {f.key for f in [f for f in raw if f.score > 0 and f.key in rows][:want]}
-    return [f for f in spread if f.key in kept]
+    chosen = [f for f in spread if f.key in kept]
+    return vector_slot(chosen, spread, want, slot) if mode == "raw-slot" else chosen
+
+
+def vector_slot(chosen: list[Fused], candidates: list[Fused], want: int, slot: int) -> list[Fused]:
+    """The top ``want`` of ``chosen`` (best first), with the one of ``candidates`` (``chosen``'s superset)
+    that has the best vector part at the ``slot``-th place when ``chosen`` ranks it below that or lacks it.
+    A keyword search (no vector part): ``chosen`` as it is."""
+    scored = [f for f in candidates if f.vector is not None]
+    if not scored:
+        return chosen[:want]
+    best = min(scored, key=lambda f: (-(f.vector or 0.0), f.key))
+    at = next((i for i, f in enumerate(chosen) if f.key == best.key), None)
+    if at is not None and at < slot:
+        return chosen[:want]
+    rest = [f for f in chosen if f.key != best.key]
+    return [*rest[: slot - 1], best, *rest[slot - 1 :]][:want]
 
 
 def rerank(settings: SearchConfig, req: SearchRequest, hooks: SearchHooks, chosen: list[Fused], cands: Candidates,
