@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import importlib
 import json
 import os
@@ -1167,9 +1168,10 @@ class MemoryEngine(MemoryFiles):
 
     # -- status ------------------------------------------------------------------------------
     @_recovering
-    def audit(self, since: date | None = None, session: str | None = None) -> Any:
+    def audit(self, since: date | None = None, session: str | None = None, cache: bool = True) -> Any:
         """What people said in sessions that memory does not hold yet (the flush drafter's statements minus
-        :meth:`knows`), per session against its compactions and flushes. Read-only (see engine/review/audit.py).
+        :meth:`knows`), per session against its compactions and flushes. Read-only (see engine/review/audit.py);
+        ``cache``: reuse (and update) the per-session cache in the data dir (engine/review/audit_cache.py).
 
         Raises:
             SessionReadError: ``session`` names no session, or more than one.
@@ -1185,7 +1187,25 @@ class MemoryEngine(MemoryFiles):
         if session:
             # An id, an id prefix or a citation names exactly one session (else SessionReadError, as flush says).
             session = self.find_session(session).stem
-        return run_audit(self.list_sessions(), read, draft, self.knows, since=since, session=session)
+        found = None
+        if cache:
+            from engine.review.audit_cache import AuditCache, cache_path
+
+            found = AuditCache.load(cache_path(self.config.home, self.config.index_path.stem),
+                                    self._memory_fingerprint())
+        return run_audit(self.list_sessions(), read, draft, self.knows, since=since, session=session, cache=found)
+
+    def _memory_fingerprint(self) -> str:
+        """What :meth:`knows` reads: the indexed memory files (path, mtime, size; synced first as a search
+        would) and the search settings. Another fingerprint → the audit's known verdicts are decided again."""
+        try:
+            if self.needs_rebuild() or self.dirty_files():
+                self.sync(embed=False, wait=2.0, urgent=True)
+        except (IndexBusy, IndexAccessError):
+            pass  # the search itself will warn; a fingerprint of what is indexed is still right for its hits
+        stamps = sorted((rel, st) for rel, st in self._indexed_stamps().items() if not rel.startswith("sessions/"))
+        raw = json.dumps([stamps, asdict(self.config.search), self._identity()], sort_keys=True, default=str)
+        return hashlib.sha256(raw.encode()).hexdigest()[:24]
 
     def recover_statements(self, statements: Sequence[Any], target: str = "daily", section: str | None = None,
                            reindex: bool = True) -> ReviewAction:
