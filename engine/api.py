@@ -1187,22 +1187,34 @@ class MemoryEngine(MemoryFiles):
         if session:
             # An id, an id prefix or a citation names exactly one session (else SessionReadError, as flush says).
             session = self.find_session(session).stem
+        from engine.memory.drafting import is_known
+
+        # The index is brought up to date once, not before each statement's search (a stat of every file each).
+        try:
+            if self.needs_rebuild() or self.dirty_files():
+                self.sync(embed=False, wait=2.0, urgent=True)
+            fresh = True
+        except (IndexBusy, IndexAccessError):
+            fresh = False  # each search tries again (and warns)
+
+        def hits(statement: str) -> tuple[Hit, ...]:
+            return self.search(statement, mode="keyword", max_results=5, min_score=0.0, corpus="memory",
+                               ensure_fresh=not fresh).results
+
+        def known(statement: str) -> bool:
+            return is_known(statement, hits)  # the rule of :meth:`knows`, on the index as it is now
+
         found = None
         if cache:
             from engine.review.audit_cache import AuditCache, cache_path
 
             found = AuditCache.load(cache_path(self.config.home, self.config.index_path.stem),
                                     self._memory_fingerprint())
-        return run_audit(self.list_sessions(), read, draft, self.knows, since=since, session=session, cache=found)
+        return run_audit(self.list_sessions(), read, draft, known, since=since, session=session, cache=found)
 
     def _memory_fingerprint(self) -> str:
-        """What :meth:`knows` reads: the indexed memory files (path, mtime, size; synced first as a search
-        would) and the search settings. Another fingerprint → the audit's known verdicts are decided again."""
-        try:
-            if self.needs_rebuild() or self.dirty_files():
-                self.sync(embed=False, wait=2.0, urgent=True)
-        except (IndexBusy, IndexAccessError):
-            pass  # the search itself will warn; a fingerprint of what is indexed is still right for its hits
+        """What :meth:`knows` reads: the indexed memory files (path, mtime, size) and the search settings.
+        Another fingerprint → the audit's known verdicts are decided again."""
         stamps = sorted((rel, st) for rel, st in self._indexed_stamps().items() if not rel.startswith("sessions/"))
         raw = json.dumps([stamps, asdict(self.config.search), self._identity()], sort_keys=True, default=str)
         return hashlib.sha256(raw.encode()).hexdigest()[:24]
