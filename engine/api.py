@@ -1093,6 +1093,18 @@ class MemoryEngine(MemoryFiles):
 
         return merge(self._review_context(reindex), finding, text, indices)
 
+    def review_move(self, finding: Finding, reindex: bool = True) -> ReviewAction:
+        """Move a ``budget`` finding's section out of MEMORY.md/USER.md into its memory/*.md note (both files in
+        one atomic action, a pointer line left under the heading; undone by :meth:`review_undo`).
+
+        Raises:
+            StatementChanged: the section changed since the review. ReviewWriteConflict: a file changed while
+            it was written (nothing written).
+        """
+        from engine.review.actions import move_section
+
+        return move_section(self._review_context(reindex), finding)
+
     def review_dismiss(self, finding: Finding) -> ReviewAction:
         """Dismiss a finding: the review does not show it again (memdeck's data dir; undo brings it back)."""
         from engine.review.actions import dismiss
@@ -1117,7 +1129,7 @@ class MemoryEngine(MemoryFiles):
         from engine.review.actions import ReviewActionError, merge_text, promote_target, statement_text
 
         allowed = {"duplicate": ("delete", "merge", "dismiss"), "conflict": ("supersede", "merge", "dismiss"),
-                   "promote": ("promote", "dismiss")}
+                   "promote": ("promote", "dismiss"), "budget": ("move", "dismiss")}
         finding = next((f for f in self.review(show_all=True).findings if f.id == finding_id), None)
         if finding is None:
             raise ReviewActionError(f"no finding {finding_id!r} in a fresh review (its statements changed, it was "
@@ -1147,6 +1159,8 @@ class MemoryEngine(MemoryFiles):
             return self.review_delete(finding, default if item is None else item)
         if action == "merge":
             return self.review_merge(finding, text or merge_text(finding))
+        if action == "move":
+            return self.review_move(finding)
         return self.review_dismiss(finding)
 
     def review_undo(self, reindex: bool = True) -> ReviewAction:
