@@ -170,3 +170,30 @@ def test_the_cli_and_mcp_show_the_finding_and_the_cli_moves_it(tmp_path: Path) -
     assert (ws / "memory" / "projects.md").is_file()
     assert runner.invoke(cli, ["-w", str(ws), "review", "undo"], env=env).exit_code == 0
     assert not (ws / "memory" / "projects.md").exists()
+
+
+async def test_the_review_screen_lists_the_budget_finding_and_v_moves_it_u_undoes(tmp_path: Path) -> None:
+    from tests.tui.conftest import make_app, settle, tui_config
+    from tests.tui.test_review import after_action, open_review, pick
+
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    original = _memory().encode("utf-8")
+    (ws / "MEMORY.md").write_bytes(original)
+    app = make_app(tui_config(ws, provider="none"))
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = await open_review(pilot)
+        finding = await pick(pilot, screen, "budget")
+        assert finding.target == "memory/projects.md"
+        listing = screen.query_one("#review-list")
+        assert any("Cut at session start" in str(listing.get_option_at_index(i).prompt)  # type: ignore[attr-defined]
+                   for i in range(listing.option_count))  # type: ignore[attr-defined]
+        await pilot.press("v")
+        await after_action(pilot, screen)
+        assert (ws / "memory" / "projects.md").is_file()
+        assert "- Moved to memory/projects.md on " in (ws / "MEMORY.md").read_text(encoding="utf-8")
+        await pilot.press("u")
+        await after_action(pilot, screen)
+        await settle(pilot)
+        assert (ws / "MEMORY.md").read_bytes() == original
+        assert not (ws / "memory" / "projects.md").exists()
