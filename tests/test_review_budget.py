@@ -13,6 +13,7 @@ from engine.api import MemoryEngine
 from engine.bootstrap import bootstrap_budget
 from engine.config import load_config
 from engine.review.budget import top_sections
+from engine.review.model import Finding
 from memdeck.cli import cli
 
 
@@ -46,8 +47,8 @@ def _engine(tmp_path: Path, memory: str, user: str | None = None) -> MemoryEngin
     return eng
 
 
-def _budget(eng: MemoryEngine) -> list:
-    return [f for f in eng.review(kind="budget").findings]
+def _budget(eng: MemoryEngine) -> list[Finding]:
+    return list(eng.review(kind="budget").findings)
 
 
 def test_an_over_limit_memory_gets_the_largest_sections_that_bring_it_under(tmp_path: Path) -> None:
