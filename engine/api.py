@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import importlib
 import json
 import os
@@ -1092,6 +1093,18 @@ class MemoryEngine(MemoryFiles):
 
         return merge(self._review_context(reindex), finding, text, indices)
 
+    def review_move(self, finding: Finding, reindex: bool = True) -> ReviewAction:
+        """Move a ``budget`` finding's section out of MEMORY.md/USER.md into its memory/*.md note (both files in
+        one atomic action, a pointer line left under the heading; undone by :meth:`review_undo`).
+
+        Raises:
+            StatementChanged: the section changed since the review. ReviewWriteConflict: a file changed while
+            it was written (nothing written).
+        """
+        from engine.review.actions import move_section
+
+        return move_section(self._review_context(reindex), finding)
+
     def review_dismiss(self, finding: Finding) -> ReviewAction:
         """Dismiss a finding: the review does not show it again (memdeck's data dir; undo brings it back)."""
         from engine.review.actions import dismiss
@@ -1116,7 +1129,7 @@ class MemoryEngine(MemoryFiles):
         from engine.review.actions import ReviewActionError, merge_text, promote_target, statement_text
 
         allowed = {"duplicate": ("delete", "merge", "dismiss"), "conflict": ("supersede", "merge", "dismiss"),
-                   "promote": ("promote", "dismiss")}
+                   "promote": ("promote", "dismiss"), "budget": ("move", "dismiss")}
         finding = next((f for f in self.review(show_all=True).findings if f.id == finding_id), None)
         if finding is None:
             raise ReviewActionError(f"no finding {finding_id!r} in a fresh review (its statements changed, it was "
@@ -1146,6 +1159,8 @@ class MemoryEngine(MemoryFiles):
             return self.review_delete(finding, default if item is None else item)
         if action == "merge":
             return self.review_merge(finding, text or merge_text(finding))
+        if action == "move":
+            return self.review_move(finding)
         return self.review_dismiss(finding)
 
     def review_undo(self, reindex: bool = True) -> ReviewAction:
@@ -1167,9 +1182,10 @@ class MemoryEngine(MemoryFiles):
 
     # -- status ------------------------------------------------------------------------------
     @_recovering
-    def audit(self, since: date | None = None, session: str | None = None) -> Any:
+    def audit(self, since: date | None = None, session: str | None = None, cache: bool = True) -> Any:
         """What people said in sessions that memory does not hold yet (the flush drafter's statements minus
-        :meth:`knows`), per session against its compactions and flushes. Read-only (see engine/review/audit.py).
+        :meth:`knows`), per session against its compactions and flushes. Read-only (see engine/review/audit.py);
+        ``cache``: reuse (and update) the per-session cache in the data dir (engine/review/audit_cache.py).
 
         Raises:
             SessionReadError: ``session`` names no session, or more than one.
@@ -1185,7 +1201,37 @@ class MemoryEngine(MemoryFiles):
         if session:
             # An id, an id prefix or a citation names exactly one session (else SessionReadError, as flush says).
             session = self.find_session(session).stem
-        return run_audit(self.list_sessions(), read, draft, self.knows, since=since, session=session)
+        from engine.memory.drafting import is_known
+
+        # The index is brought up to date once, not before each statement's search (a stat of every file each).
+        try:
+            if self.needs_rebuild() or self.dirty_files():
+                self.sync(embed=False, wait=2.0, urgent=True)
+            fresh = True
+        except (IndexBusy, IndexAccessError):
+            fresh = False  # each search tries again (and warns)
+
+        def hits(statement: str) -> tuple[Hit, ...]:
+            return self.search(statement, mode="keyword", max_results=5, min_score=0.0, corpus="memory",
+                               ensure_fresh=not fresh).results
+
+        def known(statement: str) -> bool:
+            return is_known(statement, hits)  # the rule of :meth:`knows`, on the index as it is now
+
+        found = None
+        if cache:
+            from engine.review.audit_cache import AuditCache, cache_path
+
+            found = AuditCache.load(cache_path(self.config.home, self.config.index_path.stem),
+                                    self._memory_fingerprint())
+        return run_audit(self.list_sessions(), read, draft, known, since=since, session=session, cache=found)
+
+    def _memory_fingerprint(self) -> str:
+        """What :meth:`knows` reads: the indexed memory files (path, mtime, size) and the search settings.
+        Another fingerprint → the audit's known verdicts are decided again."""
+        stamps = sorted((rel, st) for rel, st in self._indexed_stamps().items() if not rel.startswith("sessions/"))
+        raw = json.dumps([stamps, asdict(self.config.search), self._identity()], sort_keys=True, default=str)
+        return hashlib.sha256(raw.encode()).hexdigest()[:24]
 
     def recover_statements(self, statements: Sequence[Any], target: str = "daily", section: str | None = None,
                            reindex: bool = True) -> ReviewAction:

@@ -13,7 +13,8 @@ from engine.display import plural
 from engine.errors import MemdeckError
 from memdeck.output import EXIT_OK, echo_json, fail, say_lines
 
-TITLES = {"duplicate": "Duplicates", "conflict": "Conflicts", "promote": "Worth promoting to MEMORY.md"}
+TITLES = {"duplicate": "Duplicates", "conflict": "Conflicts", "promote": "Worth promoting to MEMORY.md",
+          "budget": "Cut at a session's start: move out of MEMORY.md/USER.md"}
 
 
 class _Day(click.ParamType[date]):
@@ -37,7 +38,7 @@ def format_report(report: Any) -> list[str]:
     by_kind: dict[str, list[Any]] = {}
     for f in report.findings:
         by_kind.setdefault(f.kind, []).append(f)
-    for kind in ("duplicate", "conflict", "promote"):
+    for kind in TITLES:
         found = by_kind.get(kind, [])
         if not found:
             continue
@@ -87,7 +88,7 @@ def build_review_command(make_engine: Callable[[bool], Any]) -> click.Command:
 
     @click.group("review", invoke_without_command=True)
     @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-    @click.option("--kind", type=click.Choice(["duplicate", "conflict", "promote"]), default=None,
+    @click.option("--kind", type=click.Choice(["duplicate", "conflict", "promote", "budget"]), default=None,
                   help="Only this kind of finding.")
     @click.option("--since", type=_Day(), default=None,
                   help="Only findings with a statement from a note dated on/after this day.")
@@ -123,9 +124,9 @@ def build_review_command(make_engine: Callable[[bool], Any]) -> click.Command:
     @review.command("apply")
     @click.argument("finding_id", metavar="ID")
     @click.option("--action", "action", required=True,
-                  type=click.Choice(["promote", "supersede", "delete", "merge", "dismiss"]),
+                  type=click.Choice(["promote", "supersede", "delete", "merge", "move", "dismiss"]),
                   help="What to do: a duplicate takes delete|merge|dismiss, a conflict supersede|merge|dismiss, "
-                       "a promotion promote|dismiss.")
+                       "a promotion promote|dismiss, an over-budget section move|dismiss.")
     @click.option("--item", type=click.IntRange(min=1), default=None,
                   help="The statement to act on, counted from 1 as listed (default: promote's statement, a "
                        "duplicate's last copy, every older statement of a conflict).")

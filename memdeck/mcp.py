@@ -83,8 +83,9 @@ APPEND_DESCRIPTION = (
 )
 REVIEW_DESCRIPTION = (
     "Read-only review of the memory: duplicates (the same fact in several places), conflicts (a fact that "
-    "changed; the newer statement marked current) and durable facts in daily notes worth promoting to "
-    "MEMORY.md. Each finding has an id, its kind, the cited statements (path, startLine, endLine, text), why, a "
+    "changed; the newer statement marked current), durable facts in daily notes worth promoting to "
+    "MEMORY.md, and (budget) the sections to move out of a MEMORY.md/USER.md that OpenClaw cuts at a session's "
+    "start, each with the memory/*.md note it would go to (`target`). Each finding has an id, its kind, the cited statements (path, startLine, endLine, text), why, a "
     "score (0-1: the measured precision of its kind of evidence) and a suggestion; the same JSON as "
     "`memdeck review --json`. Only confident findings (score 0.80 or more) unless `all` is true. `kind` limits "
     "it to one kind, "
@@ -357,8 +358,9 @@ class AppendArguments(ToolArguments):
 class ReviewArguments(ToolArguments):
     """memory_review's arguments."""
 
-    kind: Annotated[Literal["duplicate", "conflict", "promote"] | None, Field(
-        description="Only this kind of finding: duplicate, conflict or promote (default: every kind).")] = None
+    kind: Annotated[Literal["duplicate", "conflict", "promote", "budget"] | None, Field(
+        description="Only this kind of finding: duplicate, conflict, promote or budget (a section to move out "
+                    "of a MEMORY.md/USER.md OpenClaw cuts at a session's start; default: every kind).")] = None
     since: Annotated[str | None, Field(
         max_length=10, description="YYYY-MM-DD: only findings with a statement from a note dated on/after "
                                    "this day.")] = None

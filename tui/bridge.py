@@ -632,6 +632,10 @@ class Bridge:
         """Merge a finding's statements into one line."""
         return self.engine.review_merge(finding, text, reindex=False)
 
+    def review_move(self, finding: Finding) -> ReviewAction:
+        """Move a budget finding's section out of MEMORY.md/USER.md into its memory/*.md note."""
+        return self.engine.review_move(finding, reindex=False)
+
     def review_dismiss(self, finding: Finding) -> ReviewAction:
         """Dismiss a finding (remembered in memdeck's data dir)."""
         return self.engine.review_dismiss(finding)

@@ -568,6 +568,56 @@ RECOVER_TARGETS = ("daily", *PROMOTE_TARGETS)
 _BACK_REFERENCE = re.compile(r"\s*\((?:from )?session [0-9a-f]{4,}[ ,]+line \d+\)\s*$")
 
 
+def move_section(ctx: Context, finding: Finding, today: date | None = None) -> ReviewAction:
+    """Move a budget finding's section out of MEMORY.md/USER.md into its note (``memory/<slug>.md``, made with the
+    heading as its title, or appended to verbatim when it exists), leaving the heading and
+    ``- Moved to <note> on <day> …`` behind: both files in one atomic action, undone by :func:`undo`.
+
+    Raises:
+        StatementChanged: the section is no longer in the file as the review saw it. ReviewActionError: not a
+        budget finding, or its note is not a memory/*.md file.
+    """
+    from engine.review.budget import pointer_line
+
+    if finding.kind != "budget" or not finding.items:
+        raise ReviewActionError(f"a {finding.kind} finding has no section to move")
+    target = finding.target
+    if not (target.startswith("memory/") and target.endswith(".md")) or ".." in target.split("/"):
+        raise ReviewActionError(f"a section moves to a memory/*.md note, not {target!r}")
+    item = finding.items[0]
+    day = (today or review_today(ctx.files)).isoformat()
+    opened = _Files(ctx.files)
+    source = opened.get(item.path)
+    want = item.text.split("\n")
+    bodies = [_body(line) for line in source.lines]
+    start = item.start_line - 1
+    if bodies[start:start + len(want)] != want:
+        start = next((i for i in range(len(bodies)) if bodies[i:i + len(want)] == want), -1)
+        if start < 0:
+            raise StatementChanged(item)
+    end = start + len(want)
+    section = source.lines[start:end]
+    pointer = pointer_line(target, day)
+    source.add_edit(start, end, [section[0] if len(section) > 1 else section[0].rstrip("\r\n") + "\n",
+                                 pointer + (_ending(section[-1]) if len(section) > 1 else "\n")])
+    dest = opened.get(target)
+    moved = [line if line.endswith(("\n", "\r")) else line + "\n" for line in section]
+    heading = _HEADING.match(want[0])
+    title = heading.group(2) if heading else want[0].strip()
+    if dest.text is None:
+        dest.lines = [f"# {title}\n", "\n", f"Moved from {source.rel} on {day}.\n", *(
+            ["\n", *moved[1:]] if len(moved) > 1 else [])]
+    else:
+        _ensure_newline(dest)
+        while dest.lines and not dest.lines[-1].strip():
+            dest.lines.pop()
+        dest.lines.extend(["\n"] if dest.lines else [])
+        dest.lines.extend(moved)
+    summary = (f"moved \u201c{want[0].strip()}\u201d ({plural(len(want), 'line')}) from {source.rel} to "
+               f"{dest.rel}")
+    return _commit(ctx, [source, dest], "move", summary, finding.id, pointer)
+
+
 def _said(line: str) -> str:
     """A memory line's statement without its trailing back-reference (a flush's or a recovery's)."""
     return _norm(_BACK_REFERENCE.sub("", _body(line)))

@@ -10,13 +10,14 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Any
 
 from engine.display import plural
 from engine.errors import MemdeckError
 from engine.memory.draft import Draft
+from engine.review.audit_cache import AuditCache
 from engine.sessions.model import SessionInfo, Transcript
 
 
@@ -152,43 +153,86 @@ def compactions_of(transcript: Transcript, info: SessionInfo) -> tuple[Compactio
     return tuple(out)
 
 
-def audit_session(info: SessionInfo, transcript: Transcript, draft: Draft,
-                  known: Callable[[str], bool]) -> SessionAudit:
-    """The statements of ``draft`` the person said (not the assistant's confirmations) that memory lacks."""
+def session_statements(info: SessionInfo, transcript: Transcript, draft: Draft) -> SessionAudit:
+    """Every statement of ``draft`` the person said (not the assistant's confirmations), before the "memory
+    holds it" check: what the audit cache keeps per session."""
     by_line = {e.line: e for e in transcript.entries}
     rel = info.rel or f"sessions/{info.path.name}"
-    lost: list[Lost] = []
-    held = 0
+    said: list[Lost] = []
     for item in draft.items:
         entry = by_line.get(item.line) if item.line is not None else None
         if entry is None or entry.message is None or entry.message.role != "user":
             continue
-        if known(item.text):
-            held += 1
-            continue
         said_at = getattr(item, "said_at", None) or entry.time
         day = said_at.date() if said_at is not None else None
-        lost.append(Lost(item.text, item.kind, item.line or 0, f"{rel}#L{item.line}", day, entry.message.text,
+        said.append(Lost(item.text, item.kind, item.line or 0, f"{rel}#L{item.line}", day, entry.message.text,
                          info.session_id))
     activity = info.last_activity
     return SessionAudit(info.session_id, rel, info.title, activity.isoformat() if activity else None,
-                        compactions_of(transcript, info), info.flushed, tuple(lost), held)
+                        compactions_of(transcript, info), info.flushed, tuple(said), 0)
+
+
+def not_known(audited: SessionAudit, known: Callable[[str], bool]) -> SessionAudit:
+    """``audited`` with only the statements memory does not hold (the others counted in ``known``)."""
+    lost = tuple(s for s in audited.statements if not known(s.text))
+    return replace(audited, statements=lost, known=len(audited.statements) - len(lost))
+
+
+def audit_session(info: SessionInfo, transcript: Transcript, draft: Draft,
+                  known: Callable[[str], bool]) -> SessionAudit:
+    """The statements of ``draft`` the person said (not the assistant's confirmations) that memory lacks."""
+    return not_known(session_statements(info, transcript, draft), known)
+
+
+def to_raw(audited: SessionAudit) -> tuple[Any, ...]:
+    """A session's audit as plain tuples (what the cache stores, marshal-able)."""
+    return (audited.session_id, audited.rel, audited.title, audited.last_activity,
+            tuple((c.line, c.at, c.tokens_before, c.flushed) for c in audited.compactions), audited.flushed,
+            tuple((s.text, s.kind, s.line, s.citation, s.day.isoformat() if s.day else None, s.said, s.session_id)
+                  for s in audited.statements), audited.known)
+
+
+def from_raw(raw: Any) -> SessionAudit:
+    """The inverse of :func:`to_raw` (raises TypeError/ValueError on a malformed value)."""
+    sid, rel, title, activity, compactions, flushed, statements, known = raw
+    return SessionAudit(str(sid), str(rel), title, activity,
+                        tuple(Compaction(int(a), b, c, bool(d)) for a, b, c, d in compactions), bool(flushed),
+                        tuple(Lost(str(t), str(k), int(ln), str(cit), date.fromisoformat(d) if d else None,
+                                   str(said), str(s)) for t, k, ln, cit, d, said, s in statements), int(known))
 
 
 def run_audit(sessions: Iterable[SessionInfo], read: Callable[[SessionInfo], Transcript],
               draft: Callable[[Transcript], Draft], known: Callable[[str], bool], *,
-              since: date | None = None, session: str | None = None) -> AuditReport:
+              since: date | None = None, session: str | None = None,
+              cache: AuditCache | None = None) -> AuditReport:
     """Audit every session (newest activity first); only sessions with a lost statement or an unflushed
     compaction are listed.
 
     Args:
         sessions: the source's sessions. read: reads one. draft: the flush drafter, keeping everything (no
         known-check). known: "memory already holds this". since: only sessions active on/after this day.
-        session: only sessions whose id starts with this.
+        session: only sessions whose id starts with this. cache: per-session statements and known verdicts
+        from earlier audits (see :mod:`engine.review.audit_cache`): a session whose key is unchanged is not
+        read again, a statement already judged against the same memory is not searched again; the cache is
+        updated and saved.
     """
     started = time.perf_counter()
     report = AuditReport()
+    seen: set[str] = set()
+    texts: set[str] = set()
+    whole = since is None and not session
+
+    def held(text: str) -> bool:
+        if cache is None:
+            return known(text)
+        verdict = cache.knows(text)
+        if verdict is None:
+            verdict = known(text)
+            cache.learn(text, verdict)
+        return verdict
+
     for info in sessions:
+        seen.add(info.session_id)
         if session and not info.session_id.startswith(session):
             continue
         if since is not None and info.last_activity.date() < since:
@@ -197,14 +241,30 @@ def run_audit(sessions: Iterable[SessionInfo], read: Callable[[SessionInfo], Tra
             report.warnings.append(f"{info.session_id[:8]}: {info.error}")
             continue
         report.scanned += 1
-        try:
-            transcript = read(info)
-        except (MemdeckError, OSError) as exc:
-            report.warnings.append(f"{info.session_id[:8]}: could not be read ({exc})")
-            continue
-        audited = audit_session(info, transcript, draft(transcript), known)
+        said: SessionAudit | None = None
+        raw = cache.get(info) if cache is not None else None
+        if raw is not None:
+            try:
+                said = from_raw(raw)
+            except (TypeError, ValueError):
+                said = None
+        if said is None:
+            try:
+                transcript = read(info)
+            except (MemdeckError, OSError) as exc:
+                report.warnings.append(f"{info.session_id[:8]}: could not be read ({exc})")
+                continue
+            said = session_statements(info, transcript, draft(transcript))
+            if cache is not None:
+                cache.put(info, to_raw(said))
+        texts.update(s.text for s in said.statements)
+        audited = not_known(said, held)
         if audited.statements or any(not c.flushed for c in audited.compactions):
             report.sessions.append(audited)
     report.sessions.sort(key=lambda s: s.last_activity or "", reverse=True)
+    if cache is not None:
+        if whole:
+            cache.prune(seen, texts)
+        cache.save()
     report.seconds = time.perf_counter() - started
     return report

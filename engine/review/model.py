@@ -10,8 +10,9 @@ from typing import Any
 
 from engine.state import read_json_state, write_json_state
 
-KINDS = ("duplicate", "conflict", "promote")
-"""The finding kinds, in the order the CLI and the Review screen list them."""
+KINDS = ("duplicate", "conflict", "promote", "budget")
+"""The finding kinds, in the order the CLI and the Review screen list them (``budget``: a section to move out of
+a MEMORY.md/USER.md that OpenClaw cuts at a session's start, see :mod:`engine.review.budget`)."""
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,7 @@ class Finding:
     id: str = field(default="")
     evidence: str = ""  # the evidence group whose measured precision is the score (engine.review.precision)
     deletable: tuple[int, ...] = ()  # the items (duplicates) another item holds every value and word of
+    target: str = ""  # budget: the note the section moves to (``memory/projects.md``)
 
     @property
     def confident(self) -> bool:
@@ -88,6 +90,8 @@ class Finding:
         out["confident"] = self.confident
         if self.kind == "duplicate":
             out["deletable"] = list(self.deletable)
+        if self.target:
+            out["target"] = self.target
         return out
 
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from engine.clock import Clock, ClockError, note_timezone
 from engine.config import Config
+from engine.review.budget import budget_findings
 from engine.review.cache import (
     ReviewCache,
     cache_path,
@@ -49,7 +50,7 @@ def run_review(config: Config, kind: str | None = None, since: date | None = Non
 
     Args:
         config: the workspace, the data dir and the ``[review]`` thresholds.
-        kind: only this kind of finding (``duplicate``, ``conflict`` or ``promote``); None: all.
+        kind: only this kind of finding (``duplicate``, ``conflict``, ``promote`` or ``budget``); None: all.
         since: only findings with a statement from a note dated on/after this day (an undated file — MEMORY.md,
             USER.md, a topic note — counts as dated by its modification time).
         full: ignore the cache and compare every statement with every other.
@@ -153,6 +154,7 @@ def run_review(config: Config, kind: str | None = None, since: date | None = Non
     except ClockError:
         today = None  # an unreadable MEMDECK_TODAY/NOW: no change is held back as announced for later
     findings = build_findings(statements, comparer, pairs, promotes, headings, today)
+    findings.extend(budget_findings(config))  # what to move out of a MEMORY.md/USER.md OpenClaw cuts
     if since is not None:
         zone = note_timezone(config.memory.timezone)  # a file's day is its day in the user's zone, as a note's
         mtimes = {f.rel: datetime.fromtimestamp(f.mtime_ns / 1e9, zone).date() for f in files}

@@ -25,7 +25,8 @@ if TYPE_CHECKING:
     from engine.api import Finding, ReviewAction, ReviewItem, ReviewReport
     from tui.screens.workbench import Workbench
 
-KIND_TITLES = {"duplicate": "Duplicates", "conflict": "Conflicts", "promote": "Worth promoting"}
+KIND_TITLES = {"duplicate": "Duplicates", "conflict": "Conflicts", "promote": "Worth promoting",
+               "budget": "Cut at session start: move out"}
 """The list's group titles, in the engine's order of kinds."""
 
 CONTEXT_LINES = 2
@@ -201,6 +202,7 @@ class ReviewScreen(Screen[None]):
         Binding("S", "supersede_all", "Supersede all older", show=False, id="review.supersede_all"),
         Binding("d", "delete_copy", "Delete copy", id="review.delete"),
         Binding("m", "merge", "Merge", id="review.merge"),
+        Binding("v", "move_section", "Move out", id="review.move"),
         Binding("x", "dismiss_finding", "Dismiss", id="review.dismiss"),
         Binding("u", "undo", "Undo", id="review.undo"),
         Binding("o", "open_item", "Open", id="review.open"),
@@ -298,6 +300,8 @@ class ReviewScreen(Screen[None]):
         listing.add_options(options)
         parts = [_plural(counts["duplicate"], "duplicate"), _plural(counts["conflict"], "conflict"),
                  f"{counts['promote']} worth promoting"]
+        if counts["budget"]:
+            parts.append(f"{counts['budget']} to move out (v)")
         stats = (f"{_plural(report.files, 'file')}, {_plural(report.statements, 'statement')}"
                  + (f", {report.dismissed} dismissed" if report.dismissed else "")
                  + (f", {hidden} less sure hidden (a shows them)" if hidden else "")
@@ -477,6 +481,16 @@ class ReviewScreen(Screen[None]):
             f"{'is' if len(rest) == 1 else 'are'} deleted. Edit it:", merge_text(finding)))
         if text:
             self._run(lambda: self.bridge.review_merge(finding, text))
+
+    def action_move_section(self) -> None:
+        """A budget finding: move its section out of MEMORY.md/USER.md to its note (u undoes both files)."""
+        finding = self._acting()
+        if finding is None:
+            return
+        if finding.kind != "budget":
+            self.notify("Only a section OpenClaw cuts at session start moves out (v)", severity="warning")
+            return
+        self._run(lambda: self.bridge.review_move(finding))
 
     def action_dismiss_finding(self) -> None:
         finding = self._acting()
