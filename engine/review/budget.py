@@ -143,7 +143,7 @@ def budget_findings(config: Config) -> list[Finding]:
             item = ReviewItem(name, section.start + 1, section.end, body)
             why = "over its limit" if "per-file-limit" in f.causes else "the total limit ran out"
             reason = (f"{name} is {plural(f.chars, 'character', grouped=True)}; OpenClaw injects "
-                      f"{f.injected:,} of it ({why}); move `{heading}` ({size:,} chars) to {target}")
+                      f"{f.injected:,} of it ({why}); move `{heading}` ({plural(size, 'character', grouped=True)}) to {target}")
             suggestion = (f"move `{heading}` (lines {section.start + 1}–{section.end}) to {target}, which "
                           f"memory_search still indexes; {name} keeps the heading and a one-line pointer")
             findings.append(Finding("budget", (item,), reason, 1.0, suggestion, evidence=EVIDENCE, target=target))

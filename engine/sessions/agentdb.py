@@ -438,14 +438,15 @@ class AgentDb:
             below = rows[-1][0]
             batch = min(BATCH_ROWS, batch * 2)  # the last reply is usually near the end: start small
 
-    def transcript_stats(self) -> dict[str, TranscriptStats]:
-        """Per transcript: rows, last ``seq``, first/last ``created_at`` and JSONL size (one query).
+    def transcript_stats(self, session_id: str | None = None) -> dict[str, TranscriptStats]:
+        """Per transcript: rows, last ``seq``, first/last ``created_at`` and JSONL size (one query); with
+        ``session_id`` only that transcript's (its rows only are counted: reading each session stays linear).
 
         Raises:
             AgentDbError: the database cannot be read.
         """
         with self._read() as conn:
-            stats = self._event_stats(conn)
+            stats = self._event_stats(conn, session_id)
         return {
             sid: TranscriptStats(sid, count, last_seq, _int(first), _int(last), size)
             for sid, (count, last_seq, first, last, size) in stats.items()
@@ -664,7 +665,8 @@ class AgentDb:
         sql = f"SELECT {self._select('session_nodes', 'n', self._NODE_COLUMNS)} FROM session_nodes n"
         return {row[0]: dict(zip(self._NODE_COLUMNS, row, strict=True)) for row in conn.execute(sql)}
 
-    def _event_stats(self, conn: sqlite3.Connection) -> dict[str, tuple[int, int | None, Any, Any, int]]:
+    def _event_stats(self, conn: sqlite3.Connection, session_id: str | None = None
+                     ) -> dict[str, tuple[int, int | None, Any, Any, int]]:
         events = self._columns["transcript_events"]
         created = "created_at" in events
         # A row's JSONL bytes: OpenClaw records them for every row (compressed or not); count them otherwise.
@@ -674,9 +676,10 @@ class AgentDb:
             "SELECT session_id, count(*), max(seq), "
             f"{'min(created_at), max(created_at)' if created else 'NULL, NULL'}, "
             f"sum(coalesce({size}, 0)) + count(*) "
-            "FROM transcript_events GROUP BY session_id"
+            f"FROM transcript_events {'WHERE session_id = ? ' if session_id is not None else ''}GROUP BY session_id"
         )
-        return {row[0]: (row[1], row[2], row[3], row[4], _int(row[5]) or 0) for row in conn.execute(sql)}
+        params = (session_id,) if session_id is not None else ()
+        return {row[0]: (row[1], row[2], row[3], row[4], _int(row[5]) or 0) for row in conn.execute(sql, params)}
 
     def _message_stats(self, conn: sqlite3.Connection) -> dict[str, tuple[int, Any]] | None:
         ident = self._columns.get("transcript_event_identities", frozenset())

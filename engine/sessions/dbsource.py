@@ -306,7 +306,7 @@ class AgentDbSource:
             return read_transcript(path, max_bytes=max_bytes)
         with self._reading():
             db = self.database()
-            stats = db.transcript_stats().get(db_id)
+            stats = db.transcript_stats(db_id).get(db_id)
             if stats is None:
                 raise SessionReadError(f"no session {db_id} in {self.path}") from FileNotFoundError(str(path))
             skipped: list[tuple[int, str]] = []
