@@ -442,13 +442,14 @@ def _cut_sections(text: str, first: int, last: int) -> tuple[CutSection, ...]:
     return tuple(out)
 
 
-def _read(path: Path) -> str | None:
+def read_bootstrap_file(path: Path, unreadable: str | None = "[UNREADABLE]") -> str | None:
+    """A bootstrap file as OpenClaw reads it: None when missing, ``unreadable`` when it cannot be read."""
     try:
         return path.read_bytes().decode("utf-8", errors="replace")
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         return None
     except OSError:
-        return "[UNREADABLE]"
+        return unreadable
 
 
 def bootstrap_budget(workspace: Path, agent: str = "main", config_path: Path | None = None) -> BootstrapBudget:
@@ -462,7 +463,7 @@ def bootstrap_budget(workspace: Path, agent: str = "main", config_path: Path | N
     path = config_path or openclaw_config_path()
     cfg, problem = read_openclaw_config(path)
     max_chars, total_max = limits(cfg, agent)
-    files = budget_for({name: _read(workspace / name) for name in BOOTSTRAP_FILES}, max_chars, total_max,
+    files = budget_for({name: read_bootstrap_file(workspace / name) for name in BOOTSTRAP_FILES}, max_chars, total_max,
                        workspace)
     return BootstrapBudget(max_chars, total_max, str(path) if cfg is not None else None, problem, files)
 

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.bootstrap import BOOTSTRAP_FILES, bootstrap_budget, budget_for
+from engine.bootstrap import BOOTSTRAP_FILES, bootstrap_budget, budget_for, read_bootstrap_file
 from engine.config import Config
 from engine.display import plural
 from engine.markdown import HEADING, parse_blocks
@@ -83,15 +83,6 @@ def moved_text(text: str, section: Section, target: str, day: str = "YYYY-MM-DD"
     return "\n".join(lines)
 
 
-def _read(path: Path) -> str | None:
-    try:
-        return path.read_bytes().decode("utf-8", errors="replace")
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-        return None
-    except OSError:
-        return None
-
-
 def plan(contents: Mapping[str, str | None], name: str, max_chars: int, total_max: int,
          workspace: Path) -> list[tuple[Section, str, int]]:
     """The sections of ``name`` to move (with their targets and sizes) so what is left is injected whole."""
@@ -129,7 +120,7 @@ def budget_findings(config: Config) -> list[Finding]:
     """One finding per section to move out of each cut ``MEMORY.md``/``USER.md`` (none when nothing is cut)."""
     ws = config.workspace
     budget = bootstrap_budget(ws, config.agent)
-    contents = {n: _read(ws / n) for n in BOOTSTRAP_FILES}
+    contents = {n: read_bootstrap_file(ws / n, unreadable=None) for n in BOOTSTRAP_FILES}
     findings: list[Finding] = []
     for name in BUDGET_FILES:
         f = budget.file(name)
