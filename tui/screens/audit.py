@@ -12,13 +12,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.content import Content
-from textual.screen import Screen
 from textual.widgets import Footer, Header, OptionList, Static
 from textual.widgets.option_list import Option
 
 from engine.api import plural, safe_text
 from tui.bridge import Bridge, MemdeckError
-from tui.screens.review import PromoteScreen, after_action, highlight_nearest
+from tui.screens.review import ListedScreen, PromoteScreen, after_action, highlight_nearest, run_listed
 
 if TYPE_CHECKING:
     from engine.api import AuditReport, Lost, ReviewAction, SessionAudit
@@ -55,7 +54,7 @@ def statement_label(statement: Lost, picked: bool, width: int = 80) -> Content:
                             (kind, "$text-muted"))
 
 
-class AuditScreen(Screen[None]):
+class AuditScreen(ListedScreen):
     """The audit's sessions (newest first) and their unrecovered statements; below, the selected statement in its
     turn and the session's compaction verdict.
 
@@ -116,17 +115,9 @@ class AuditScreen(Screen[None]):
     @work(group="audit", exclusive=True)
     async def load(self, keep: int | None = None) -> None:
         """Run the audit in a thread (the screen stays live), then list what it found."""
-        listing = self.query_one("#audit-list", OptionList)
-        listing.loading = True
-        try:
-            report = await asyncio.to_thread(self.bridge.audit)
-        except (MemdeckError, OSError) as exc:
-            self.query_one("#audit-summary", Static).update(Content(safe_text(f"The audit failed: {exc}")))
-            self.notify(f"The audit failed: {exc}", severity="error")
+        report = await run_listed(self, "#audit-list", "#audit-summary", "audit", self.bridge.audit)
+        if report is None:
             return
-        finally:
-            listing.loading = False
-            self.loads += 1
         self.show_report(report, keep)
 
     def show_report(self, report: AuditReport, keep: int | None = None) -> None:

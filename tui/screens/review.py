@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -35,6 +35,8 @@ CONTEXT_LINES = 2
 CONTEXT_CHARS = 44
 """Context lines are cut to this many characters (the cited lines are shown whole)."""
 
+T = TypeVar("T")
+
 NEW_SECTION = "\0new"
 END_OF_FILE = "\0end"
 
@@ -47,6 +49,29 @@ def highlight_nearest(listing: OptionList, options: list[Option], keep: int | No
     wanted = keep if keep is not None else selectable[0]
     listing.highlighted = min(selectable, key=lambda i: (abs(i - wanted), i))
     return True
+
+
+async def run_listed(screen: ListedScreen, list_id: str, summary_id: str, what: str, call: Callable[[], T]
+                     ) -> T | None:
+    """Run ``call`` (the review, the audit) in a thread while ``list_id`` shows it is loading, and count the
+    load; on failure say so in ``summary_id`` and in a notification, and give None."""
+    listing = screen.query_one(list_id, OptionList)
+    listing.loading = True
+    try:
+        return await asyncio.to_thread(call)
+    except (MemdeckError, OSError) as exc:
+        screen.query_one(summary_id, Static).update(Content(safe_text(f"The {what} failed: {exc}")))
+        screen.notify(f"The {what} failed: {exc}", severity="error")
+        return None
+    finally:
+        listing.loading = False
+        screen.loads += 1
+
+
+class ListedScreen(Screen[None]):
+    """A screen whose list is filled by :func:`run_listed` (its ``loads`` counts the loads, for tests)."""
+
+    loads: int = 0
 
 
 def _short(text: str, limit: int = 70) -> str:
@@ -186,7 +211,7 @@ class PromoteScreen(ModalScreen[PromoteChoice | None]):
         self.dismiss(None)
 
 
-class ReviewScreen(Screen[None]):
+class ReviewScreen(ListedScreen):
     """The findings of ``memdeck review`` to decide on: list by kind above, the selected finding below.
 
     Args:
@@ -266,17 +291,10 @@ class ReviewScreen(Screen[None]):
     @work(group="review", exclusive=True)
     async def load(self, keep: int | None = None) -> None:
         """Run the review in a thread (the screen stays live), then list what it found."""
-        listing = self.query_one("#review-list", OptionList)
-        listing.loading = True
-        try:
-            report = await asyncio.to_thread(self.bridge.review, True)  # all: `a` toggles the less sure ones
-        except (MemdeckError, OSError) as exc:
-            self.query_one("#review-summary", Static).update(Content(safe_text(f"The review failed: {exc}")))
-            self.notify(f"The review failed: {exc}", severity="error")
+        # all: `a` toggles the less sure ones
+        report = await run_listed(self, "#review-list", "#review-summary", "review", lambda: self.bridge.review(True))
+        if report is None:
             return
-        finally:
-            listing.loading = False
-            self.loads += 1
         self._contexts.clear()
         self.show_report(report, keep)
 
