@@ -475,9 +475,17 @@ async def test_progress_takes_the_index_line_and_the_status_pane_keeps_its_heigh
         status.show_progress("embed", 3, 56, None)
         await settle(pilot)  # the layout that follows
         label = app.query_one("#progress-label")
-        assert "embedding chunks 3/56" in str(label.render())
+        chunks = max(status.status.chunks, 56)
+        assert f"embedding chunks {chunks - 53:,}/{chunks:,}" in str(label.render())
         assert not app.query_one("#status-index").display and app.query_one("#status-progress").display
         assert (status.size.height, app.main.memory_tree.size.height) == (height, tree_height)
+        # A run that embeds the last 56 of 60 chunks: the row says the index's numbers, as the engine line does
+        # (it read `3/56` beside `vectors 7/60`).
+        status.status = replace(status.status, chunks=60)
+        status.show_progress("embed", 3, 56, None)
+        await settle(pilot)
+        assert "embedding chunks 7/60" in str(label.render())
+        assert "vectors 7/60" in str(app.query_one("#status-engine").render())
         status.hide_progress()
         await settle(pilot)
         assert app.query_one("#status-index").display and not app.query_one("#status-progress").display

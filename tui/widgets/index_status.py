@@ -176,14 +176,17 @@ class IndexStatus(Vertical):
             self.query_one("#status-index").display = False
             row.display = True
         text = "indexing files" if phase == "files" else "embedding chunks"
-        label.update(Content(f"{text} {done:,}/{total:,} "))
-        bar.update(total=max(1, total), progress=done)
+        shown_done, shown_total = done, total
         if phase == "embed" and self.status is not None:
             # The engine line counts the vectors as they come: `vectors 1,152/2,706` (the run embeds the last
-            # ``total`` chunks of the index's; a sync that re-chunked files may have changed the count).
+            # ``total`` chunks of the index's; a sync that re-chunked files may have changed the count). The
+            # progress row says the same numbers, not this run's share of them (`56/92` beside `vectors 62/98`).
             chunks = max(int(self.status.chunks), total)
-            self.vectors = (chunks - total + done, chunks) if done < total else None
+            shown_done, shown_total = chunks - total + done, chunks
+            self.vectors = (shown_done, shown_total) if done < total else None
             self.show_status(self.status, *self._shown)
+        label.update(Content(f"{text} {shown_done:,}/{shown_total:,} "))
+        bar.update(total=max(1, shown_total), progress=shown_done)
 
     def hide_progress(self) -> None:
         """Indexing ended."""
