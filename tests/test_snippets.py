@@ -39,3 +39,17 @@ def test_spans_by_stem_and_cjk() -> None:
     text = "Deployments deployed; 数据库迁移"
     spans = match_spans(text, ["deployment", "数据"])
     assert [text[a:b] for a, b in spans] == ["Deployments", "deployed", "数据"]
+
+
+def test_a_hit_names_the_line_closest_in_meaning_in_file_lines() -> None:
+    from engine.search.fusion import Fused
+    from engine.search.pipeline import _Row, _to_hit
+
+    text = "## Reminder\n- clocks go back\n\n## Personal\n- violin on Thursdays\n- Tuesday pick-ups"
+    row = _Row(7, "memory/2026-10-23.md", "memory", 9, 14, text, None)
+    hit = _to_hit(row, Fused(7, 0.02, 0.03, 0.0), ("instrument",), None, line_scores={1: 0.78, 4: 0.84, 5: 0.80})
+    assert hit.best_line == 13 and hit.to_json()["bestLine"] == 13  # offset 4 of a chunk starting at line 9
+    mapped = _Row(7, "memory/x.md", "memory", 1, 30, text, (1, 2, 3, 20, 21, 30))  # a chunk with a line map
+    assert _to_hit(mapped, Fused(7, 0.02, 0.03, 0.0), (), None, line_scores={4: 0.9}).best_line == 21
+    plain = _to_hit(row, Fused(7, 0.5, None, 1.0), ("violin",), None)  # keyword search: no line vectors
+    assert plain.best_line is None and "bestLine" not in plain.to_json()

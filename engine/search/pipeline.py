@@ -70,6 +70,7 @@ class Hit:
     rerank: float | None = None  # the re-ranker's change to the fused score (None: not re-ranked)
     text_weight: float | None = None  # the keyword part's share of the fused score (None: OpenClaw's 0.3)
     context: str = ""  # a curated entry's heading path ("Work › Projects"), empty for other chunks
+    best_line: int | None = None  # the file line closest in meaning to the query (its line vector), if known
 
     def to_json(self) -> dict[str, Any]:
         """OpenClaw's result shape plus score parts, snippet lines and spans (camelCase)."""
@@ -89,6 +90,8 @@ class Hit:
         }
         if self.context:
             out["context"] = self.context
+        if self.best_line is not None:
+            out["bestLine"] = self.best_line
         if self.text_weight is not None:
             # score = vectorWeight·vectorScore + textWeight·textScore (OpenClaw's 0.7/0.3 at full evidence)
             out["vectorWeight"] = round(1.0 - self.text_weight, 6)
@@ -900,6 +903,11 @@ def _to_hit(row: _Row, f: Fused, terms: Sequence[str], focus: tuple[int, int] | 
     else:
         s_start = row.start_line + snippet.start_line - 1
         s_end = row.start_line + snippet.end_line - 1
+    best_line = None
+    if line_scores:
+        numbers = _file_lines(row)
+        offset = max(line_scores, key=lambda i: (line_scores[i], -i))
+        best_line = numbers[offset] if 0 <= offset < len(numbers) else None
     return Hit(
         path=row.path,
         start_line=row.start_line,
@@ -915,6 +923,7 @@ def _to_hit(row: _Row, f: Fused, terms: Sequence[str], focus: tuple[int, int] | 
         citation=citation(row.path, row.start_line, row.end_line),
         rerank=rerank,
         text_weight=f.text_weight,
+        best_line=best_line,
     )
 
 

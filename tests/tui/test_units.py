@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from datetime import date
 from pathlib import Path
 
@@ -91,6 +92,15 @@ def test_snippet_lines_start_at_the_first_match(snippet: str, spans: tuple[tuple
     lines = snippet_lines(_hit(snippet, spans))
     assert [ln.number for ln in lines] == numbers
     assert [ln.spans for ln in lines] == line_spans
+
+
+@pytest.mark.parametrize(("best", "numbers"), [(15, [14, 15, 16]), (10, [10, 11, 12]), (17, [15, 16, 17]),
+                                             (None, [10, 11, 12]), (99, [10, 11, 12])])
+def test_a_hit_found_by_meaning_alone_shows_the_line_closest_in_meaning(best: int | None, numbers: list[int]) -> None:
+    # no keyword span: the rows start a line before the engine's best line (were: always the first three)
+    hit = replace(_hit("## Reminder\n- clocks go back\n- check ETA jobs\n\n## Personal\n- violin on Thursdays\n"
+                       "- Tuesday pick-ups\n- keep Thursdays free", ()), best_line=best)
+    assert [ln.number for ln in snippet_lines(hit)] == numbers
 
 
 @pytest.mark.parametrize("snippet", ["pg", "a pg\nb", "a\nb\nc pg", "a\nb\nc\nd\ne pg", "x\n\n\n"])

@@ -58,7 +58,8 @@ class SnippetLine:
 
 
 def snippet_lines(hit: Hit, limit: int = SNIPPET_LINES) -> list[SnippetLine]:
-    """The snippet lines worth showing: up to ``limit`` from the first line with a match.
+    """The snippet lines worth showing: up to ``limit`` from the first line with a match; with none (a hit found
+    by meaning alone), from the line before the one closest in meaning (``hit.best_line``).
 
     Line numbers are the file's for memory files; session snippets are transcript text without them.
     """
@@ -74,7 +75,11 @@ def snippet_lines(hit: Hit, limit: int = SNIPPET_LINES) -> list[SnippetLine]:
         lines.pop()
     if not lines:
         return []
-    first = next((i for i, line in enumerate(lines) if line.spans), 0)
+    first = next((i for i, line in enumerate(lines) if line.spans), None)
+    if first is None:
+        best = hit.best_line
+        closest = next((i for i, line in enumerate(lines) if best is not None and line.number == best), None)
+        first = 0 if closest is None else max(0, closest - 1)
     begin = max(0, min(first, len(lines) - limit))
     return lines[begin : begin + limit]
 
