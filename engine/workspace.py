@@ -674,9 +674,24 @@ class GetResult:
     text: str
     from_line: int | None = None
     lines: int | None = None
+    total_lines: int | None = None  # the file's line count (None: the file does not exist)
+
+    @property
+    def note(self) -> str | None:
+        """Why the text is empty when the reader asked for lines (memory_get's rule gives "" without a word):
+        the file does not exist, or the range starts past its end."""
+        if self.text:
+            return None
+        if self.total_lines is None:
+            return f"{self.path} does not exist (yet)"
+        if self.from_line and self.from_line > self.total_lines:
+            return (f"{self.path} has {self.total_lines:,} line{'s' if self.total_lines != 1 else ''}: "
+                    f"line {self.from_line:,} is past its end")
+        return None
 
     def to_json(self) -> dict[str, Any]:
-        """``{"path", "text"}`` as memory_get returns it."""
+        """``{"path", "text"}`` exactly as OpenClaw's memory_get returns it (an empty read says nothing more there;
+        the CLI's text output says :attr:`note` on stderr)."""
         return {"path": self.path, "text": self.text}
 
 
@@ -720,12 +735,12 @@ def read_memory_slice(config: Config, path: str, from_line: int | None = None,
         text = read_text_file(absolute).text
     except (FileNotFoundError, NotADirectoryError):  # a missing file reads as empty (memory_get's rule)
         return GetResult(rel, "", from_line, lines)
-    if not from_line and not lines:
-        return GetResult(rel, text)
-    start = max(1, int(from_line or 1))
-    count = max(1, int(lines)) if lines else None
     all_lines = text.split("\n")
     if text.endswith("\n"):
         all_lines.pop()
+    if not from_line and not lines:
+        return GetResult(rel, text, total_lines=len(all_lines))
+    start = max(1, int(from_line or 1))
+    count = max(1, int(lines)) if lines else None
     chosen = all_lines[start - 1 : (start - 1 + count) if count else None]
-    return GetResult(rel, "\n".join(chosen), start, count)
+    return GetResult(rel, "\n".join(chosen), start, count, len(all_lines))

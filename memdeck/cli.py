@@ -514,7 +514,10 @@ def get(obj: _Ctx, path: str, from_line: int | None, lines: int | None, as_json:
         _fail(str(exc), as_json, path=path, text="", disabled=True)
     if as_json:
         echo_json(result.to_json(), indent=None)
-    elif raw:
+        return
+    if result.note:
+        click.echo(f"note: {result.note}", err=True)
+    if raw:
         click.echo(result.text, color=True)  # color=True: click would strip ANSI sequences from a pipe
     else:
         # Memory text is data, on a terminal or through a pipe into one (`| less -R`, `| cat`): shown, never run.

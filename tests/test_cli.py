@@ -114,3 +114,22 @@ def test_console_script_keyword_search_in_a_subprocess(demo_workspace: Path) -> 
         [sys.executable, "-m", "memdeck.cli", "--workspace", str(demo_workspace), "search", "--json", "--mode",
          "keyword", "violin"], capture_output=True, text=True, env=env, check=True)
     assert json.loads(out.stdout)["results"][0]["path"] == "memory/2026-10-23.md"
+
+
+def test_get_past_the_end_or_of_a_missing_note_says_why_it_is_empty_on_stderr(tmp_path: Path) -> None:
+    from engine.config import load_config
+    from engine.workspace import read_memory_slice
+
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "MEMORY.md").write_text("# Memory\n- one\n- two\n", encoding="utf-8")
+    cfg = load_config(workspace=ws, home=tmp_path / "h")
+    past = read_memory_slice(cfg, "MEMORY.md", 99, None)
+    assert past.text == "" and past.note == "MEMORY.md has 3 lines: line 99 is past its end"
+    assert past.to_json() == {"path": "MEMORY.md", "text": ""}  # memory_get's shape, unchanged
+    assert read_memory_slice(cfg, "memory/1999-01-01.md").note == "memory/1999-01-01.md does not exist (yet)"
+    assert read_memory_slice(cfg, "MEMORY.md", 3, 1).note is None  # a real line
+    proc = subprocess.run([sys.executable, "-m", "memdeck", "-w", str(ws), "get", "MEMORY.md", "--from", "99"],
+                          capture_output=True, text=True, env={**os.environ, "MEMDECK_HOME": str(tmp_path / "h")})
+    assert proc.returncode == 0 and proc.stdout.strip() == ""
+    assert "note: MEMORY.md has 3 lines: line 99 is past its end" in proc.stderr

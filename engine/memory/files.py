@@ -322,7 +322,9 @@ class MemoryFiles:
             raise PathRefused(f"path refused: no such session ({cited.path!r}): {exc}") from exc
         transcript = self.sessions.read(found)
         rel = cited.path if cited.path.startswith("sessions/") else f"sessions/{found.name}"
-        return GetResult(rel, render_excerpt(transcript, cited.from_line, cited.lines), cited.from_line, cited.lines)
+        last = max((e.line for e in transcript.entries), default=0)  # the session's extent, for an empty read's note
+        return GetResult(rel, render_excerpt(transcript, cited.from_line, cited.lines), cited.from_line, cited.lines,
+                         last)
 
     # -- flushing ----------------------------------------------------------------------------
     def _known(self) -> Callable[[str], bool] | None:
