@@ -16,6 +16,7 @@ from engine.review.statements import CURATED, DAILY, OWN, SESSION, STEP, Stateme
 from engine.review.text import (
     Features,
     Idf,
+    cited_refs,
     dice,
     features,
     same_dates,
@@ -26,7 +27,7 @@ from engine.review.text import (
     weighted_overlap,
 )
 
-VALUE_KINDS = ("time", "version", "money", "number", "weekday", "month", "date", "name")
+VALUE_KINDS = ("time", "version", "money", "number", "weekday", "daypart", "month", "date", "name")
 """The typed values a conflict can be about, most telling first."""
 CROSS_LANGUAGE = "duplicate:cross-language"
 """The evidence group of a duplicate found by line vectors across two scripts (no shared words)."""
@@ -38,7 +39,7 @@ is not measured yet (no labelled set has them), so they score .50 and show only 
 MEASURE_KINDS = frozenset({"number", "version", "money"})
 """Values that count or measure something named right after them ("32 GB", "3 pods"), like a name its thing
 ("Kingston RAM"): of another attribute when that word is not the older statement's."""
-STRICT_KINDS = frozenset({"time", "version", "money", "number", "weekday", "date", "ref"})
+STRICT_KINDS = frozenset({"time", "version", "money", "number", "weekday", "daypart", "date", "ref"})
 """A difference in one of these means two statements are not the same fact (not duplicates)."""
 
 _RECURRING = re.compile(
@@ -49,7 +50,7 @@ _ONE_OFF_ANCHOR = re.compile(
     r"next (week|month)|earlier|later today|just now|right now|on \d{1,2} \w+|"
     r"(at|from) \d{1,2}[:.]\d{2}\s*(?:–|-|to)\s*\d{1,2}[:.]\d{2})\b", re.IGNORECASE)
 _EVENT_WORDS = re.compile(
-    r"\b(lunch|dinner|breakfast|coffee with|drinks|meeting|met|meet with|call with|called|sync|1:1|standup notes|"
+    r"\b(lunch|dinner|breakfast|coffee with|drinks (?:with|at|after)|meeting|met|meet with|call with|called|sync|1:1|standup notes|"
     r"incident|outage|postmortem|demo|interview|appointment|visit|visited|trip|flight|party|went|had|attended|"
     r"discussed|reviewed|fixed|merged|deployed|shipped|released|tagged|opened|closed|filed|finished|started on|"
     r"worked on|paired|pairing|debugged|investigated|wrote|sent|booked|ordered|bought|watched|read|chatted|"
@@ -68,7 +69,14 @@ _AS_ALWAYS = re.compile(r"\bas (always|usual|ever)\b", re.IGNORECASE)
 # A label that numbers an instance ("Sprint 40 planning:", "Week 12 review:", "Day 3:"; a year is none: "Since
 # 2019: vegetarian"): in a dated note, the entry of a series (one sprint's planning), an event however it reads.
 _NUMBERED_LABEL = re.compile(r"^(?=[^:]*[^\W\d_]{2})(?=[^:]*(?<![\d.,])\b\d{1,3}\b(?![.,]?\d))[^:]{1,50}:\s")
-_TASK = re.compile(r"^(todo|to do|done|wip|fixme|blocked)\b|\b[A-Z]{2,}-\d+\b|\bPR ?#\d+|#\d{2,}\b", re.IGNORECASE)
+_TASK = re.compile(r"^(todo|to do|done|wip|fixme|blocked)\b|(?-i:\b[A-Z]{2,}-\d+\b)|\bPR ?#\d+|#\d{2,}\b",
+                   re.IGNORECASE)  # (a ticket id is upper case: "db-staging-5" is a host name, no ticket)
+_COMMIT_ENTRY = re.compile(
+    r"^`?(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}`?\s|"
+    r"^(?:feat|fix|chore|docs|refactor|test|tests|perf|build|ci|style|revert)(?:\([^)]*\))?!?:\s", re.IGNORECASE)
+"""A commit log entry ("`2cc6641` fix(ingest): …", "feat(api): …"): one commit, an event however it reads."""
+_ASIDE = re.compile(r"\([^()]*\)")
+"""A parenthetical aside ("(merged in 50ed4bc)"): what it says of the work does not make the statement an event."""
 
 # Cues that a statement is durable, each with the rule name the reason shows and its weight.
 # The held-out set's own phrasings ("lactose", "intolerant", "call me", "sister", "kids", "works as", "hates") were
@@ -147,7 +155,7 @@ def past_tense_lead(text: str) -> bool:
 def text_one_off(text: str) -> bool:
     """Whether a statement's text reads as a one-off event, meeting, lunch or task log rather than a standing
     fact."""
-    if _TASK.search(text) or _LOG_LABEL.search(text):
+    if _TASK.search(text) or _LOG_LABEL.search(text) or _COMMIT_ENTRY.search(text):
         return True
     if _RECURRING.search(_AS_ALWAYS.sub("", text)):
         return False
@@ -207,6 +215,8 @@ def _differing(a: dict[str, frozenset[str]], b: dict[str, frozenset[str]]
     out = []
     for kind in (*VALUE_KINDS, "ref"):
         va, vb = a.get(kind), b.get(kind)
+        if kind == "ref" and va and vb:
+            va, vb = cited_refs(va), cited_refs(vb)  # another commit cited for the same fact is no other fact
         if va and vb and va != vb and not (kind == "date" and same_dates(va, vb)):
             out.append((kind, va, vb))
     return out
@@ -224,6 +234,8 @@ def holds(kept: Features, copy: Features, ignore: frozenset[str] = frozenset()) 
         if kind == "name":
             continue  # names are content words too (checked above)
         have = kept.values.get(kind, frozenset())
+        if kind == "ref":
+            values, have = cited_refs(values), cited_refs(have)
         if kind == "date":
             if not same_dates(values, have) and not values <= have:
                 return False
@@ -400,7 +412,7 @@ class Comparer:
 
     def _subject(self, fo: Features, fn: Features, diffs: Iterable[tuple[str, frozenset[str], frozenset[str]]]
                  ) -> tuple[frozenset[str], frozenset[str]]:
-        drop = {stem(v) for kind, va, vb in diffs if kind == "name" for v in va ^ vb}
+        drop = {stem(v) for kind, va, vb in diffs if kind == "name" for v in va ^ vb} | self.principal
         return fo.content - drop, fn.content - drop
 
     @staticmethod
@@ -433,7 +445,7 @@ class Comparer:
                   diffs: list[tuple[str, frozenset[str], frozenset[str]]]) -> PairResult | None:
         if self.one_off[older.key]:
             return None  # an event that happened once is not a fact that can go stale
-        if self.one_off[newer.key] and not (fn.change and not _EVENT_WORDS.search(newer.clean)):
+        if self.one_off[newer.key] and not (fn.change and not _EVENT_WORDS.search(_ASIDE.sub(" ", newer.clean))):
             return None  # an event (a dinner, a run, a meeting) does not change a standing fact
         diffs = [d for d in diffs if d[0] != "ref"]
         if not diffs and fo.negated == fn.negated and not fn.change:

@@ -31,6 +31,11 @@ CHANGE_CUES = frozenset({"moved", "move", "moves", "switched", "switch", "switch
 WEEKDAYS = {"monday": "mon", "tuesday": "tue", "wednesday": "wed", "thursday": "thu", "friday": "fri",
             "saturday": "sat", "sunday": "sun", "mon": "mon", "tue": "tue", "tues": "tue", "wed": "wed",
             "thu": "thu", "thur": "thu", "thurs": "thu", "fri": "fri", "sat": "sat", "sun": "sun"}
+DAYPARTS = {"morning": "morning", "mornings": "morning", "afternoon": "afternoon", "afternoons": "afternoon",
+            "evening": "evening", "evenings": "evening", "night": "night", "nights": "night",
+            "lunchtime": "noon", "midday": "noon", "weekend": "weekend", "weekends": "weekend",
+            "weekday": "weekday", "weekdays": "weekday"}
+"""Parts of the day (and of the week) a habit is set at: a value like a weekday ("gym mornings" → "evenings")."""
 MONTHS = {"january": "jan", "february": "feb", "march": "mar", "april": "apr", "june": "jun", "july": "jul",
           "august": "aug", "september": "sep", "october": "oct", "november": "nov", "december": "dec",
           "jan": "jan", "feb": "feb", "mar": "mar", "apr": "apr", "jun": "jun", "jul": "jul", "aug": "aug",
@@ -46,7 +51,7 @@ _TOKEN = re.compile(
     r"|(?P<version>\bv?\d+(?:\.\d+){1,3}\b|\bv\d+\b)"
     r"|(?P<money>[€$£]\s?\d[\d,]*(?:\.\d+)?|\b\d[\d,]*(?:\.\d+)?\s?(?:eur|usd|gbp|euros?|dollars?)\b)"
     r"|(?P<number>\b\d+(?:[.,]\d+)?\b)"
-    r"|(?P<word>[^\W\d_]+(?:['’][^\W\d_]+)?)",
+    r"|(?P<word>(?<![\d:])1:1(?![\d:])|[^\W\d_]+(?:['’][^\W\d_]+)?)",
     re.IGNORECASE,
 )
 
@@ -68,6 +73,16 @@ _REFS = re.compile(
 _MAYBE_REF = re.compile(r"[\d/`]|\.[^\W\d_]")
 """What every ref needs somewhere (a digit, a slash, a backtick or a dot before a letter): a quick test first."""
 _UNITS = re.compile(r"^\d+(?:k|m|g|t)?(?:b|kb|mb|gb|tb|ms|s|h|min|km|kg|px|%|x|rpm|fps|gbps|mbps)$", re.IGNORECASE)
+
+
+_HASH_REF = re.compile(r"(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,64}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-"
+                       r"[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def cited_refs(refs: frozenset[str]) -> frozenset[str]:
+    """The refs that name a thing (a path, a file, a URL, a ticket), without commit hashes and UUIDs: a
+    statement citing another commit for the same fact says the same thing (tests/data/review_labels/SPEC.md)."""
+    return frozenset(r for r in refs if not _HASH_REF.fullmatch(r))
 
 
 def blank_refs(clean: str) -> tuple[str, frozenset[str]]:
@@ -249,6 +264,10 @@ def _features(clean: str) -> Features:
                 values.setdefault("month", set()).add(MONTHS[low])
                 first_word = False
                 continue
+            if low in DAYPARTS:
+                values.setdefault("daypart", set()).add(DAYPARTS[low])
+                first_word = False
+                continue
             if low in NEGATIONS:
                 negated = True
             if low in CHANGE_CUES:
@@ -301,6 +320,8 @@ def value_units(clean: str) -> dict[tuple[str, str], frozenset[str]]:
                 toks.append(("weekday", WEEKDAYS.get(low, WEEKDAYS.get(low[:-1], low)), None))
             elif low in MONTHS and (len(low) > 3 or raw[0].isupper()):
                 toks.append(("month", MONTHS[low], None))
+            elif low in DAYPARTS:
+                toks.append(("daypart", DAYPARTS[low], None))
             elif low in STOPWORDS or low in CHANGE_CUES or low in NEGATIONS or len(low) < 2:
                 toks.append(("", low, None))
             else:
