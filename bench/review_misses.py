@@ -80,7 +80,7 @@ def why_conflict(c: Comparer, older: Statement, newer: Statement, diffs: list[An
     fo, fn = c.feats[older.key], c.feats[newer.key]
     if c.one_off[older.key]:
         return "conflict: older one-off"
-    if c.one_off[newer.key] and not (fn.change and not detect._EVENT_WORDS.search(newer.clean)):
+    if c.one_off[newer.key] and not (fn.change and not detect._EVENT_WORDS.search(detect._ASIDE.sub(" ", newer.clean))):
         return "conflict: newer one-off (event words or no change cue)"
     diffs = [d for d in diffs if d[0] != "ref"]
     if not diffs and fo.negated == fn.negated and not fn.change:
@@ -94,10 +94,11 @@ def why_conflict(c: Comparer, older: Statement, newer: Statement, diffs: list[An
             wanted = detect.features(label.group(1)).content - c.principal
             if wanted and not wanted <= fn.content:
                 return f"conflict: curated label {sorted(wanted)} not in newer"
-    so, sn = c._subject(fo, fn, diffs)
+    so, sn = c._subject(older, newer, diffs)
     overlap, shared = detect.weighted_overlap(so, sn, c.idf)
     jac = detect.weighted_jaccard(so, sn, c.idf)
-    fewer = min(len(so - sn), len(sn - so))
+    sn_said = sn & detect._said(newer.clean, fn) if fn.change else sn
+    fewer = min(len(so - sn), len(sn_said - so))
     lone = fewer == 0 or (fewer == 1 and max(len(so), len(sn)) >= 6)
     nv = c._new_value(newer, fo, fn, diffs) if diffs else None
     return (f"conflict: value gate overlap {overlap:.2f} jac {jac:.2f} lone {lone} new_value {nv} "

@@ -36,6 +36,14 @@ CROSS_LANGUAGE_SIMILARITY = 0.45
 cross-language duplicate, the two lines also each other's nearest in another script. With multilingual-e5-small
 one fact in Serbian and in Chinese scored .49 and the next cross-script pair .18; the precision of these findings
 is not measured yet (no labelled set has them), so they score .50 and show only with --all."""
+CONTAINED = "contained"
+"""A duplicate pair found because one statement holds nearly all of the other (see ``Comparer._contained``)."""
+CONTAINED_OVERLAP = 0.85
+"""The least share (IDF-weighted) of the shorter statement's words and values the longer must hold."""
+CONTAINED_JACCARD = 0.4
+"""The least IDF-weighted Jaccard of the two statements' words and values (the longer says not much more)."""
+CONTAINED_LEAST = 3
+"""The fewest words and values the shorter statement needs: two words are in too many lines."""
 MEASURE_KINDS = frozenset({"number", "version", "money"})
 """Values that count or measure something named right after them ("32 GB", "3 pods"), like a name its thing
 ("Kingston RAM"): of another attribute when that word is not the older statement's."""
@@ -59,7 +67,7 @@ _PAST_IRREGULAR = frozenset(
     "had met went said told took made got ran saw came left thought felt ate bought wrote sent gave found did spent "
     "brought caught kept lost paid put read sold taught won broke chose drove flew forgot".split())
 _PASSIVE = frozenset({"is", "are", "was", "were", "be", "been", "being", "get", "gets", "got"})
-_LOG_LABEL = re.compile(r"^(standup|stand-up|sync|retro|1:1|meeting|call|lunch|dinner|log|done|update)\b[^:]{0,30}:",
+_LOG_LABEL = re.compile(r"^(standup|stand-up|sync|retro|1:1|meeting|call|lunch|dinner|log|done|update)\b[^:]{0,30}:(?!\d)",
                         re.IGNORECASE)
 STATE_VERBS = frozenset({"prefer", "like", "love", "use", "live", "work", "drink", "eat", "go", "run", "drive",
                          "play", "wear", "listen", "take", "speak", "own", "prefers", "usually"})
@@ -86,7 +94,8 @@ PROMOTE_RULES: tuple[tuple[str, str, re.Pattern[str], float], ...] = (
     ("health", "a health fact (allergy, diet, condition)",
      re.compile(r"\b(allerg\w*|vegetarian|vegan|pescatarian|gluten|celiac|coeliac|diabet\w*|"
                 r"asthma\w*|epilep\w*|migraine\w*|doesn't eat|does not eat|don't eat|can't eat|cannot eat|"
-                r"blood type)\b", re.IGNORECASE), 0.8),
+                r"blood type|rsi|repetitive strain|tendinitis|tendonitis|injur(?:y|ies|ed)|chronic|"
+                r"physiotherap\w*|medication|intoleran\w*)\b", re.IGNORECASE), 0.8),
     ("birthday", "a birthday or anniversary",
      re.compile(r"\b(birthday|born on|anniversary|name ?day|slava)\b", re.IGNORECASE), 0.8),
     ("identity", "identity (name, home, job, language)",
@@ -99,7 +108,7 @@ PROMOTE_RULES: tuple[tuple[str, str, re.Pattern[str], float], ...] = (
      re.compile(r"\b(?:(?:my|her|his|their) (?:wife|husband|partner|spouse|girlfriend|boyfriend|brother|"
                 r"mother|mom|mum|father|dad|son|daughter|child|children|boss|manager|"
                 r"cofounder|co-founder|mentor|landlord|doctor|dentist|therapist|accountant|lawyer|dog|cat)\b(?! said)"
-                r"|\bis (?:my|her|his|their|our|the) (?:new )?(?:manager|boss|lead|cto|ceo|"
+                r"|\bis (?:now )?(?:my|her|his|their|our|the) (?:new )?(?:[\w’'-]+ ){0,2}(?:manager|boss|lead|cto|ceo|"
                 r"product manager|designer|mentor|contact|point of contact|tech lead|team lead|dentist|"
                 r"doctor|accountant|landlord)\b|\breports to\b)", re.IGNORECASE), 0.7),
     ("preference", "a preference",
@@ -111,11 +120,16 @@ PROMOTE_RULES: tuple[tuple[str, str, re.Pattern[str], float], ...] = (
                 r"only (?:ever )?(?:use|reply|answer|write|book|schedule)|must (?:always|never))\b",
                 re.IGNORECASE), 0.7),
     ("commitment", "a commitment or a recurring arrangement",
-     re.compile(r"\b(promised to|committed to|agreed to always|every (?:mon|tues|wednes|thurs|fri|satur|sun)day|"
+     re.compile(r"\b(promised to|committed to|agreed to always|"
+                r"every (?:(?:first|second|third|fourth|last|other) )?(?:mon|tues|wednes|thurs|fri|satur|sun)day|"
                 r"every (?:morning|evening|week|month|day)|on (?:mon|tues|wednes|thurs|fri|satur|sun)days|"
                 r"(?:mon|tues|wednes|thurs|fri|satur|sun)days at)\b", re.IGNORECASE), 0.65),
 )
 """(rule name, what the reason says, pattern, base score)."""
+
+PERSON_RULES = frozenset({"birthday", "person"})
+"""Rules whose fact is about a person whoever it is (a colleague's birthday, who leads a team): promoted even
+when the statement is about someone other than the user."""
 
 _SECTION_HINTS = {  # heading words that name a rule's topic, best fit first (no catch-all section words)
     "health": ("health", "diet", "medical", "about", "who"),
@@ -140,6 +154,11 @@ class PairResult:
     score: float
     reason: str
     evidence: str = ""  # a conflict's evidence group (see engine.review.precision); duplicates get theirs per cluster
+
+
+def _said(clean: str, f: Features) -> frozenset[str]:
+    """A statement's content words but those only in its parenthetical asides ("(merged in 50ed4bc)")."""
+    return features(_ASIDE.sub(" ", clean)).content & f.content if "(" in clean else f.content
 
 
 def past_tense_lead(text: str) -> bool:
@@ -368,7 +387,8 @@ class Comparer:
         conflict = self._conflict(older, newer, fo, fn, diffs)
         if conflict is not None:
             return conflict
-        if any(kind in STRICT_KINDS for kind, _, _ in diffs) or fo.negated != fn.negated:
+        strict = [d for d in diffs if d[0] in STRICT_KINDS]
+        if (strict and not self._adds_detail(older, newer, strict)) or fo.negated != fn.negated:
             return None
         if self.one_off[older.key] != self.one_off[newer.key]:
             return None  # an event (a dinner, a run, a meeting) is not a copy of a standing fact
@@ -386,8 +406,50 @@ class Comparer:
             return None  # two lunches with the same person are two lunches
         sim = self.similarity(older, newer)
         if sim < self.config.duplicate_similarity:
-            return None
+            held = self._contained(older, newer)
+            if held is None:
+                return None
+            return PairResult("duplicate", older.key, newer.key, held,
+                              f"one says all the other does ({held:.2f} of its words and values)", CONTAINED)
         return PairResult("duplicate", older.key, newer.key, sim, f"they say the same ({sim:.2f} alike)")
+
+    def _adds_detail(self, older: Statement, newer: Statement,
+                     strict: list[tuple[str, frozenset[str], frozenset[str]]]) -> bool:
+        """Whether the strict values two statements differ in are only a detail one of them adds: each a count or
+        measure (number, version, amount) one side has beside every value of the other, of a thing the other
+        does not mention ("MacBook Pro 14, Fedora 40" / "… 14, Fedora 40, with a 64 GB RAM upgrade")."""
+        units: dict[str, dict[tuple[str, str], frozenset[str]]] = {}
+        for kind, va, vb in strict:
+            if kind not in MEASURE_KINDS or not (va < vb or vb < va):
+                return False
+            more, other = (newer, older) if va < vb else (older, newer)
+            if more.key not in units:
+                units[more.key] = value_units(more.clean)
+            mentioned = self.feats[other.key].content
+            for v in (vb - va) | (va - vb):
+                unit = units[more.key].get((kind, v), frozenset())
+                if not unit or unit & mentioned:
+                    return False
+        return True
+
+    def _contained(self, older: Statement, newer: Statement) -> float | None:
+        """How much of the shorter statement the longer holds (IDF-weighted, its words and typed values), when it holds nearly all of it (``CONTAINED_OVERLAP``) and they share enough
+        (``CONTAINED_JACCARD``); else None. "Marko is Dana's manager" is all in "Dana's manager is Marko (Head of
+        Engineering)": the same fact said with less, which word similarity alone scores low."""
+        ta, tb = self._tokens(older.key), self._tokens(newer.key)
+        small = min(ta, tb, key=len)
+        if len(small) < CONTAINED_LEAST or not (self.plain_words(older.key) & self.plain_words(newer.key)):
+            return None
+        overlap, _ = weighted_overlap(ta, tb, self.idf)
+        if overlap < CONTAINED_OVERLAP or weighted_jaccard(ta, tb, self.idf) < CONTAINED_JACCARD:
+            return None
+        return overlap
+
+    def _tokens(self, key: str) -> frozenset[str]:
+        """A statement's content words and its typed values (``=kind:value``) but names and refs."""
+        f = self.feats[key]
+        values = {f"={k}:{v}" for k, vs in f.values.items() if k not in ("name", "ref") for v in vs}
+        return frozenset(f.content | values)
 
     def compare_across(self, curated: Statement, other: Statement, sim: float) -> PairResult | None:
         """A duplicate between a MEMORY.md/USER.md line and a statement in another script whose line vectors
@@ -410,8 +472,10 @@ class Comparer:
                           f"they say the same in two languages ({sim:.2f} alike by their vectors)",
                           CROSS_LANGUAGE)
 
-    def _subject(self, fo: Features, fn: Features, diffs: Iterable[tuple[str, frozenset[str], frozenset[str]]]
-                 ) -> tuple[frozenset[str], frozenset[str]]:
+    def _subject(self, older: Statement, newer: Statement,
+                 diffs: Iterable[tuple[str, frozenset[str], frozenset[str]]]) -> tuple[frozenset[str], frozenset[str]]:
+        """The two statements' subject words: their content words but the names they differ in and the user's."""
+        fo, fn = self.feats[older.key], self.feats[newer.key]
         drop = {stem(v) for kind, va, vb in diffs if kind == "name" for v in va ^ vb} | self.principal
         return fo.content - drop, fn.content - drop
 
@@ -463,7 +527,7 @@ class Comparer:
                 if wanted and not wanted <= fn.content:
                     return None
         src = "curated" if older.kind == CURATED else "notes"
-        so, sn = self._subject(fo, fn, diffs)
+        so, sn = self._subject(older, newer, diffs)
         overlap, shared = weighted_overlap(so, sn, self.idf)
         jac = weighted_jaccard(so, sn, self.idf)
         if shared < self.config.conflict_min_shared:
@@ -472,7 +536,10 @@ class Comparer:
         about = ", ".join(sorted(so & sn, key=lambda w: (-self.idf(w), w))[:3])
         # One side adds words, the other none: the same subject. A long curated line may say more around it, so
         # then one extra word on the short side is fine.
-        fewer = min(len(so - sn), len(sn - so))
+        # A change's aside ("moved to Python 3.12 (merged in 50ed4bc)") says how it came about: no word of it
+        # makes the newer say more than the older.
+        sn_said = sn & _said(newer.clean, fn) if fn.change else sn
+        fewer = min(len(so - sn), len(sn_said - so))
         lone = fewer == 0 or (fewer == 1 and max(len(so), len(sn)) >= 6)
         new_value = self._new_value(newer, fo, fn, diffs) if diffs else None
         picked = new_value if overlap >= need and jac >= need / 2 and lone else None
@@ -590,7 +657,8 @@ def promote_score(s: Statement, comparer: Comparer) -> tuple[float, str, str] | 
         return None
     f = comparer.feats[s.key]
     subject = f.initial if f.initial is not None and f.initial in comparer.names[s.key] else None
-    if subject is not None and subject not in comparer.principal and not cues.first_person:
+    if subject is not None and subject not in comparer.principal and not cues.first_person \
+            and cues.rule not in PERSON_RULES:
         return None  # about someone else (a colleague's gym days): not the user's memory to promote
     if cues.rule == "identity" and subject is None and not cues.first_person:
         return None  # "the Wi-Fi password lives in 1Password": identity is a person's, said of someone
@@ -696,6 +764,8 @@ def build_findings(statements: Sequence[Statement], comparer: Comparer, pairs: I
 
     dup_scores: dict[str, list[float]] = defaultdict(list)
     lexical: set[str] = set()  # statements in a duplicate pair that shares words (not only vectors across scripts)
+    contained: set[str] = set()  # statements in a pair found by containment
+    similar: set[str] = set()  # … and by similarity
     conflicts: dict[str, list[PairResult]] = defaultdict(list)
     held: set[str] = set()  # statements a curated line already holds or contradicts
     for p in pairs:
@@ -710,6 +780,10 @@ def build_findings(statements: Sequence[Statement], comparer: Comparer, pairs: I
             dup_scores[p.newer].append(p.score)
             if p.evidence != CROSS_LANGUAGE:
                 lexical.update((p.older, p.newer))
+            if p.evidence == CONTAINED:
+                contained.update((p.older, p.newer))
+            else:
+                similar.update((p.older, p.newer))
         else:
             conflicts[p.newer].append(p)
         for x, y in ((o, n), (n, o)):
@@ -753,6 +827,8 @@ def build_findings(statements: Sequence[Statement], comparer: Comparer, pairs: I
                 held.add(s.key)
         best = max(scores)
         band = "high" if best >= 0.85 else "mid" if best >= 0.7 else "low"
+        if not any(s.key in similar for s in members) and any(s.key in contained for s in members):
+            band = CONTAINED  # every pair found by containment, none by similarity
         evidence = f"duplicate:{'curated' if keep.kind == CURATED else 'notes'}:{band}"
         if steps:
             evidence = "duplicate:step"

@@ -253,6 +253,7 @@ def parse_statements(rel: str, text: str) -> list[Statement]:
     shape: list[tuple[int, bool, str]] = []  # per statement: its indent, whether an ordered item, its section
     label_section = [""]
     label_items: list[int | None] = [None]  # the least indent of the items under the last label line of any kind
+    label_count = [0]  # how many items stood under the last label line so far
 
     def flush(end: int) -> None:
         nonlocal current
@@ -290,7 +291,9 @@ def parse_statements(rel: str, text: str) -> list[Statement]:
             under_label[0] = least if (_OPTIONS_LABEL.search(clean) or _QUESTION.search(clean)) else None
             label_items[0] = least
             label_section[0] = section
+            label_count[0] = 0
         elif label_items[0] is not None and bulleted and indent >= label_items[0] and section == label_section[0]:
+            label_count[0] += 1
             if origin == OWN and under_label[0] is not None and indent >= under_label[0]:
                 origin = OPTION
             elif origin == OWN and (clean[:1].islower() or not clean[:1].isalnum()):  # (not CJK: uncased)
@@ -319,6 +322,10 @@ def parse_statements(rel: str, text: str) -> list[Statement]:
                 continue
         if not bare.strip():
             flush(number - 1)
+            if label_count[0]:
+                # A blank line after the items under a label ends them: the list after it is the notes' own.
+                under_label[0] = label_items[0] = None
+                label_count[0] = 0
             continue
         if role in (markdown.LineRole.HEADING, markdown.LineRole.UNDERLINE):
             flush(number - 1)

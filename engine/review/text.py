@@ -43,7 +43,8 @@ MONTHS = {"january": "jan", "february": "feb", "march": "mar", "april": "apr", "
 
 _MON = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
 _TOKEN = re.compile(
-    r"(?P<date>\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}\.\d{1,2}\.\d{4}\b"
+    r"(?P<meet>(?<![\d:])\b1:1\b(?![\d:]))"  # a one-on-one (a word: "the weekly 1:1 with Wei"), not a time
+    r"|(?P<date>\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}\.\d{1,2}\.\d{4}\b"
     r"|\b\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MON + r"(?:,?\s+(?:19|20)\d{2}\b)?"
     r"|\b" + _MON + r"\s+\d{1,2}(?:st|nd|rd|th)?\b(?!:)(?:,?\s+(?:19|20)\d{2}\b)?)"
     r"|(?P<year>\b(?:19|20)\d{2}\b)"
@@ -51,7 +52,7 @@ _TOKEN = re.compile(
     r"|(?P<version>\bv?\d+(?:\.\d+){1,3}\b|\bv\d+\b)"
     r"|(?P<money>[€$£]\s?\d[\d,]*(?:\.\d+)?|\b\d[\d,]*(?:\.\d+)?\s?(?:eur|usd|gbp|euros?|dollars?)\b)"
     r"|(?P<number>\b\d+(?:[.,]\d+)?\b)"
-    r"|(?P<word>(?<![\d:])1:1(?![\d:])|[^\W\d_]+(?:['’][^\W\d_]+)?)",
+    r"|(?P<word>[^\W\d_]+(?:['’][^\W\d_]+)?)",
     re.IGNORECASE,
 )
 
@@ -247,7 +248,7 @@ def _features(clean: str) -> Features:
     if refs:
         values["ref"] = set(refs)
     for m in _TOKEN.finditer(clean):
-        kind = m.lastgroup
+        kind = "word" if m.lastgroup == "meet" else m.lastgroup
         text = m.group(0)
         at = m.start() - 1
         while at >= 0 and clean[at] == " " and original[at] == " ":
@@ -311,9 +312,13 @@ def value_units(clean: str) -> dict[tuple[str, str], frozenset[str]]:
     "Fedora 40 + 32 GB RAM" 32 counts "gb" and 40 none; in "standup moved to 10:00" 10:00 has none."""
     text, _ = blank_refs(clean)
     toks: list[tuple[str, str, str | None]] = []  # (kind, value, the content word's stem or None)
+    apart: list[bool] = []  # per token: whether punctuation stands between it and the one before
+    last = 0
     for m in _TOKEN.finditer(text):
-        kind = m.lastgroup
+        kind = "word" if m.lastgroup == "meet" else m.lastgroup
         raw = m.group(0)
+        apart.append(bool(text[last:m.start()].strip()))
+        last = m.end()
         if kind == "word":
             low = raw.casefold().replace("’", "'")
             if low in WEEKDAYS or (low.endswith("s") and low[:-1] in WEEKDAYS and len(low) > 4):
@@ -339,7 +344,8 @@ def value_units(clean: str) -> dict[tuple[str, str], frozenset[str]]:
     out: dict[tuple[str, str], set[str]] = {}
     for i, (kind, value, word) in enumerate(toks):
         if kind or word:  # a content word may be a name ("Kingston RAM"): looked up only for the names
-            unit = toks[i + 1][2] if i + 1 < len(toks) else None
+            # the word right after it ("32 GB"), not one past a comma or a bracket ("Python 3.12 (merged …")
+            unit = toks[i + 1][2] if i + 1 < len(toks) and not apart[i + 1] else None
             out.setdefault((kind or "name", word or value), set()).update([unit] if unit else [])
     return {k: frozenset(v) for k, v in out.items()}
 
