@@ -34,7 +34,7 @@ REVIEW_STOP_WORDS = FUNCTION_WORDS | frozenset(
     # whether two statements are about the same thing
     """already always currently d daily e eg etc every fyi g get gets getting got ie just let lets ll m made
     make makes may might mine month monthly months must never note now one onto per quite re really reminder s
-    shall still t two us usually ve via week weekly weeks whose without year years yet""".split()
+    see shall still t two us usually ve via week weekly weeks whose without year years yet""".split()
 )
 """Words the review leaves out of a statement's content words (duplicates, conflicts, promotions)."""
 

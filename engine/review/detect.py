@@ -38,9 +38,9 @@ one fact in Serbian and in Chinese scored .49 and the next cross-script pair .18
 is not measured yet (no labelled set has them), so they score .50 and show only with --all."""
 CONTAINED = "contained"
 """A duplicate pair found because one statement holds nearly all of the other (see ``Comparer._contained``)."""
-CONTAINED_OVERLAP = 0.85
+CONTAINED_OVERLAP = 0.8
 """The least share (IDF-weighted) of the shorter statement's words and values the longer must hold."""
-CONTAINED_JACCARD = 0.4
+CONTAINED_JACCARD = 0.35
 """The least IDF-weighted Jaccard of the two statements' words and values (the longer says not much more)."""
 CONTAINED_LEAST = 3
 """The fewest words and values the shorter statement needs: two words are in too many lines."""
