@@ -19,7 +19,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 LABELS = REPO / "tests" / "data" / "review_labels"
-SETS = ("english", "sr_zh", "eng_logs")
+SETS = ("english", "sr_zh", "eng_logs", "dev_english", "dev_sr_zh", "dev_logs")
 KINDS = ("duplicate", "conflict", "promote")
 
 
