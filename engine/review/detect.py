@@ -83,6 +83,8 @@ _COMMIT_ENTRY = re.compile(
     r"^`?(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}`?\s|"
     r"^(?:feat|fix|chore|docs|refactor|test|tests|perf|build|ci|style|revert)(?:\([^)]*\))?!?:\s", re.IGNORECASE)
 """A commit log entry ("`2cc6641` fix(ingest): …", "feat(api): …"): one commit, an event however it reads."""
+_REVERSED = re.compile(r"\b(no longer|not any ?more|stopped|gave up|quit)\b", re.IGNORECASE)
+"""Words that say a standing fact stopped holding (stronger than a plain "not")."""
 _ASIDE = re.compile(r"\([^()]*\)")
 """A parenthetical aside ("(merged in 50ed4bc)"): what it says of the work does not make the statement an event."""
 
@@ -287,6 +289,11 @@ class Comparer:
         self.one_off = {s.key: s.checkbox or self.texts[s.clean].one_off or (s.dated and numbered_entry(s.clean))
                         for s in statements}
         self.vectors = vectors
+        # A capitalised word the workspace also writes in lower case is a common noun in a name or a title
+        # ("Clifton Lido" / "the lido", "Home Assistant" / "the home assistant"): a subject word, though still a
+        # value when it differs ("works at Nordlys as Engineering Manager").
+        self.common = frozenset(
+            w for f in self.feats.values() for w in f.content - f.values.get("name", frozenset()) - f.starts)
         proper = {n for f in self.feats.values() for n in f.values.get("name", ())}
         # A capitalised first word is a name when the workspace capitalises it mid-sentence too ("Sam's dog …").
         self.names: dict[str, frozenset[str]] = {}
@@ -346,7 +353,7 @@ class Comparer:
         found = self.plain.get(key)
         if found is None:
             f = self.feats[key]
-            found = self.plain[key] = f.content - self.names[key] - self.principal
+            found = self.plain[key] = f.content - (self.names[key] - self.common) - self.principal
         return found
 
     def values(self, key: str) -> dict[str, frozenset[str]]:
@@ -523,7 +530,9 @@ class Comparer:
             # curated line states about it.
             label = _CURATED_LABEL.match(older.clean)
             if label is not None:
-                wanted = features(label.group(1)).content - self.principal
+                # (its common words: "Swimming at Clifton Lido:" is about the swim at the lido, however named)
+                lf = features(label.group(1))
+                wanted = lf.content - (lf.values.get("name", frozenset()) - self.common) - self.principal
                 if wanted and not wanted <= fn.content:
                     return None
         src = "curated" if older.kind == CURATED else "notes"
@@ -553,7 +562,10 @@ class Comparer:
             return PairResult("conflict", older.key, newer.key, score,
                               f"same subject ({about}), different {kind}: {_show(va)} → {_show(vb)}",
                               f"conflict:{src}:value:{'cue' if fn.change else 'plain'}")
-        if fo.negated != fn.negated and jac >= need * 0.8:
+        if fo.negated != fn.negated and (jac >= need * 0.8 or (
+                fn.negated and not fo.negated and overlap >= 0.99 and _REVERSED.search(newer.clean))):
+            # (a newer line that says in so many words that the older no longer holds, of all its subject:
+            # "Owen is vegetarian" → "he's no longer vegetarian as of this month")
             turned = "now negated" if fn.negated else "no longer negated"
             return PairResult("conflict", older.key, newer.key, min(1.0, 0.4 + 0.6 * jac),
                               f"same subject ({about}), reversed: the newer statement is {turned}",
