@@ -34,10 +34,12 @@ def test_a_restatement_that_adds_a_detail_does_not_supersede_the_memory_line(tmp
              "memory/2026-03-09.md": "# 2026-03-09\n\n- Dana's work laptop, a Framework 13, now runs Fedora 41.\n"}
     found = _review(tmp_path, memory, notes)
     conflicts = [f for f in found if f.kind == "conflict"]
-    # The RAM upgrade is a new detail (32 counts GB, which the MEMORY.md line does not state): no conflict.
-    assert "memory/2026-03-02.md#L3" not in _cited(conflicts)
-    # A newer value of the same attribute (Fedora 40 → 41) still is one.
-    assert [[i.citation for i in f.items] for f in conflicts] == [["MEMORY.md#L4", "memory/2026-03-09.md#L3"]]
+    # The RAM upgrade is a new detail (32 counts GB, which the MEMORY.md line does not state): it supersedes
+    # nothing (the 2026-03-02 line is never the current one of a conflict).
+    assert all(f.items[f.current or 0].citation != "memory/2026-03-02.md#L3" for f in conflicts)
+    # A newer value of the same attribute (Fedora 40 → 41) still is one, of every line that says Fedora 40.
+    assert len(conflicts) == 1 and conflicts[0].items[conflicts[0].current or 0].citation == "memory/2026-03-09.md#L3"
+    assert "MEMORY.md#L4" in _cited(conflicts)
     assert "different number: 13, 40 → 13, 41" in conflicts[0].reason
 
 

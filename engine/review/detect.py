@@ -19,6 +19,7 @@ from engine.review.text import (
     cited_refs,
     dice,
     features,
+    normalize_script,
     same_dates,
     stem,
     takes_effect,
@@ -52,7 +53,8 @@ STRICT_KINDS = frozenset({"time", "version", "money", "number", "weekday", "dayp
 
 _RECURRING = re.compile(
     r"\b(every|each|weekly|daily|monthly|nightly|usually|always|never|standing|recurring|regularly|"
-    r"(mon|tues|wednes|thurs|fri|satur|sun)days)\b", re.IGNORECASE)
+    r"(mon|tues|wednes|thurs|fri|satur|sun)days|"
+    r"(mon|tues|wednes|thurs|fri|satur|sun)day (mornings|evenings|afternoons|nights))\b", re.IGNORECASE)
 _ONE_OFF_ANCHOR = re.compile(
     r"\b(today|yesterday|tomorrow|tonight|this (morning|afternoon|evening|week)|last (night|week|month)|"
     r"next (week|month)|earlier|later today|just now|right now|on \d{1,2} \w+|"
@@ -83,7 +85,8 @@ _COMMIT_ENTRY = re.compile(
     r"^`?(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}`?\s|"
     r"^(?:feat|fix|chore|docs|refactor|test|tests|perf|build|ci|style|revert)(?:\([^)]*\))?!?:\s", re.IGNORECASE)
 """A commit log entry ("`2cc6641` fix(ingest): …", "feat(api): …"): one commit, an event however it reads."""
-_REVERSED = re.compile(r"\b(no longer|not any ?more|stopped|gave up|quit)\b", re.IGNORECASE)
+_REVERSED = re.compile(r"\b(no longer|any ?more|stopped|gave up|quit|više ne|ne više)\b|不再|再也不|已经不",
+                       re.IGNORECASE)
 """Words that say a standing fact stopped holding (stronger than a plain "not")."""
 _ASIDE = re.compile(r"\([^()]*\)")
 """A parenthetical aside ("(merged in 50ed4bc)"): what it says of the work does not make the statement an event."""
@@ -97,39 +100,52 @@ PROMOTE_RULES: tuple[tuple[str, str, re.Pattern[str], float], ...] = (
      re.compile(r"\b(allerg\w*|vegetarian|vegan|pescatarian|gluten|celiac|coeliac|diabet\w*|"
                 r"asthma\w*|epilep\w*|migraine\w*|doesn't eat|does not eat|don't eat|can't eat|cannot eat|"
                 r"blood type|rsi|repetitive strain|tendinitis|tendonitis|injur(?:y|ies|ed)|chronic|"
-                r"physiotherap\w*|medication|intoleran\w*)\b", re.IGNORECASE), 0.8),
+                r"physiotherap\w*|medication|intoleran\w*|cholesterol|holesterol\w*|alergi\w*|dijabet\w*)\b"
+                r"|过敏|胆固醇|糖尿病|高血压|哮喘|忌口|素食", re.IGNORECASE), 0.8),
     ("birthday", "a birthday or anniversary",
-     re.compile(r"\b(birthday|born on|anniversary|name ?day|slava)\b", re.IGNORECASE), 0.8),
+     re.compile(r"\b(birthday|born on|anniversary|name ?day|slava|rođendan\w*)\b|生日|纪念日", re.IGNORECASE), 0.8),
     ("identity", "identity (name, home, job, language)",
      re.compile(r"\b(my name is|goes by|prefers to be called|wants to be called|(?:i|she|he|they) "
                 r"(?:live|lives|work|works) (?:in|at|for)|(?:lives|works) (?:in|at|for)|"
                 r"is based in|native (?:language|speaker)|speaks|pronouns|"
                 r"(?:i|she|he) (?:am|is) an? [a-z]+ (?:engineer|developer|designer|manager|teacher|doctor|"
-                r"nurse|student|lawyer|writer|scientist|architect|analyst))\b", re.IGNORECASE), 0.75),
+                r"nurse|student|lawyer|writer|scientist|architect|analyst)|"
+                r"is (?:now )?an? (?:chartered|certified|registered|licensed|qualified) [a-z]+|"
+                r"(?:chinese|english|serbian|legal|full) name is|zove se|zovi me)\b|名字是|中文名|叫我", re.IGNORECASE), 0.75),
     ("person", "a person's name, role or relationship",
      re.compile(r"\b(?:(?:my|her|his|their) (?:wife|husband|partner|spouse|girlfriend|boyfriend|brother|"
                 r"mother|mom|mum|father|dad|son|daughter|child|children|boss|manager|"
                 r"cofounder|co-founder|mentor|landlord|doctor|dentist|therapist|accountant|lawyer|dog|cat)\b(?! said)"
                 r"|\bis (?:now )?(?:my|her|his|their|our|the) (?:new )?(?:[\w’'-]+ ){0,2}(?:manager|boss|lead|cto|ceo|"
                 r"product manager|designer|mentor|contact|point of contact|tech lead|team lead|dentist|"
-                r"doctor|accountant|landlord)\b|\breports to\b)", re.IGNORECASE), 0.7),
+                r"doctor|accountant|landlord)\b|\breports to\b"
+                r"|\bje (?:nov[aio]? )?(?:menadžer|šef|direktor|vođa|pedijatar)\w*)"
+                r"|是.{0,12}(?:经理|负责人|主管|老板|医生|老师)", re.IGNORECASE), 0.7),
+    ("role", "a person's new role",
+     re.compile(r"\b(?:joined|joins|started|starts|has started|began)\b[^.;]{0,40}?\bas (?:the |a |an |our )?"
+                r"(?:[\w-]+ ){0,2}(?:manager|lead|engineer|designer|director|head|officer|cto|ceo|owner|"
+                r"coordinator|administrator|analyst)\b", re.IGNORECASE), 0.7),
     ("preference", "a preference",
      re.compile(r"\b(prefers?|preferred|likes|loves|dislikes|can't stand|favou?rite|rather than|"
-                r"instead of|would rather|is a fan of|enjoys)\b", re.IGNORECASE), 0.7),
+                r"instead of|would rather|is a fan of|enjoys|wants (?:every|all|each|any|no)|"
+                r"(?:doesn't|does not|don't) want|želi|voli|omiljen\w*)\b|喜欢|偏好|希望", re.IGNORECASE), 0.7),
     ("rule", "a standing rule or instruction",
      re.compile(r"\b(?<!as )(always|never|from now on|going forward|don't ever|do not ever|make sure (?:to|you)|"
                 r"remember to always|by default|no (?:calls|meetings|pings|messages) (?:after|before|on)|"
-                r"only (?:ever )?(?:use|reply|answer|write|book|schedule)|must (?:always|never))\b",
-                re.IGNORECASE), 0.7),
+                r"only (?:ever )?(?:use|reply|answer|write|book|schedule)|must (?:always|never)|"
+                r"uvek|nikad|nikada|ubuduće)\b|规定|总是|从不|永远|一律", re.IGNORECASE), 0.7),
     ("commitment", "a commitment or a recurring arrangement",
      re.compile(r"\b(promised to|committed to|agreed to always|"
                 r"every (?:(?:first|second|third|fourth|last|other) )?(?:mon|tues|wednes|thurs|fri|satur|sun)day|"
                 r"every (?:morning|evening|week|month|day)|on (?:mon|tues|wednes|thurs|fri|satur|sun)days|"
-                r"(?:mon|tues|wednes|thurs|fri|satur|sun)days at)\b", re.IGNORECASE), 0.65),
+                r"(?:mon|tues|wednes|thurs|fri|satur|sun)days at|signed up to|"
+                r"on (?:mon|tues|wednes|thurs|fri|satur|sun)days? (?:mornings|evenings|afternoons|nights)|"
+                r"svak(?:i|og|e|u) (?:drug(?:i|e|og) )?(?:dan\w*|jutr\w*|večer\w*|nedelj\w*|ponedelj\w*|utor\w*|"
+                r"sred\w*|četvrt\w*|pet\w*|subot\w*))\b|每天|每周|每星期|每个?月", re.IGNORECASE), 0.65),
 )
 """(rule name, what the reason says, pattern, base score)."""
 
-PERSON_RULES = frozenset({"birthday", "person"})
+PERSON_RULES = frozenset({"birthday", "person", "role"})
 """Rules whose fact is about a person whoever it is (a colleague's birthday, who leads a team): promoted even
 when the statement is about someone other than the user."""
 
@@ -138,11 +154,12 @@ _SECTION_HINTS = {  # heading words that name a rule's topic, best fit first (no
     "birthday": ("birthdays", "dates", "family", "people"),
     "identity": ("about", "who", "identity", "profile"),
     "person": ("people", "family", "team", "contacts"),
+    "role": ("people", "team", "contacts", "work"),
     "preference": ("preferences", "likes"),
     "rule": ("rules", "instructions", "guidelines"),
     "commitment": ("routine", "schedule", "commitments"),
 }
-_DEFAULT_SECTION = {"health": "About", "birthday": "People", "identity": "About", "person": "People",
+_DEFAULT_SECTION = {"health": "About", "birthday": "People", "identity": "About", "person": "People", "role": "People",
                     "preference": "Preferences", "rule": "Rules for the agent", "commitment": "Routine"}
 
 
@@ -397,6 +414,8 @@ class Comparer:
         strict = [d for d in diffs if d[0] in STRICT_KINDS]
         if (strict and not self._adds_detail(older, newer, strict)) or fo.negated != fn.negated:
             return None
+        if bool(_REVERSED.search(older.clean)) != bool(_REVERSED.search(newer.clean)):
+            return None  # one says the other stopped holding ("doesn't want … any more"): no copy of it
         if self.one_off[older.key] != self.one_off[newer.key]:
             return None  # an event (a dinner, a run, a meeting) is not a copy of a standing fact
         if not self.plain_words(older.key) & self.plain_words(newer.key):
@@ -562,11 +581,13 @@ class Comparer:
             return PairResult("conflict", older.key, newer.key, score,
                               f"same subject ({about}), different {kind}: {_show(va)} → {_show(vb)}",
                               f"conflict:{src}:value:{'cue' if fn.change else 'plain'}")
-        if fo.negated != fn.negated and (jac >= need * 0.8 or (
-                fn.negated and not fo.negated and overlap >= 0.99 and _REVERSED.search(newer.clean))):
+        stopped = bool(_REVERSED.search(newer.clean)) and not _REVERSED.search(older.clean)
+        if (fo.negated != fn.negated or stopped) and (jac >= need * 0.8 or (
+                fn.negated and stopped and overlap >= 0.99)):
             # (a newer line that says in so many words that the older no longer holds, of all its subject:
             # "Owen is vegetarian" → "he's no longer vegetarian as of this month")
-            turned = "now negated" if fn.negated else "no longer negated"
+            turned = "now negated" if fn.negated and not fo.negated else "no longer negated" \
+                if fo.negated and not fn.negated else "says it stopped"
             return PairResult("conflict", older.key, newer.key, min(1.0, 0.4 + 0.6 * jac),
                               f"same subject ({about}), reversed: the newer statement is {turned}",
                               f"conflict:{src}:reversal")
@@ -629,6 +650,7 @@ def promote_cues(text: str, f: Features) -> PromoteCues:
     none = PromoteCues("", 0.0, (), False, True)
     if len(f.words) < 2 or text.endswith("?") or len(text) > 300:
         return none
+    text = normalize_script(text)  # (Serbian Cyrillic read as Latin, Chinese dates as dates)
     fired = [(name, why, base) for name, why, pattern, base in PROMOTE_RULES if pattern.search(text)
              and (name != "birthday" or _states_a_day(text, f))]
     if not fired or _TASK.search(text):
@@ -639,7 +661,7 @@ def promote_cues(text: str, f: Features) -> PromoteCues:
     notes = [why]
     first_person = bool(re.search(r"\b(i|my|me|i'm|i've)\b", text, re.IGNORECASE))
     event = _EVENT_WORDS.search(text) or (past_tense_lead(text) and not _RECURRING.search(text))
-    if event and not _RECURRING.search(_AS_ALWAYS.sub("", text)) and name != "health":
+    if event and not _RECURRING.search(_AS_ALWAYS.sub("", text)) and name not in ("health", "role"):
         score -= 0.25
         notes.append("but reads like an event" + (f" ('{event.group(0)}')" if isinstance(event, re.Match) else ""))
     if first_person:

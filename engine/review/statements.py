@@ -48,10 +48,11 @@ _ASSISTANT = re.compile(
 _TRANSCRIPT = re.compile(r"^(?:[*_]{1,2})?(?:user|human|system|tool)(?:[*_]{1,2})?\s*:(?:[*_]{1,2})?\s",
                          re.IGNORECASE)
 _QUOTED = re.compile(r"^[\"“„«'‘].{8,}[\"”“»'’]\W*$")
-_LABEL_LINE = re.compile(r"^[^.!?]{1,60}:\s*$")
+_LABEL_LINE = re.compile(r"^[^.!?。！？]{1,60}[:：]\s*$")  # (a full-width colon in Chinese: "他更喜欢：")
 _OPTIONS_LABEL = re.compile(r"\b(options?|choices?|alternatives?|candidates?|either|pick one|proposals?|"
-                            r"possibilities|variants?)\b", re.IGNORECASE)
-_QUESTION = re.compile(r"\?\s*(?:\)|\*+)?\s*$")
+                            r"possibilities|variants?|opcij\w*|izbor\w*|mogućnost\w*|varijant\w*)\b|选项|方案|可选",
+                            re.IGNORECASE)  # (and in Serbian and Chinese)
+_QUESTION = re.compile(r"[?？]\s*(?:\)|\*+)?\s*$")
 # A metadata line: an emphasised label and a short value ("- **Session Key**: agent:main:main", "**Source:**
 # telegram"), what a note's header records about the note, not a statement about the world.
 _META_LINE = re.compile(r"^(?:[-*+]\s+)?(?:\*\*|__)[^*_:\n]{1,40}(?::(?:\*\*|__)|(?:\*\*|__):)\s*(?P<value>.*)$")

@@ -18,14 +18,18 @@ STOPWORDS = REVIEW_STOP_WORDS  # the one list of English function words, plus th
 
 NEGATIONS = frozenset({"not", "no", "never", "don't", "doesn't", "didn't", "isn't", "aren't", "won't", "can't",
                        "cannot", "stopped", "quit", "longer", "anymore", "dislike", "dislikes", "hate", "hates",
-                       "avoid", "avoids", "gave"})
+                       "avoid", "avoids", "gave",
+                       "ne", "nije", "nisu", "nikad"})  # (Serbian: not, isn't, aren't, never)
 """Words that turn a statement around ("no longer likes", "stopped drinking", "hates")."""
 
 CHANGE_CUES = frozenset({"moved", "move", "moves", "switched", "switch", "switches", "changed", "change", "changes",
                          "now", "instead", "replaced", "replaces", "new", "from", "rescheduled", "shifted",
                          "updated", "upgraded", "downgraded", "relocated", "became", "anymore", "longer",
                          "starting", "today", "onwards", "going", "forward", "raised", "lowered", "increased",
-                         "reduced", "cut", "bumped", "dropped", "later", "earlier"})
+                         "reduced", "cut", "bumped", "dropped", "later", "earlier",
+                         # Serbian: now, from now on, switched, changed, moved, updated, transferred
+                         "sada", "ubuduće", "prešao", "prešla", "prešli", "promenio", "promenila", "promenjeno",
+                         "pomeren", "pomerena", "pomereno", "ažuriran", "ažurirana", "prebačen", "prebačena"})
 """Words that say a value changed ("standup moved to 10:00", "switched to coffee"), left out of the subject."""
 
 WEEKDAYS = {"monday": "mon", "tuesday": "tue", "wednesday": "wed", "thursday": "thu", "friday": "fri",
@@ -174,6 +178,10 @@ def stem(word: str) -> str:
     if len(w) > 3 and w.endswith("es") and w[-3] in "sxz":
         return w[:-2]
     if len(w) > 3 and w.endswith("s") and not w.endswith("ss") and not w.endswith("us"):
+        return w[:-1]
+    if len(w) >= 5 and w[-1] in "aeiou" and w[-2] not in "aeiou":
+        # A final vowel is an inflection in Serbian ("pijaca"/"pijacu", "Sofija"/"Sofiju") and often a silent e
+        # in English ("state"/"stated", "require"/"required"): dropped on every side alike.
         return w[:-1]
     return w
 
@@ -365,7 +373,7 @@ def _features(clean: str) -> Features:
             else:
                 values.setdefault(kind, set()).add(text.replace(",", "."))
     low = original.casefold()
-    if "no longer" in low or "not anymore" in low or "gave up" in low:
+    if "no longer" in low or "not anymore" in low or "gave up" in low or "više ne" in low:
         negated = True
     squashed = re.sub(r"\s+", " ", re.sub(r"[^\w:]+", " ", clean.casefold())).strip()
     return Features(tuple(words), {k: frozenset(v) for k, v in values.items()}, negated, change, squashed,
