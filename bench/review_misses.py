@@ -91,11 +91,12 @@ def why_conflict(c: Comparer, older: Statement, newer: Statement, diffs: list[An
     if older.kind == CURATED:
         label = detect._CURATED_LABEL.match(older.clean)
         if label is not None:
-            wanted = detect.features(label.group(1)).content - c.principal
+            lf = detect.features(label.group(1))
+            wanted = lf.content - (lf.values.get("name", frozenset()) - c.common) - c.principal
             if wanted and not wanted <= fn.content:
                 return f"conflict: curated label {sorted(wanted)} not in newer"
     so, sn = c._subject(older, newer, diffs)
-    overlap, shared = detect.weighted_overlap(so, sn, c.idf)
+    overlap, _ = detect.weighted_overlap(so, sn, c.idf)
     jac = detect.weighted_jaccard(so, sn, c.idf)
     sn_said = sn & detect._said(newer.clean, fn) if fn.change else sn
     fewer = min(len(so - sn), len(sn_said - so))
@@ -162,7 +163,6 @@ def main(argv: list[str] | None = None) -> int:
     print("\n== causes")
     for cause, n in total.most_common():
         print(f"   {n:3d}  {cause}")
-    _ = detect, CURATED
     return 0
 
 

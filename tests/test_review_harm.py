@@ -8,6 +8,7 @@ from pathlib import Path
 
 from engine.config import load_config
 from engine.review.model import Finding
+from engine.review.precision import precision
 from engine.review.run import run_review
 from engine.review.statements import FRAGMENT, LABEL, OWN, STEP, metadata_line, parse_statements
 from engine.review.text import takes_effect, value_units
@@ -96,7 +97,7 @@ def test_a_procedure_s_step_is_never_offered_for_deletion(tmp_path: Path) -> Non
     dups = [f for f in found if f.kind == "duplicate"]
     assert dups and all(f.deletable == () and f.evidence == "duplicate:step" for f in dups)
     assert all("merge" in f.suggestion and "delete" not in f.suggestion for f in dups)
-    assert not any(f.confident for f in dups)
+    assert all(f.score == precision("duplicate:step") for f in dups)  # its group's measured precision
     # A revised step is still a change of the procedure (10 → 15 minutes).
     assert any(f.kind == "conflict" and "10 → 15" in f.reason for f in found)
     assert not [f for f in found if f.kind == "promote"]
