@@ -83,7 +83,8 @@ def why_conflict(c: Comparer, older: Statement, newer: Statement, diffs: list[An
     if c.one_off[newer.key] and not (fn.change and not detect._EVENT_WORDS.search(detect._ASIDE.sub(" ", newer.clean))):
         return "conflict: newer one-off (event words or no change cue)"
     diffs = [d for d in diffs if d[0] != "ref"]
-    if not diffs and fo.negated == fn.negated and not fn.change:
+    if not diffs and fo.negated == fn.negated and not fn.change and not (
+            detect._REVERSED.search(newer.clean) and not detect._REVERSED.search(older.clean)):
         return "conflict: no differing value"
     po, pn = c.plain_words(older.key), c.plain_words(newer.key)
     if c.idf.total(po & pn) < c.config.conflict_min_shared:
@@ -99,7 +100,8 @@ def why_conflict(c: Comparer, older: Statement, newer: Statement, diffs: list[An
     overlap, _ = detect.weighted_overlap(so, sn, c.idf)
     jac = detect.weighted_jaccard(so, sn, c.idf)
     sn_said = sn & detect._said(newer.clean, fn) if fn.change else sn
-    fewer = min(len(so - sn), len(sn_said - so))
+    so_named = so - (c.names[older.key] - c.common - c.names[newer.key])
+    fewer = min(len(so_named - sn), len(sn_said - so))
     lone = fewer == 0 or (fewer == 1 and max(len(so), len(sn)) >= 6)
     nv = c._new_value(newer, fo, fn, diffs) if diffs else None
     return (f"conflict: value gate overlap {overlap:.2f} jac {jac:.2f} lone {lone} new_value {nv} "

@@ -123,3 +123,66 @@ def test_a_blank_line_ends_the_options_under_a_label() -> None:
     got = {s.clean: s.origin for s in parse_statements("memory/2026-03-16.md", NOTES["memory/2026-03-16.md"])}
     assert got["Take the night train"] == OPTION == got["Fly on Friday"]
     assert got["Kai's landlord is Ruth, who lives upstairs."] == OWN
+
+
+def test_serbian_in_either_script_and_chinese_dates_read_alike() -> None:
+    latin, cyrillic = features("Nina svake srede igra šah u Novom Sadu."), features("Нина сваке среде игра шах у Новом Саду.")
+    assert latin.content == cyrillic.content and latin.values == cyrillic.values
+    assert features("Pasoš ističe 17. oktobra 2028.").values["date"] == frozenset({"2028-10-17"})
+    assert features("Vozim na posao petkom.").values["weekday"] == frozenset({"fri"})
+    zh = features("3月8日去杭州，星期一回来。")
+    assert zh.values["date"] == frozenset({"03-08"}) and zh.values["weekday"] == frozenset({"mon"})
+    assert "杭州" in zh.content and "ref" not in zh.values  # "3月8日去杭州" is no mixed id
+    assert features("王芳不喝咖啡。").negated and not features("王芳喝咖啡。").negated
+
+
+def test_a_dotted_year_version_and_inflections_are_read_as_such() -> None:
+    assert features("The router runs firmware 2024.10.2").values["version"] == frozenset({"2024.10.2"})
+    assert "year" not in features("The router runs firmware 2024.10.2").values
+    assert features("Swimming on Mondays").content == features("the Monday swim").content | {"swim"}
+    assert features("Ide na pijacu").content == features("pijaca").content | {"ide"}
+
+
+def test_a_label_or_options_line_in_chinese_or_serbian_takes_part_in_nothing() -> None:
+    text = "# 2026-04-02\n\n王芳更喜欢：\n\n选项：\n- 坐高铁\n- 坐飞机\n\nOpcije:\n- Voz u 7:00\n- Autobus u 9:00\n"
+    got = {s.clean: s.origin for s in parse_statements("memory/2026-04-02.md", text)}
+    assert got["王芳更喜欢："] == "label" and got["选项："] == "label"
+    assert got["坐高铁"] == OPTION == got["坐飞机"] == got["Voz u 7:00"] == got["Autobus u 9:00"]
+
+
+LANGS_MEMORY = """# MEMORY.md
+
+## About
+- Nina je vegetarijanka.
+- Swimming at Parkside Baths: Fridays 18:00.
+
+## Work
+- Lars wants build alerts on his phone, not only by email.
+"""
+
+LANGS_NOTES = {
+    "memory/2026-04-01.md": "# 2026-04-01\n\n"
+                            "- Нина сваке среде игра шах у клубу „Лавиринт“.\n"
+                            "- 王芳对花生过敏。\n"
+                            "- Petar Ilić joined as engineering manager for the mobile team.\n"
+                            "- Lunch with my boss at the noodle bar.\n",
+    "memory/2026-04-08.md": "# 2026-04-08\n\n"
+                            "- Nina svake srede igra šah u klubu „Lavirint“.\n"
+                            "- Nina's birthday is 9 March.\n"
+                            "- From now on the Friday swim is at 19:30: the baths changed their hours.\n"
+                            "- Lars doesn't want build alerts on his phone any more, email only.\n"
+                            "- Nina is no longer vegetarian.\n",
+}
+
+
+def test_serbian_chinese_and_english_facts_pair_and_promote(tmp_path: Path) -> None:
+    found = _review(tmp_path, LANGS_NOTES, LANGS_MEMORY)
+    assert _with(found, "duplicate", "memory/2026-04-01.md#L3", "memory/2026-04-08.md#L3")  # Cyrillic = Latin
+    promoted = {f.items[0].citation for f in found if f.kind == "promote"}
+    assert {"memory/2026-04-01.md#L4", "memory/2026-04-01.md#L5", "memory/2026-04-08.md#L4"} <= promoted
+    assert "memory/2026-04-01.md#L6" not in promoted  # a lunch with the boss is an event
+    # A common noun in a name ("Parkside Baths" / "the baths") is a subject word: the swim moved.
+    assert _with(found, "conflict", "MEMORY.md#L5", "memory/2026-04-08.md#L5")
+    # "doesn't want … any more" reverses the wish: a conflict, never a copy to delete.
+    assert _with(found, "conflict", "MEMORY.md#L8", "memory/2026-04-08.md#L6")
+    assert not _with(found, "duplicate", "MEMORY.md#L8", "memory/2026-04-08.md#L6")

@@ -541,7 +541,8 @@ class Comparer:
         if self.one_off[newer.key] and not (fn.change and not _EVENT_WORDS.search(_ASIDE.sub(" ", newer.clean))):
             return None  # an event (a dinner, a run, a meeting) does not change a standing fact
         diffs = [d for d in diffs if d[0] != "ref"]
-        if not diffs and fo.negated == fn.negated and not fn.change:
+        stopped = bool(_REVERSED.search(newer.clean)) and not _REVERSED.search(older.clean)
+        if not diffs and fo.negated == fn.negated and not fn.change and not stopped:
             return None
         plain_o, plain_n = self.plain_words(older.key), self.plain_words(newer.key)
         if self.idf.total(plain_o & plain_n) < self.config.conflict_min_shared:
@@ -570,7 +571,9 @@ class Comparer:
         # A change's aside ("moved to Python 3.12 (merged in 50ed4bc)") says how it came about: no word of it
         # makes the newer say more than the older.
         sn_said = sn & _said(newer.clean, fn) if fn.change else sn
-        fewer = min(len(so - sn), len(sn_said - so))
+        # … nor does a name the older gives that the newer leaves out ("at Parkside Baths" / "the baths").
+        so_named = so - (self.names[older.key] - self.common - self.names[newer.key])
+        fewer = min(len(so_named - sn), len(sn_said - so))
         lone = fewer == 0 or (fewer == 1 and max(len(so), len(sn)) >= 6)
         new_value = self._new_value(newer, fo, fn, diffs) if diffs else None
         picked = new_value if overlap >= need and jac >= need / 2 and lone else None
@@ -584,7 +587,6 @@ class Comparer:
             return PairResult("conflict", older.key, newer.key, score,
                               f"same subject ({about}), different {kind}: {_show(va)} → {_show(vb)}",
                               f"conflict:{src}:value:{'cue' if fn.change else 'plain'}")
-        stopped = bool(_REVERSED.search(newer.clean)) and not _REVERSED.search(older.clean)
         if (fo.negated != fn.negated or stopped) and (jac >= need * 0.8 or (
                 fn.negated and stopped and overlap >= 0.99)):
             # (a newer line that says in so many words that the older no longer holds, of all its subject:

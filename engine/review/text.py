@@ -63,7 +63,7 @@ _TOKEN = re.compile(
     r"|\b\d{1,2}(?:st|nd|rd|th|\.)?\s+(?:of\s+)?" + _MON + r"(?:,?\s+(?:19|20)\d{2}\b)?"
     r"|\b" + _MON + r"\s+\d{1,2}(?:st|nd|rd|th)?\b(?!:)(?:,?\s+(?:19|20)\d{2}\b)?)"
     r"|(?P<year>\b(?:19|20)\d{2}\b(?![.,]\d))"  # (not the first part of a version "2025.12.4")
-    r"|(?P<time>\b\d{1,2}:\d{2}\s*(?:[ap]\.?m\.?)?(?![\d:]|\.\d)|\b\d{1,2}\.\d{2}\s*[ap]\.?m\.?|\b\d{1,2}\s*[ap]\.?m\.?\b|\bnoon\b|\bmidnight\b)"
+    r"|(?P<time>\b\d{1,2}:\d{2}\s*(?:[ap]\.?m\.?)?(?!\d|:\d|\.\d)|\b\d{1,2}\.\d{2}\s*[ap]\.?m\.?|\b\d{1,2}\s*[ap]\.?m\.?\b|\bnoon\b|\bmidnight\b)"
     r"|(?P<version>\bv?\d+(?:\.\d+){1,3}\b|\bv\d+\b)"
     r"|(?P<money>[€$£]\s?\d[\d,]*(?:\.\d+)?|\b\d[\d,]*(?:\.\d+)?\s?(?:eur|usd|gbp|euros?|dollars?)\b)"
     r"|(?P<number>\b\d+(?:[.,]\d+)?\b)"
