@@ -186,3 +186,12 @@ def test_serbian_chinese_and_english_facts_pair_and_promote(tmp_path: Path) -> N
     # "doesn't want … any more" reverses the wish: a conflict, never a copy to delete.
     assert _with(found, "conflict", "MEMORY.md#L8", "memory/2026-04-08.md#L6")
     assert not _with(found, "duplicate", "MEMORY.md#L8", "memory/2026-04-08.md#L6")
+
+
+def test_a_file_list_entry_is_no_copy_of_the_rule_it_names(tmp_path: Path) -> None:
+    memory = "# MEMORY\n\n## Rules\n- Every job gets a retry budget in its README; page at 3 failed retries.\n"
+    notes = {"memory/2026-05-04.md": "# 2026-05-04\n\n- docs/ops/retries.md — retry budget per job.\n"
+                                     "- Every job gets a retry budget in its README.\n"}
+    found = _review(tmp_path, notes, memory)
+    assert not _with(found, "duplicate", "memory/2026-05-04.md#L3")
+    assert _with(found, "duplicate", "MEMORY.md#L4", "memory/2026-05-04.md#L4")  # says less of the same rule
