@@ -34,9 +34,17 @@ REVIEW_STOP_WORDS = FUNCTION_WORDS | frozenset(
     # whether two statements are about the same thing
     """already always currently d daily e eg etc every fyi g get gets getting got ie just let lets ll m made
     make makes may might mine month monthly months must never note now one onto per quite re really reminder s
-    shall still t two us usually ve via week weekly weeks whose without year years yet""".split()
+    see shall still t two us usually ve via week weekly weeks whose without year years yet""".split()
 )
 """Words the review leaves out of a statement's content words (duplicates, conflicts, promotions)."""
+
+SERBIAN_FUNCTION_WORDS = frozenset(
+    """a ali bi bio bila bilo biti da do ga i ih im iz je jer joj još kad kada kao ko koja koje koji li mu na
+    ne nego o od ona one oni ono ova ove ovaj ovo po pri sa sam se si smo ste su sve svi ta taj te ti to u uz
+    već za što""".split()
+)
+"""Serbian function words (in Latin script: the review reads Cyrillic transliterated)."""
+REVIEW_STOP_WORDS = REVIEW_STOP_WORDS | SERBIAN_FUNCTION_WORDS
 
 SLUG_STOP_WORDS = FUNCTION_WORDS | frozenset(
     # chat filler, and words of asking and telling, that make poor note names

@@ -5,10 +5,21 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from memdeck.cli import cli
 from tests.test_review_detect import MEMORY, NOTES, _digest, _workspace
+
+
+@pytest.fixture(autouse=True)
+def _measured(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A precision table in which this workspace's duplicate and conflict are measured sure and its promotion is
+    not measured (so the default view hides it), whatever the calibration measured last."""
+    from engine.review import precision
+
+    table = {"duplicate:curated:high": (20, 20), "conflict:curated:value:cue": (20, 20)}
+    monkeypatch.setattr(precision, "_table", lambda path: table)
 
 
 def _run(ws: Path, *args: str) -> tuple[int, str]:

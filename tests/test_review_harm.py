@@ -8,6 +8,7 @@ from pathlib import Path
 
 from engine.config import load_config
 from engine.review.model import Finding
+from engine.review.precision import precision
 from engine.review.run import run_review
 from engine.review.statements import FRAGMENT, LABEL, OWN, STEP, metadata_line, parse_statements
 from engine.review.text import takes_effect, value_units
@@ -34,10 +35,12 @@ def test_a_restatement_that_adds_a_detail_does_not_supersede_the_memory_line(tmp
              "memory/2026-03-09.md": "# 2026-03-09\n\n- Dana's work laptop, a Framework 13, now runs Fedora 41.\n"}
     found = _review(tmp_path, memory, notes)
     conflicts = [f for f in found if f.kind == "conflict"]
-    # The RAM upgrade is a new detail (32 counts GB, which the MEMORY.md line does not state): no conflict.
-    assert "memory/2026-03-02.md#L3" not in _cited(conflicts)
-    # A newer value of the same attribute (Fedora 40 → 41) still is one.
-    assert [[i.citation for i in f.items] for f in conflicts] == [["MEMORY.md#L4", "memory/2026-03-09.md#L3"]]
+    # The RAM upgrade is a new detail (32 counts GB, which the MEMORY.md line does not state): it supersedes
+    # nothing (the 2026-03-02 line is never the current one of a conflict).
+    assert all(f.items[f.current or 0].citation != "memory/2026-03-02.md#L3" for f in conflicts)
+    # A newer value of the same attribute (Fedora 40 → 41) still is one, of every line that says Fedora 40.
+    assert len(conflicts) == 1 and conflicts[0].items[conflicts[0].current or 0].citation == "memory/2026-03-09.md#L3"
+    assert "MEMORY.md#L4" in _cited(conflicts)
     assert "different number: 13, 40 → 13, 41" in conflicts[0].reason
 
 
@@ -94,7 +97,7 @@ def test_a_procedure_s_step_is_never_offered_for_deletion(tmp_path: Path) -> Non
     dups = [f for f in found if f.kind == "duplicate"]
     assert dups and all(f.deletable == () and f.evidence == "duplicate:step" for f in dups)
     assert all("merge" in f.suggestion and "delete" not in f.suggestion for f in dups)
-    assert not any(f.confident for f in dups)
+    assert all(f.score == precision("duplicate:step") for f in dups)  # its group's measured precision
     # A revised step is still a change of the procedure (10 → 15 minutes).
     assert any(f.kind == "conflict" and "10 → 15" in f.reason for f in found)
     assert not [f for f in found if f.kind == "promote"]

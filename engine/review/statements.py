@@ -48,10 +48,11 @@ _ASSISTANT = re.compile(
 _TRANSCRIPT = re.compile(r"^(?:[*_]{1,2})?(?:user|human|system|tool)(?:[*_]{1,2})?\s*:(?:[*_]{1,2})?\s",
                          re.IGNORECASE)
 _QUOTED = re.compile(r"^[\"“„«'‘].{8,}[\"”“»'’]\W*$")
-_LABEL_LINE = re.compile(r"^[^.!?]{1,60}:\s*$")
+_LABEL_LINE = re.compile(r"^[^.!?。！？]{1,60}[:：]\s*$")  # (a full-width colon in Chinese: "他更喜欢：")
 _OPTIONS_LABEL = re.compile(r"\b(options?|choices?|alternatives?|candidates?|either|pick one|proposals?|"
-                            r"possibilities|variants?)\b", re.IGNORECASE)
-_QUESTION = re.compile(r"\?\s*(?:\)|\*+)?\s*$")
+                            r"possibilities|variants?|opcij\w*|izbor\w*|mogućnost\w*|varijant\w*)\b|选项|方案|可选",
+                            re.IGNORECASE)  # (and in Serbian and Chinese)
+_QUESTION = re.compile(r"[?？]\s*(?:\)|\*+)?\s*$")
 # A metadata line: an emphasised label and a short value ("- **Session Key**: agent:main:main", "**Source:**
 # telegram"), what a note's header records about the note, not a statement about the world.
 _META_LINE = re.compile(r"^(?:[-*+]\s+)?(?:\*\*|__)[^*_:\n]{1,40}(?::(?:\*\*|__)|(?:\*\*|__):)\s*(?P<value>.*)$")
@@ -253,6 +254,7 @@ def parse_statements(rel: str, text: str) -> list[Statement]:
     shape: list[tuple[int, bool, str]] = []  # per statement: its indent, whether an ordered item, its section
     label_section = [""]
     label_items: list[int | None] = [None]  # the least indent of the items under the last label line of any kind
+    label_count = [0]  # how many items stood under the last label line so far
 
     def flush(end: int) -> None:
         nonlocal current
@@ -290,7 +292,9 @@ def parse_statements(rel: str, text: str) -> list[Statement]:
             under_label[0] = least if (_OPTIONS_LABEL.search(clean) or _QUESTION.search(clean)) else None
             label_items[0] = least
             label_section[0] = section
+            label_count[0] = 0
         elif label_items[0] is not None and bulleted and indent >= label_items[0] and section == label_section[0]:
+            label_count[0] += 1
             if origin == OWN and under_label[0] is not None and indent >= under_label[0]:
                 origin = OPTION
             elif origin == OWN and (clean[:1].islower() or not clean[:1].isalnum()):  # (not CJK: uncased)
@@ -319,6 +323,10 @@ def parse_statements(rel: str, text: str) -> list[Statement]:
                 continue
         if not bare.strip():
             flush(number - 1)
+            if label_count[0]:
+                # A blank line after the items under a label ends them: the list after it is the notes' own.
+                under_label[0] = label_items[0] = None
+                label_count[0] = 0
             continue
         if role in (markdown.LineRole.HEADING, markdown.LineRole.UNDERLINE):
             flush(number - 1)

@@ -12,37 +12,58 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
 
-from engine.lexicon import REVIEW_STOP_WORDS
+from engine.lexicon import CJK_CHARS, CJK_RE, REVIEW_STOP_WORDS
 
 STOPWORDS = REVIEW_STOP_WORDS  # the one list of English function words, plus the review's extras
 
 NEGATIONS = frozenset({"not", "no", "never", "don't", "doesn't", "didn't", "isn't", "aren't", "won't", "can't",
                        "cannot", "stopped", "quit", "longer", "anymore", "dislike", "dislikes", "hate", "hates",
-                       "avoid", "avoids", "gave"})
+                       "avoid", "avoids", "gave",
+                       "ne", "nije", "nisu", "nikad"})  # (Serbian: not, isn't, aren't, never)
 """Words that turn a statement around ("no longer likes", "stopped drinking", "hates")."""
 
 CHANGE_CUES = frozenset({"moved", "move", "moves", "switched", "switch", "switches", "changed", "change", "changes",
                          "now", "instead", "replaced", "replaces", "new", "from", "rescheduled", "shifted",
                          "updated", "upgraded", "downgraded", "relocated", "became", "anymore", "longer",
                          "starting", "today", "onwards", "going", "forward", "raised", "lowered", "increased",
-                         "reduced", "cut", "bumped", "dropped", "later", "earlier"})
+                         "reduced", "cut", "bumped", "dropped", "later", "earlier",
+                         # Serbian: now, from now on, switched, changed, moved, updated, transferred
+                         "sada", "ubuduće", "prešao", "prešla", "prešli", "promenio", "promenila", "promenjeno",
+                         "pomeren", "pomerena", "pomereno", "ažuriran", "ažurirana", "prebačen", "prebačena"})
 """Words that say a value changed ("standup moved to 10:00", "switched to coffee"), left out of the subject."""
 
 WEEKDAYS = {"monday": "mon", "tuesday": "tue", "wednesday": "wed", "thursday": "thu", "friday": "fri",
             "saturday": "sat", "sunday": "sun", "mon": "mon", "tue": "tue", "tues": "tue", "wed": "wed",
             "thu": "thu", "thur": "thu", "thurs": "thu", "fri": "fri", "sat": "sat", "sun": "sun"}
+DAYPARTS = {"morning": "morning", "mornings": "morning", "afternoon": "afternoon", "afternoons": "afternoon",
+            "evening": "evening", "evenings": "evening", "night": "night", "nights": "night",
+            "lunchtime": "noon", "midday": "noon", "weekend": "weekend", "weekends": "weekend",
+            "weekday": "weekday", "weekdays": "weekday"}
+"""Parts of the day (and of the week) a habit is set at: a value like a weekday ("gym mornings" → "evenings")."""
 MONTHS = {"january": "jan", "february": "feb", "march": "mar", "april": "apr", "june": "jun", "july": "jul",
           "august": "aug", "september": "sep", "october": "oct", "november": "nov", "december": "dec",
           "jan": "jan", "feb": "feb", "mar": "mar", "apr": "apr", "jun": "jun", "jul": "jul", "aug": "aug",
           "sep": "sep", "sept": "sep", "oct": "oct", "nov": "nov", "dec": "dec"}
 
-_MON = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
+# Serbian (Latin; Cyrillic is transliterated first): weekdays with their "on …" forms ("petkom": on Fridays; not
+# "nedelje", which is also "week"), and months with their "of …" forms ("17. oktobra").
+WEEKDAYS.update({w: d for d, forms in (("mon", "ponedeljak ponedeljkom"), ("tue", "utorak utorkom"),
+                                       ("wed", "sreda sredom sredu"), ("thu", "četvrtak četvrtkom"),
+                                       ("fri", "petak petkom"), ("sat", "subota subotom subotu subote"),
+                                       ("sun", "nedeljom")) for w in forms.split()})
+MONTHS.update({w: m for m, forms in (("jan", "januar januara"), ("feb", "februar februara"), ("mar", "mart marta"),
+                                     ("apr", "aprila"), ("may", "maja"), ("jun", "juna"), ("jul", "jula"),
+                                     ("aug", "avgust avgusta"), ("sep", "septembar septembra"),
+                                     ("oct", "oktobar oktobra"), ("nov", "novembar novembra"),
+                                     ("dec", "decembar decembra")) for w in forms.split()})
+_MON = r"(?:jan|feb|mar|apr|may|maj|jun|jul|aug|avg|sep|oct|okt|nov|dec)[a-z]*\.?"  # (English and Serbian)
 _TOKEN = re.compile(
-    r"(?P<date>\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}\.\d{1,2}\.\d{4}\b"
-    r"|\b\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MON + r"(?:,?\s+(?:19|20)\d{2}\b)?"
+    r"(?P<meet>(?<![\d:])\b1:1\b(?![\d:]))"  # a one-on-one (a word: "the weekly 1:1 with Wei"), not a time
+    r"|(?P<date>\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}\.\d{1,2}\.\d{4}\b"
+    r"|\b\d{1,2}(?:st|nd|rd|th|\.)?\s+(?:of\s+)?" + _MON + r"(?:,?\s+(?:19|20)\d{2}\b)?"
     r"|\b" + _MON + r"\s+\d{1,2}(?:st|nd|rd|th)?\b(?!:)(?:,?\s+(?:19|20)\d{2}\b)?)"
-    r"|(?P<year>\b(?:19|20)\d{2}\b)"
-    r"|(?P<time>\b\d{1,2}:\d{2}\s*(?:[ap]\.?m\.?)?(?![\d:]|\.\d)|\b\d{1,2}\.\d{2}\s*[ap]\.?m\.?|\b\d{1,2}\s*[ap]\.?m\.?\b|\bnoon\b|\bmidnight\b)"
+    r"|(?P<year>\b(?:19|20)\d{2}\b(?![.,]\d))"  # (not the first part of a version "2025.12.4")
+    r"|(?P<time>\b\d{1,2}:\d{2}\s*(?:[ap]\.?m\.?)?(?!\d|:\d|\.\d)|\b\d{1,2}\.\d{2}\s*[ap]\.?m\.?|\b\d{1,2}\s*[ap]\.?m\.?\b|\bnoon\b|\bmidnight\b)"
     r"|(?P<version>\bv?\d+(?:\.\d+){1,3}\b|\bv\d+\b)"
     r"|(?P<money>[€$£]\s?\d[\d,]*(?:\.\d+)?|\b\d[\d,]*(?:\.\d+)?\s?(?:eur|usd|gbp|euros?|dollars?)\b)"
     r"|(?P<number>\b\d+(?:[.,]\d+)?\b)"
@@ -70,6 +91,52 @@ _MAYBE_REF = re.compile(r"[\d/`]|\.[^\W\d_]")
 _UNITS = re.compile(r"^\d+(?:k|m|g|t)?(?:b|kb|mb|gb|tb|ms|s|h|min|km|kg|px|%|x|rpm|fps|gbps|mbps)$", re.IGNORECASE)
 
 
+_HASH_REF = re.compile(r"(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,64}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-"
+                       r"[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def cited_refs(refs: frozenset[str]) -> frozenset[str]:
+    """The refs that name a thing (a path, a file, a URL, a ticket), without commit hashes and UUIDs: a
+    statement citing another commit for the same fact says the same thing (tests/data/review_labels/SPEC.md)."""
+    return frozenset(r for r in refs if not _HASH_REF.fullmatch(r))
+
+
+_CYRILLIC = dict(zip(
+    "абвгдђежзијклмнопрстћуфхцчшАБВГДЂЕЖЗИЈКЛМНОПРСТЋУФХЦЧШ",
+    "abvgdđežzijklmnoprstćufhcčšABVGDĐEŽZIJKLMNOPRSTĆUFHCČŠ", strict=True))
+_CYRILLIC.update({"љ": "lj", "њ": "nj", "џ": "dž", "Љ": "Lj", "Њ": "Nj", "Џ": "Dž"})
+_CYRILLIC_TABLE = str.maketrans(_CYRILLIC)
+_HAS_CYRILLIC = re.compile("[\u0400-\u04ff]")
+_HAS_CJK = re.compile(f"[{CJK_CHARS}]")
+_CJK_FULL_DATE = re.compile(r"((?:19|20)\d{2})\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]")
+_CJK_DATE = re.compile(r"(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]")
+_CJK_WEEKDAY = re.compile(r"(?:星期|礼拜|周)([一二三四五六日天])")
+_CJK_WEEKDAYS = {"一": "Monday", "二": "Tuesday", "三": "Wednesday", "四": "Thursday", "五": "Friday",
+                 "六": "Saturday", "日": "Sunday", "天": "Sunday"}
+_CJK_NEGATION = re.compile("[不没別别]")
+"""A negation inside a Chinese phrase ("不吃香菜": does not eat coriander)."""
+_CJK_CHANGE = re.compile("现在|改成|改为|换成|换到|提到|调到|从.{0,6}起|不再|以后")
+"""Words that say a value changed in Chinese ("now", "changed to", "raised to", "from … on", "no longer")."""
+_ENGLISH_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
+
+def normalize_script(text: str) -> str:
+    """Serbian Cyrillic written in Latin (one language, two scripts: "Драган" is "Dragan"), and Chinese dates
+    and weekdays in the forms the value rules read ("2月14日" → "14 Feb", "星期一" → "Monday"), set apart from the
+    characters around them."""
+    if _HAS_CYRILLIC.search(text):
+        text = text.translate(_CYRILLIC_TABLE)
+    if _HAS_CJK.search(text):
+        text = _CJK_FULL_DATE.sub(lambda m: f" {m.group(1)}-{int(m.group(2)):02d}-{int(m.group(3)):02d} ", text)
+        text = _CJK_DATE.sub(lambda m: f" {int(m.group(2))} {_ENGLISH_MONTHS[int(m.group(1)) - 1]} "
+                             if 1 <= int(m.group(1)) <= 12 else m.group(0), text)
+        text = _CJK_WEEKDAY.sub(lambda m: f" {_CJK_WEEKDAYS[m.group(1)]} ", text)
+        # digits against characters ("380元", "22日回") would read as one mixed token: set them apart
+        text = re.sub(f"([{CJK_CHARS}])(?=[0-9A-Za-z])|([0-9A-Za-z])(?=[{CJK_CHARS}])",
+                      lambda m: (m.group(1) or m.group(2)) + " ", text)
+    return text
+
+
 def blank_refs(clean: str) -> tuple[str, frozenset[str]]:
     """The text with its URLs, paths, file names, hashes, ids and list numbering blanked out, and those refs
     (case-folded), so that no digit inside them is read as a number, a time or a date."""
@@ -88,6 +155,13 @@ def blank_refs(clean: str) -> tuple[str, frozenset[str]]:
     return _REFS.sub(repl, clean), frozenset(refs)
 
 
+def _undouble(w: str) -> str:
+    """"swimm" → "swim", "plann" → "plan" (a doubled consonant before -ing/-ed), but "fill", "pass", "buzz"."""
+    if len(w) >= 4 and w[-1] == w[-2] and w[-1] in "bdgmnprt":
+        return w[:-1]
+    return w
+
+
 def stem(word: str) -> str:
     """A very light English stemmer: enough to match "prefers"/"prefer", "meetings"/"meeting"."""
     w = word.casefold().replace("’", "'")
@@ -98,12 +172,16 @@ def stem(word: str) -> str:
     if len(w) > 6 and w.endswith("ly"):
         return w[:-2]
     if len(w) > 5 and w.endswith("ing"):
-        return w[:-3]
+        return _undouble(w[:-3])
     if len(w) > 4 and w.endswith("ed") and not w.endswith("eed"):
-        return w[:-2]
+        return _undouble(w[:-2])
     if len(w) > 3 and w.endswith("es") and w[-3] in "sxz":
         return w[:-2]
     if len(w) > 3 and w.endswith("s") and not w.endswith("ss") and not w.endswith("us"):
+        return w[:-1]
+    if len(w) >= 5 and w[-1] in "aeiou" and w[-2] not in "aeiou":
+        # A final vowel is an inflection in Serbian ("pijaca"/"pijacu", "Sofija"/"Sofiju") and often a silent e
+        # in English ("state"/"stated", "require"/"required"): dropped on every side alike.
         return w[:-1]
     return w
 
@@ -134,6 +212,7 @@ _SENTENCE_START = frozenset(".:;!?—–-•(\"'„“”«»[")
 
 _MONTH_NUMBER = {m: i for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct",
                                              "nov", "dec"), 1)}
+_MONTH_NUMBER.update({"maj": 5, "avg": 8, "okt": 10})  # Serbian
 
 
 def _day_value(raw: str) -> str:
@@ -227,18 +306,29 @@ def _features(clean: str) -> Features:
     first_word = True
     initial: str | None = None
     starts: set[str] = set()
+    clean = normalize_script(clean)
     original = clean
     clean, refs = blank_refs(clean)
     if refs:
         values["ref"] = set(refs)
     for m in _TOKEN.finditer(clean):
-        kind = m.lastgroup
+        kind = "word" if m.lastgroup == "meet" else m.lastgroup
         text = m.group(0)
         at = m.start() - 1
         while at >= 0 and clean[at] == " " and original[at] == " ":
             at -= 1
         if at < 0 or clean[at] in _SENTENCE_START:
             first_word = True  # "Noted: Saving …": a capital after a colon or a dash starts a sentence
+        if kind == "word" and CJK_RE.match(text):
+            # A run of Chinese (or Japanese) characters is a phrase with no spaces: its character pairs are its
+            # words (as the search index reads it), each character alone when the run is one character long.
+            if _CJK_NEGATION.search(text):
+                negated = True
+            if _CJK_CHANGE.search(text):
+                change = True
+            words.extend(text[i:i + 2] for i in range(max(1, len(text) - 1)))
+            first_word = False
+            continue
         if kind == "word":
             low = text.casefold().replace("’", "'")
             if low in WEEKDAYS or (low.endswith("s") and low[:-1] in WEEKDAYS and len(low) > 4):
@@ -247,6 +337,10 @@ def _features(clean: str) -> Features:
                 continue
             if low in MONTHS and (len(low) > 3 or text[0].isupper()):
                 values.setdefault("month", set()).add(MONTHS[low])
+                first_word = False
+                continue
+            if low in DAYPARTS:
+                values.setdefault("daypart", set()).add(DAYPARTS[low])
                 first_word = False
                 continue
             if low in NEGATIONS:
@@ -279,7 +373,7 @@ def _features(clean: str) -> Features:
             else:
                 values.setdefault(kind, set()).add(text.replace(",", "."))
     low = original.casefold()
-    if "no longer" in low or "not anymore" in low or "gave up" in low:
+    if "no longer" in low or "not anymore" in low or "gave up" in low or "više ne" in low:
         negated = True
     squashed = re.sub(r"\s+", " ", re.sub(r"[^\w:]+", " ", clean.casefold())).strip()
     return Features(tuple(words), {k: frozenset(v) for k, v in values.items()}, negated, change, squashed,
@@ -290,17 +384,23 @@ def value_units(clean: str) -> dict[tuple[str, str], frozenset[str]]:
     """Each typed value of a statement (``(kind, value)`` as :func:`features` types it; every content word as a
     possible ``name``) with the content word right after it, stemmed (its unit or the noun it counts: what the value is a value *of*). In
     "Fedora 40 + 32 GB RAM" 32 counts "gb" and 40 none; in "standup moved to 10:00" 10:00 has none."""
-    text, _ = blank_refs(clean)
+    text, _ = blank_refs(normalize_script(clean))
     toks: list[tuple[str, str, str | None]] = []  # (kind, value, the content word's stem or None)
+    apart: list[bool] = []  # per token: whether punctuation stands between it and the one before
+    last = 0
     for m in _TOKEN.finditer(text):
-        kind = m.lastgroup
+        kind = "word" if m.lastgroup == "meet" else m.lastgroup
         raw = m.group(0)
+        apart.append(bool(text[last:m.start()].strip()))
+        last = m.end()
         if kind == "word":
             low = raw.casefold().replace("’", "'")
             if low in WEEKDAYS or (low.endswith("s") and low[:-1] in WEEKDAYS and len(low) > 4):
                 toks.append(("weekday", WEEKDAYS.get(low, WEEKDAYS.get(low[:-1], low)), None))
             elif low in MONTHS and (len(low) > 3 or raw[0].isupper()):
                 toks.append(("month", MONTHS[low], None))
+            elif low in DAYPARTS:
+                toks.append(("daypart", DAYPARTS[low], None))
             elif low in STOPWORDS or low in CHANGE_CUES or low in NEGATIONS or len(low) < 2:
                 toks.append(("", low, None))
             else:
@@ -318,7 +418,8 @@ def value_units(clean: str) -> dict[tuple[str, str], frozenset[str]]:
     out: dict[tuple[str, str], set[str]] = {}
     for i, (kind, value, word) in enumerate(toks):
         if kind or word:  # a content word may be a name ("Kingston RAM"): looked up only for the names
-            unit = toks[i + 1][2] if i + 1 < len(toks) else None
+            # the word right after it ("32 GB"), not one past a comma or a bracket ("Python 3.12 (merged …")
+            unit = toks[i + 1][2] if i + 1 < len(toks) and not apart[i + 1] else None
             out.setdefault((kind or "name", word or value), set()).update([unit] if unit else [])
     return {k: frozenset(v) for k, v in out.items()}
 

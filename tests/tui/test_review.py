@@ -281,7 +281,14 @@ async def test_a_file_changed_since_the_listing_is_refused_and_nothing_written(c
         assert _snapshot(config) == before
 
 
-async def test_a_shows_the_less_sure_findings_and_hides_them_again(config: Config) -> None:
+async def test_a_shows_the_less_sure_findings_and_hides_them_again(config: Config,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    from engine.review import precision
+
+    # Duplicates measured sure, the rest unmeasured (so hidden by default), whatever the calibration measured.
+    table = {g: (20, 20) for g in ("duplicate:curated:high", "duplicate:curated:mid", "duplicate:curated:low",
+                                   "duplicate:curated:contained", "duplicate:notes:high", "duplicate:notes:mid")}
+    monkeypatch.setattr(precision, "_table", lambda path: table)
     app = _app(config)
     async with app.run_test(size=(120, 36)) as pilot:
         screen = await open_review(pilot)
