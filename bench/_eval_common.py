@@ -106,12 +106,16 @@ def latency_summary(seconds: Sequence[float]) -> dict[str, float]:
 # -- configuration and engines ----------------------------------------------------------------------
 def variant_heuristics(heuristics: Any, label: str) -> Any:
     """``heuristics`` (a ``SearchHeuristics``) under a hybrid label's variant: ``pool-<value>`` sets ``pool``
-    (``pool-raw-slot``: ``raw-slot``), anything else is a ``keyword_evidence`` setting."""
+    (``pool-raw-slot``: ``raw-slot``), anything else is a ``keyword_evidence`` setting, optionally with its
+    ``evidence_full`` after a colon (``best:0.5``)."""
     from dataclasses import replace
 
     if label.startswith("pool-"):
         return replace(heuristics, pool=label.removeprefix("pool-"))
-    return replace(heuristics, keyword_evidence=label)
+    mode, _, full = label.partition(":")
+    if full:
+        return replace(heuristics, keyword_evidence=mode, evidence_full=float(full))
+    return replace(heuristics, keyword_evidence=mode)
 
 
 def parse_modes(text: str) -> list[str]:

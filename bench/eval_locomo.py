@@ -523,6 +523,9 @@ GRID: tuple[Variant, ...] = (
             about="evidence-script × the share of the query's terms found in any keyword candidate"),
     Variant("evidence-best", heuristics={"keyword_evidence": "best"}, modes=("hybrid",),
             about="evidence-script × the best keyword candidate's IDF-weighted share of the query's terms"),
+    *(Variant(f"evidence-{m}-{round(f * 100)}", heuristics={"keyword_evidence": m, "evidence_full": f},
+              modes=("hybrid",), about=f"evidence-{m}, the share counting in full from {f:g} up")
+      for m in ("terms", "best") for f in (0.5, 0.3)),
     # the query's relative date words as the runner before 2026-12-02 parsed them: always dropped
     Variant("date-words-dropped", heuristics={"date_words_without_notes": False}, modes=("keyword", "hybrid"),
             about="a relative phrase whose days hold no note drops its words all the same"),

@@ -89,6 +89,8 @@ class SearchHeuristics:
             ``"off"`` OpenClaw's fixed weights; ``"script"`` a leg that matched nothing abstains and each chunk's
             keyword weight follows the share of its letters in the query's scripts; ``"terms"`` and ``"best"``
             also scale it by the share of the query's terms the leg found (anywhere; in its best match).
+        evidence_full: under ``"terms"`` / ``"best"``, the share of the query's terms from which the keyword
+            leg weighs in full (``min(1, share / evidence_full)``; 1: in proportion to the share).
     """
 
     date_boosts: bool = True
@@ -104,6 +106,7 @@ class SearchHeuristics:
     pool: str = "raw-slot"
     vector_slot: int = 3
     keyword_evidence: str = "off"
+    evidence_full: float = 1.0
 
 
 INTERNAL = {"internal": True}

@@ -557,7 +557,9 @@ def keyword_evidence(settings: SearchConfig, req: SearchRequest, leg: Legs, rows
     English question over a Chinese note matches nothing but its odd Latin name or number). ``"terms"`` also
     scales it by the share of the query's terms found in any keyword candidate; ``"best"`` by the best
     candidate's IDF-weighted share of the terms (BM25 relative to the best match hides how little that
-    best match holds).
+    best match holds). Either share counts in full from ``heuristics.evidence_full`` up: ``min(1, share /
+    evidence_full)`` (a Chinese question's bigrams that span two words match no note, so even the right
+    paragraph holds only part of the query).
     """
     mode = settings.heuristics.keyword_evidence
     if mode not in EVIDENCE:
@@ -577,6 +579,8 @@ def keyword_evidence(settings: SearchConfig, req: SearchRequest, leg: Legs, rows
             weights = term_weights(matched, terms)
             total = sum(weights.values()) or 1.0
             share = max(sum(w for t, w in weights.items() if probes[t] in text) for text in matched) / total
+        full = settings.heuristics.evidence_full
+        share = min(1.0, share / full) if full > 0 else 1.0
     scripts = query_scripts(req.query.text)
     keys = set(leg.vector or {}) | set(leg.keyword)
     return {k: share * (script_overlap(scripts, rows[k].text) if k in rows else 1.0) for k in keys}
