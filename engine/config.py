@@ -85,6 +85,8 @@ class SearchHeuristics:
             .814 against .816; bench/results/2026-12-03-retrieval-nested.md).
         vector_slot: under ``pool = "slot"`` / ``"raw-slot"``, the place the vector leg's best candidate holds
             at least (3: the first two stay the fused score's; the top 3 holds the vector leg's favourite).
+        slot_by_score: a favourite the raw pool left out goes where its shown score puts it when that is above
+            ``vector_slot`` (off: always at ``vector_slot``, even above a better score).
         keyword_evidence: how a hybrid search weighs its keyword leg (``engine.search.pipeline.keyword_evidence``):
             ``"off"`` OpenClaw's fixed weights; ``"script"`` a leg that matched nothing abstains and each chunk's
             keyword weight follows the share of its letters in the query's scripts; ``"terms"`` and ``"best"``
@@ -105,6 +107,7 @@ class SearchHeuristics:
     date_words_without_notes: bool = True
     pool: str = "raw-slot"
     vector_slot: int = 3
+    slot_by_score: bool = False
     keyword_evidence: str = "off"
     evidence_full: float = 1.0
 

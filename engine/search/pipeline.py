@@ -649,21 +649,27 @@ def pool(settings: SearchConfig, req: SearchRequest, fused: list[Fused], leg: Le
         for part in (leg.vector or {}, leg.keyword):
             tops.update(k for k, v in sorted(part.items(), key=lambda kv: (-kv[1], kv[0]))[:want] if v > 0)
         return [f for f in spread if f.key in tops]
+    by_score = settings.heuristics.slot_by_score
     if mode == "slot":
-        return vector_slot(spread, spread, want, slot)
+        return vector_slot(spread, spread, want, slot, by_score)
     if mode not in ("raw", "raw-slot") or not leg.calibrated:
-        return vector_slot(spread, spread, want, slot) if mode == "raw-slot" else spread[:want]
+        return vector_slot(spread, spread, want, slot, by_score) if mode == "raw-slot" else spread[:want]
     raw_v, raw_k = leg.uncalibrated
     raw = weigh(settings, req, fuse(settings, req, replace(leg, vector=raw_v or {}, keyword=raw_k)), rows)
     kept = {f.key for f in [f for f in raw if f.score > 0 and f.key in rows][:want]}
     chosen = [f for f in spread if f.key in kept]
-    return vector_slot(chosen, spread, want, slot) if mode == "raw-slot" else chosen
+    return vector_slot(chosen, spread, want, slot, by_score) if mode == "raw-slot" else chosen
 
 
-def vector_slot(chosen: list[Fused], candidates: list[Fused], want: int, slot: int) -> list[Fused]:
+def vector_slot(chosen: list[Fused], candidates: list[Fused], want: int, slot: int, by_score: bool = False
+                ) -> list[Fused]:
     """The top ``want`` of ``chosen`` (best first), with the one of ``candidates`` (``chosen``'s superset)
     that has the best vector part at the ``slot``-th place when ``chosen`` ranks it below that or lacks it.
-    A keyword search (no vector part): ``chosen`` as it is."""
+    A keyword search (no vector part): ``chosen`` as it is.
+
+    ``by_score``: a favourite that ``chosen`` lacks (the raw pool left it out) goes where its own score puts
+    it among ``chosen`` when that is above the slot — the slot is the place it holds *at least*; without it,
+    a favourite whose shown score is the best of all stood third, below two lower scores."""
     scored = [f for f in candidates if f.vector is not None]
     if not scored:
         return chosen[:want]
@@ -672,7 +678,10 @@ def vector_slot(chosen: list[Fused], candidates: list[Fused], want: int, slot: i
     if at is not None and at < slot:
         return chosen[:want]
     rest = [f for f in chosen if f.key != best.key]
-    return [*rest[: slot - 1], best, *rest[slot - 1 :]][:want]
+    place = slot - 1
+    if by_score:
+        place = min(place, sum(1 for f in rest if (-f.score, f.key) < (-best.score, best.key)))
+    return [*rest[:place], best, *rest[place:]][:want]
 
 
 def rerank(settings: SearchConfig, req: SearchRequest, hooks: SearchHooks, chosen: list[Fused], cands: Candidates,
