@@ -74,7 +74,7 @@ def main() -> int:
              for c in cands}
     picks, held = [], []
     for k in range(FOLDS):
-        best = max(cands, key=lambda c, k=k: (*score(c, lambda _c, f: f != k), -cands.index(c)))
+        best = max(cands, key=lambda c, k=k: (*score(c, lambda _c, f, k=k: f != k), -cands.index(c)))
         picks.append(best)
         held += [(cond, r) for cond, f, r in rows[best] if f == k]
     by_fold = [round(mean([r["hit@1"] for cond, r in held if fold_of(r["gold"]) == k]), 4) for k in range(FOLDS)]

@@ -9,7 +9,7 @@ from datetime import date
 import pytest
 
 from engine.config import SearchConfig, SearchHeuristics
-from engine.search.fusion import script_overlap, query_scripts
+from engine.search.fusion import query_scripts, script_overlap
 from engine.search.pipeline import Legs, SearchRequest, _Row, fuse, keyword_evidence
 from engine.search.query import parse_query
 
@@ -74,3 +74,29 @@ def test_where_the_keyword_leg_can_read_it_keeps_openclaws_weights() -> None:
         ev = keyword_evidence(settings, _request(), leg, english)
         assert ev is not None and ev[2] > 0.0
     assert keyword_evidence(_with("script"), _request(), leg, english) == {1: 1.0, 2: 1.0}
+
+
+def test_a_chinese_bigram_spanning_two_matched_words_counts_as_matched() -> None:
+    from engine.search.pipeline import bridged
+
+    terms = parse_query("谁带领黑豹队", date(2026, 12, 4)).terms
+    assert terms == ("谁带", "带领", "领黑", "黑豹", "豹队")
+    assert bridged(terms, {"带领", "黑豹", "豹队"}) == {"带领", "领黑", "黑豹", "豹队"}
+    assert bridged(terms, {"黑豹", "豹队"}) == {"黑豹", "豹队"}  # 领黑's 领 is in no found bigram
+    assert bridged(("the", "x1", "panthers"), {"the", "panthers"}) == {"the", "panthers"}  # words: never
+
+
+def test_the_best_share_weighs_a_weak_best_match_down() -> None:
+    # "rent" and "year" are in no note the keyword leg found; its best match holds one rare-ish word
+    rows = {1: _Row(1, "memory/a.md", "memory", 1, 1, "Delivery next Wednesday.", None),
+            2: _Row(2, "memory/b.md", "memory", 1, 1, "房租明年涨到七千二。", None)}
+    leg = Legs({1: 0.574}, {1: 0.02, 2: 0.07}, {1: 0.02, 2: 0.07}, {}, {}, rows, True)
+    req = _request("How much will the rent go up next year?")
+    script = keyword_evidence(_with("script"), req, leg, rows)
+    best = keyword_evidence(_with("best"), req, leg, rows)
+    assert script is not None and best is not None
+    assert script[1] == 1.0 and script[2] == 0.0
+    assert 0.0 < best[1] < 0.5 and best[2] == 0.0
+    ranked = [f.key for f in fuse(_with("best"), req, replace(leg, evidence=best))]
+    assert ranked == [2, 1]
+    assert [f.key for f in fuse(_with("script"), req, replace(leg, evidence=script))] == [1, 2]
