@@ -43,19 +43,24 @@ def _with(evidence: str) -> SearchConfig:
     return replace(SearchConfig(), heuristics=replace(SearchHeuristics(), keyword_evidence=evidence))
 
 
-def test_an_english_question_over_chinese_notes_ranks_by_meaning_by_default() -> None:
-    # the shipped default: the keyword leg cannot read either note (its letters are Chinese but for a title),
-    # so it abstains and the vector leg's order stands
-    assert _ranked(SearchConfig()) == [1, 2]
-    fused = {f.key: f for f in fuse(SearchConfig(), _request(), replace(_legs(), evidence=keyword_evidence(
-        SearchConfig(), _request(), _legs(), ROWS)))}
+def test_an_english_question_over_chinese_notes_ranks_by_meaning() -> None:
+    # keyword_evidence = "script": the keyword leg cannot read either note (its letters are Chinese but for a
+    # title), so it abstains and the vector leg's order stands. Before the SCRIPT_NONE floor the title kept
+    # .2 of the keyword weight and the decoy won (.046 against .0095).
+    settings = _with("script")
+    assert _ranked(settings) == [1, 2]
+    leg = _legs()
+    fused = {f.key: f for f in fuse(settings, _request(), replace(leg, evidence=keyword_evidence(
+        settings, _request(), leg, ROWS)))}
     assert fused[2].text_weight == 0.0 and fused[2].keyword == pytest.approx(0.574)  # shown, not counted
     assert fused[1].score == pytest.approx(VECTOR[1])
 
 
 def test_openclaws_fixed_weights_let_one_title_word_outvote_the_meaning() -> None:
-    # what the default did before: 0.3·.574 beats 0.7·.0095
-    assert _ranked(_with("off")) == [2, 1]
+    # the shipped default (keyword_evidence = "off", kept by the nested choice: 2026-12-04-fusion.md):
+    # 0.3·.574 beats 0.7·.0095
+    assert SearchConfig().heuristics.keyword_evidence == "off"
+    assert _ranked(SearchConfig()) == _ranked(_with("off")) == [2, 1]
 
 
 def test_a_few_latin_words_do_not_make_a_chinese_note_readable() -> None:
