@@ -105,3 +105,23 @@ def test_the_best_share_weighs_a_weak_best_match_down() -> None:
     ranked = [f.key for f in fuse(_with("best"), req, replace(leg, evidence=best))]
     assert ranked == [2, 1]
     assert [f.key for f in fuse(_with("script"), req, replace(leg, evidence=script))] == [1, 2]
+
+
+def test_the_evals_name_any_heuristics_variant() -> None:
+    import sys
+    from pathlib import Path
+
+    bench = Path(__file__).resolve().parents[1] / "bench"
+    sys.path.insert(0, str(bench))
+    try:
+        import _eval_common
+        import xquad_folds
+    finally:
+        sys.path.remove(str(bench))
+    base = SearchHeuristics()
+    assert _eval_common.variant_heuristics(base, "best:0.5") == replace(base, keyword_evidence="best",
+                                                                        evidence_full=0.5)
+    assert _eval_common.variant_heuristics(base, "slot_by_score=1+keyword_evidence=script") == replace(
+        base, slot_by_score=True, keyword_evidence="script")
+    assert _eval_common.variant_heuristics(base, "pool-raw") == replace(base, pool="raw")
+    assert [xquad_folds.fold_of(f"memory/a{a:03d}-p001.md") for a in (0, 4, 5, 47)] == [0, 4, 0, 2]
