@@ -106,12 +106,23 @@ def latency_summary(seconds: Sequence[float]) -> dict[str, float]:
 # -- configuration and engines ----------------------------------------------------------------------
 def variant_heuristics(heuristics: Any, label: str) -> Any:
     """``heuristics`` (a ``SearchHeuristics``) under a hybrid label's variant: ``pool-<value>`` sets ``pool``
-    (``pool-raw-slot``: ``raw-slot``), anything else is a ``keyword_evidence`` setting."""
+    (``pool-raw-slot``: ``raw-slot``), anything else is a ``keyword_evidence`` setting, optionally with its
+    ``evidence_full`` after a colon (``best:0.5``); ``key=value`` pairs joined by ``+`` set those heuristics."""
     from dataclasses import replace
 
+    if "=" in label:  # any heuristics: "slot_by_score=1+keyword_evidence=best"
+        values: dict[str, Any] = {}
+        for part in label.split("+"):
+            key, _, raw = part.partition("=")
+            current = getattr(heuristics, key)
+            values[key] = raw in ("1", "true") if isinstance(current, bool) else type(current)(raw)
+        return replace(heuristics, **values)
     if label.startswith("pool-"):
         return replace(heuristics, pool=label.removeprefix("pool-"))
-    return replace(heuristics, keyword_evidence=label)
+    mode, _, full = label.partition(":")
+    if full:
+        return replace(heuristics, keyword_evidence=mode, evidence_full=float(full))
+    return replace(heuristics, keyword_evidence=mode)
 
 
 def parse_modes(text: str) -> list[str]:

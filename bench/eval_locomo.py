@@ -523,6 +523,14 @@ GRID: tuple[Variant, ...] = (
             about="evidence-script × the share of the query's terms found in any keyword candidate"),
     Variant("evidence-best", heuristics={"keyword_evidence": "best"}, modes=("hybrid",),
             about="evidence-script × the best keyword candidate's IDF-weighted share of the query's terms"),
+    *(Variant(f"evidence-{m}-{round(f * 100)}", heuristics={"keyword_evidence": m, "evidence_full": f},
+              modes=("hybrid",), about=f"evidence-{m}, the share counting in full from {f:g} up")
+      for m in ("terms", "best") for f in (0.5, 0.3)),
+    # the vector leg's favourite placed by its own score when that is above its slot (heuristics.slot_by_score)
+    Variant("slot-by-score", heuristics={"slot_by_score": True}, modes=("hybrid",),
+            about="a favourite the raw pool left out goes where its shown score puts it, the slot at worst"),
+    *(Variant(f"evidence-{m}+slot-by-score", heuristics={"keyword_evidence": m, "slot_by_score": True},
+              modes=("hybrid",), about=f"evidence-{m} and slot-by-score") for m in ("script", "best")),
     # the query's relative date words as the runner before 2026-12-02 parsed them: always dropped
     Variant("date-words-dropped", heuristics={"date_words_without_notes": False}, modes=("keyword", "hybrid"),
             about="a relative phrase whose days hold no note drops its words all the same"),

@@ -163,6 +163,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     warnings: set[str] = set()
     model_load: float | None = None
     load_start = load_average()
+    details: list[dict[str, Any]] | None = [] if args.details else None
     with Stopwatch() as total, make_progress() as progress, MemoryEngine(config) as engine:
         task = progress.add_task("indexing", total=len(questions) * len(labels))
         if need_vec and engine.embedder is not None:
@@ -190,8 +191,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     fallbacks[label] += 1
                 warnings.update(resp.warnings)
                 rows[label].append(score_paths([h.path for h in resp.results], q.gold))
+                if details is not None:
+                    details.append({"qid": q.qid, "gold": q.gold, "label": label, **rows[label][-1],
+                                    "top": [h.path for h in resp.results[:3]]})
                 progress.advance(task)
     payload: dict[str, Any] = {label: aggregate(rows[label], METRICS) for label in labels}
+    if details is not None:
+        Path(args.details).write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in details),
+                                      encoding="utf-8")
     payload["meta"] = {
         "data": str(data_path),
         "data_sha256": hashlib.sha256(raw).hexdigest(),
@@ -246,6 +253,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pools", default="",
                    help="comma-separated [search.heuristics] pool values (shown,raw,union,slot,raw-slot): hybrid "
                         "again under each")
+    p.add_argument("--details", default=None,
+                   help="also write one JSON line per question and label here (qid, gold note, metrics, top 3)")
     p.add_argument("--home", default=None, help="data dir for the workspace and index (default: MEMDECK_HOME, else temp)")
     p.add_argument("--torch-threads", type=int, default=0,
                    help="torch.set_num_threads(N) after the model loads (0: leave torch's default)")

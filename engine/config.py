@@ -85,10 +85,19 @@ class SearchHeuristics:
             .814 against .816; bench/results/2026-12-03-retrieval-nested.md).
         vector_slot: under ``pool = "slot"`` / ``"raw-slot"``, the place the vector leg's best candidate holds
             at least (3: the first two stay the fused score's; the top 3 holds the vector leg's favourite).
+        slot_by_score: a favourite the raw pool left out goes where its shown score puts it when that is above
+            ``vector_slot`` (off: always at ``vector_slot``, even above a better score). Off: curated hybrid
+            top-1 8 → 12 of 22 with it, LoCoMo hit@1 −.002 (conv-42 −.010), XQuAD ±.005.
         keyword_evidence: how a hybrid search weighs its keyword leg (``engine.search.pipeline.keyword_evidence``):
             ``"off"`` OpenClaw's fixed weights; ``"script"`` a leg that matched nothing abstains and each chunk's
             keyword weight follows the share of its letters in the query's scripts; ``"terms"`` and ``"best"``
             also scale it by the share of the query's terms the leg found (anywhere; in its best match).
+            ``"off"`` by the nested choice of 2026-12-04 (bench/results/2026-12-04-fusion.md): ``"script"`` is
+            ``"off"`` on LoCoMo in every fold and lifts XQuAD English questions over Chinese / Russian paragraphs
+            from .555 / .586 to the vector leg's .724 / .805, but the pre-written rule asked for the XQuAD pick,
+            ``"best"`` (ru .894 → .934), which costs LoCoMo hit@1 .0175 (conv-30 −.037).
+        evidence_full: under ``"terms"`` / ``"best"``, the share of the query's terms from which the keyword
+            leg weighs in full (``min(1, share / evidence_full)``; 1: in proportion to the share).
     """
 
     date_boosts: bool = True
@@ -103,7 +112,9 @@ class SearchHeuristics:
     date_words_without_notes: bool = True
     pool: str = "raw-slot"
     vector_slot: int = 3
+    slot_by_score: bool = False
     keyword_evidence: str = "off"
+    evidence_full: float = 1.0
 
 
 INTERNAL = {"internal": True}

@@ -142,3 +142,20 @@ def test_the_slot_fills_a_short_pool_and_never_grows_it_past_want() -> None:
     assert [f.key for f in vector_slot(short, every, 10, 3)] == [1, 2, 4]
     assert [f.key for f in vector_slot(short, every, 1, 3)] == [1]
     assert [f.key for f in vector_slot(short, every, 10, 1)] == [4, 1, 2]
+
+
+def test_a_favourite_the_raw_pool_left_out_goes_where_its_score_puts_it_when_that_is_above_the_slot() -> None:
+    from engine.search.fusion import Fused
+
+    # the raw pool kept 1, 2, 3 (shown scores .27, .26, .25); the vector leg's favourite 4 scores .32 shown
+    chosen = [Fused(1, 0.27, 0.1, 0.5), Fused(2, 0.26, 0.1, 0.5), Fused(3, 0.25, 0.1, 0.5)]
+    favourite = Fused(4, 0.32, 0.4, 0.2)
+    everything = [favourite, *chosen]
+    assert [f.key for f in vector_slot(chosen, everything, 4, 3)] == [1, 2, 4, 3]  # the slot, below two lower
+    assert [f.key for f in vector_slot(chosen, everything, 4, 3, by_score=True)] == [4, 1, 2, 3]
+    # a favourite scoring below the slot's place still holds the slot
+    low = Fused(4, 0.01, 0.4, 0.0)
+    assert [f.key for f in vector_slot(chosen, [low, *chosen], 4, 3, by_score=True)] == [1, 2, 4, 3]
+    # between the first two: second
+    mid = Fused(4, 0.265, 0.4, 0.0)
+    assert [f.key for f in vector_slot(chosen, [mid, *chosen], 4, 3, by_score=True)] == [1, 4, 2, 3]

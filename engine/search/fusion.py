@@ -47,6 +47,11 @@ QUERY_SCRIPT_MIN = 0.1
 """A script is the query's when at least this share of its letters is written in it (a stray one is not)."""
 SCRIPT_FULL = 0.5
 """A chunk with at least this share of its letters in the query's scripts gets the keyword leg's full weight."""
+SCRIPT_NONE = 0.25
+"""A chunk with at most this share of its letters in the query's scripts is one the keyword leg cannot read: a
+Chinese or Russian paragraph holding a few Latin names or a title (XQuAD's: at most .26 of their letters; the
+median holds none). Without it such a chunk kept a sliver of the keyword weight, and a best-match keyword
+probability of ~.57 times a sliver still beat cross-lingual vector probabilities of ~.001."""
 
 
 def script_shares(text: str) -> dict[str, float]:
@@ -65,15 +70,16 @@ def query_scripts(text: str) -> frozenset[str]:
 
 def script_overlap(scripts: frozenset[str], text: str) -> float:
     """How well the keyword leg can read a chunk for a query in ``scripts``: 1 when at least
-    :data:`SCRIPT_FULL` of the chunk's letters are in them (or either has no letters), falling to 0 for a
-    chunk written wholly in other scripts (an English question over a Chinese note: BM25 sees only the odd
-    Latin name or number in it)."""
+    :data:`SCRIPT_FULL` of the chunk's letters are in them (or either has no letters), 0 at
+    :data:`SCRIPT_NONE` or less (an English question over a Chinese note: BM25 sees only the odd Latin name
+    or number in it), linear between."""
     if not scripts:
         return 1.0
     shares = script_shares(text)
     if not shares:
         return 1.0
-    return min(1.0, sum(v for k, v in shares.items() if k in scripts) / SCRIPT_FULL)
+    share = sum(v for k, v in shares.items() if k in scripts)
+    return min(1.0, max(0.0, (share - SCRIPT_NONE) / (SCRIPT_FULL - SCRIPT_NONE)))
 
 
 def normalize_bm25(ranks: Mapping[int, float]) -> dict[int, float]:

@@ -10,7 +10,7 @@ from typing import Any
 
 from engine.config import SearchConfig, SearchHeuristics
 from engine.index import queries
-from engine.index.chunking import chunk_curated, importance_multiplier
+from engine.index.chunking import chunk_curated, has_cjk, importance_multiplier
 from engine.index.store import DB_ERRORS, Store, is_corruption, serialize_vector
 from engine.index.vectors import VectorIndex
 from engine.search.calibration import Calibration, calibration_for
@@ -560,7 +560,9 @@ def keyword_evidence(settings: SearchConfig, req: SearchRequest, leg: Legs, rows
     English question over a Chinese note matches nothing but its odd Latin name or number). ``"terms"`` also
     scales it by the share of the query's terms found in any keyword candidate; ``"best"`` by the best
     candidate's IDF-weighted share of the terms (BM25 relative to the best match hides how little that
-    best match holds).
+    best match holds). Either share counts in full from ``heuristics.evidence_full`` up: ``min(1, share /
+    evidence_full)`` (a Chinese question's bigrams that span two words match no note, so even the right
+    paragraph holds only part of the query).
     """
     mode = settings.heuristics.keyword_evidence
     if mode not in EVIDENCE:
@@ -575,14 +577,32 @@ def keyword_evidence(settings: SearchConfig, req: SearchRequest, leg: Legs, rows
     if mode in ("terms", "best") and terms and matched:
         probes = {t: t if t in req.query.bigrams else stem(t) for t in terms}
         if mode == "terms":
-            share = sum(1 for t in terms if any(probes[t] in text for text in matched)) / len(terms)
+            found = bridged(terms, {t for t in terms if any(probes[t] in text for text in matched)})
+            share = len(found) / len(terms)
         else:
             weights = term_weights(matched, terms)
             total = sum(weights.values()) or 1.0
-            share = max(sum(w for t, w in weights.items() if probes[t] in text) for text in matched) / total
+            share = max(sum(weights[t] for t in bridged(terms, {t for t in terms if probes[t] in text}))
+                        for text in matched) / total
+        full = settings.heuristics.evidence_full
+        share = min(1.0, share / full) if full > 0 else 1.0
     scripts = query_scripts(req.query.text)
     keys = set(leg.vector or {}) | set(leg.keyword)
     return {k: share * (script_overlap(scripts, rows[k].text) if k in rows else 1.0) for k in keys}
+
+
+def bridged(terms: Sequence[str], found: set[str]) -> set[str]:
+    """``found`` plus each CJK bigram of ``terms`` whose two characters the found bigrams on either side of it
+    hold: "黑豹队" gives 黑豹, 豹队; "谁带领黑豹队" also 领黑, which spans two words and so is in no note, yet
+    the note holding 带领 and 黑豹 holds what it asks. (Without it the share of a Chinese question's terms
+    that even its own paragraph holds is about half.)"""
+    out = set(found)
+    for i in range(1, len(terms) - 1):
+        before, term, after = terms[i - 1], terms[i], terms[i + 1]
+        if term not in found and len(term) == len(before) == len(after) == 2 and has_cjk(term) \
+                and before in found and after in found and before[1] == term[0] and term[1] == after[0]:
+            out.add(term)
+    return out
 
 
 def weigh(settings: SearchConfig, req: SearchRequest, fused: list[Fused], rows: dict[int, _Row]) -> list[Fused]:
@@ -632,21 +652,27 @@ def pool(settings: SearchConfig, req: SearchRequest, fused: list[Fused], leg: Le
         for part in (leg.vector or {}, leg.keyword):
             tops.update(k for k, v in sorted(part.items(), key=lambda kv: (-kv[1], kv[0]))[:want] if v > 0)
         return [f for f in spread if f.key in tops]
+    by_score = settings.heuristics.slot_by_score
     if mode == "slot":
-        return vector_slot(spread, spread, want, slot)
+        return vector_slot(spread, spread, want, slot, by_score)
     if mode not in ("raw", "raw-slot") or not leg.calibrated:
-        return vector_slot(spread, spread, want, slot) if mode == "raw-slot" else spread[:want]
+        return vector_slot(spread, spread, want, slot, by_score) if mode == "raw-slot" else spread[:want]
     raw_v, raw_k = leg.uncalibrated
     raw = weigh(settings, req, fuse(settings, req, replace(leg, vector=raw_v or {}, keyword=raw_k)), rows)
     kept = {f.key for f in [f for f in raw if f.score > 0 and f.key in rows][:want]}
     chosen = [f for f in spread if f.key in kept]
-    return vector_slot(chosen, spread, want, slot) if mode == "raw-slot" else chosen
+    return vector_slot(chosen, spread, want, slot, by_score) if mode == "raw-slot" else chosen
 
 
-def vector_slot(chosen: list[Fused], candidates: list[Fused], want: int, slot: int) -> list[Fused]:
+def vector_slot(chosen: list[Fused], candidates: list[Fused], want: int, slot: int, by_score: bool = False
+                ) -> list[Fused]:
     """The top ``want`` of ``chosen`` (best first), with the one of ``candidates`` (``chosen``'s superset)
     that has the best vector part at the ``slot``-th place when ``chosen`` ranks it below that or lacks it.
-    A keyword search (no vector part): ``chosen`` as it is."""
+    A keyword search (no vector part): ``chosen`` as it is.
+
+    ``by_score``: a favourite that ``chosen`` lacks (the raw pool left it out) goes where its own score puts
+    it among ``chosen`` when that is above the slot — the slot is the place it holds *at least*; without it,
+    a favourite whose shown score is the best of all stood third, below two lower scores."""
     scored = [f for f in candidates if f.vector is not None]
     if not scored:
         return chosen[:want]
@@ -655,7 +681,10 @@ def vector_slot(chosen: list[Fused], candidates: list[Fused], want: int, slot: i
     if at is not None and at < slot:
         return chosen[:want]
     rest = [f for f in chosen if f.key != best.key]
-    return [*rest[: slot - 1], best, *rest[slot - 1 :]][:want]
+    place = slot - 1
+    if by_score:
+        place = min(place, sum(1 for f in rest if (-f.score, f.key) < (-best.score, best.key)))
+    return [*rest[:place], best, *rest[place:]][:want]
 
 
 def rerank(settings: SearchConfig, req: SearchRequest, hooks: SearchHooks, chosen: list[Fused], cands: Candidates,
