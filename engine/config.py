@@ -92,10 +92,14 @@ class SearchHeuristics:
             ``"off"`` OpenClaw's fixed weights; ``"script"`` a leg that matched nothing abstains and each chunk's
             keyword weight follows the share of its letters in the query's scripts; ``"terms"`` and ``"best"``
             also scale it by the share of the query's terms the leg found (anywhere; in its best match).
-            ``"off"`` by the nested choice of 2026-12-04 (bench/results/2026-12-04-fusion.md): ``"script"`` is
-            ``"off"`` on LoCoMo in every fold and lifts XQuAD English questions over Chinese / Russian paragraphs
-            from .555 / .586 to the vector leg's .724 / .805, but the pre-written rule asked for the XQuAD pick,
-            ``"best"`` (ru .894 → .934), which costs LoCoMo hit@1 .0175 (conv-30 −.037).
+            ``"off"`` (bench/results/2026-12-04-fusion.md): ``"script"`` equals ``"off"`` on LoCoMo dev in
+            every fold and beats it on every XQuAD article fold (English questions over Chinese / Russian
+            paragraphs .555 / .586 → the vector leg's .724 / .805), but on notes that mix scripts it loses:
+            the dated eval (bench/eval_dates.py, English notes with Serbian and Chinese lines) falls from 44 to 35
+            of 45 at top 1 (Chinese 13 → 6, Serbian Cyrillic 12 → 9). A chunk the leg cannot read scores its
+            vector part at full weight (renormalised), which lifts every mostly-English chunk above a note the
+            Chinese question's own words or date matched. So ``"off"`` stays; a note the query names by date is
+            read in full in any script under the other modes (:func:`engine.search.pipeline.keyword_evidence`).
         evidence_full: under ``"terms"`` / ``"best"``, the share of the query's terms from which the keyword
             leg weighs in full (``min(1, share / evidence_full)``; 1: in proportion to the share).
     """

@@ -685,8 +685,7 @@ class GetResult:
         if self.total_lines is None:
             return f"{self.path} does not exist (yet)"
         if self.from_line and self.from_line > self.total_lines:
-            return (f"{self.path} has {self.total_lines:,} line{'s' if self.total_lines != 1 else ''}: "
-                    f"line {self.from_line:,} is past its end")
+            return f"{self.path} has {plural(self.total_lines, 'line')}: line {self.from_line:,} is past its end"
         return None
 
     def to_json(self) -> dict[str, Any]:

@@ -57,8 +57,8 @@ def test_an_english_question_over_chinese_notes_ranks_by_meaning() -> None:
 
 
 def test_openclaws_fixed_weights_let_one_title_word_outvote_the_meaning() -> None:
-    # the shipped default (keyword_evidence = "off", kept by the nested choice: 2026-12-04-fusion.md):
-    # 0.3·.574 beats 0.7·.0095
+    # the shipped default (keyword_evidence = "off", OpenClaw's fixed weights; "script" lost the mixed-script
+    # dated eval: 2026-12-04-fusion.md, engine.config): 0.3·.574 beats 0.7·.0095
     assert SearchConfig().heuristics.keyword_evidence == "off"
     assert _ranked(SearchConfig()) == _ranked(_with("off")) == [2, 1]
 
@@ -125,3 +125,16 @@ def test_the_evals_name_any_heuristics_variant() -> None:
         base, slot_by_score=True, keyword_evidence="script")
     assert _eval_common.variant_heuristics(base, "pool-raw") == replace(base, pool="raw")
     assert [xquad_folds.fold_of(f"memory/a{a:03d}-p001.md") for a in (0, 4, 5, 47)] == [0, 4, 0, 2]
+
+
+def test_a_note_of_the_day_the_query_names_is_read_in_any_script() -> None:
+    # "什么 昨天" over English notes: the leg's date lift reads yesterday's note by its date, not its words, so the
+    # note keeps the keyword weight (it scored 0 once the leg abstained for an unreadable script: no result at all)
+    rows = {1: _Row(1, "memory/2026-10-21.md", "memory", 1, 1, "Reviewed the Heron release plan.", None),
+            2: _Row(2, "memory/2026-10-20.md", "memory", 1, 1, "Dentist at 9.", None)}
+    leg = Legs({1: 0.55}, {1: 0.001, 2: 0.002}, {1: 0.001, 2: 0.002}, {}, {}, rows, True)
+    req = _request("什么 昨天")
+    assert keyword_evidence(_with("script"), req, leg, rows) == {1: 0.0, 2: 0.0}
+    ev = keyword_evidence(_with("script"), req, leg, rows, dated={1: 0.55})
+    assert ev == {1: 1.0, 2: 0.0}
+    assert [f.key for f in fuse(_with("script"), req, replace(leg, evidence=ev))] == [1, 2]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from datetime import date
 from typing import Any
@@ -549,8 +549,8 @@ EVIDENCE = ("off", "script", "terms", "best")
 """How a hybrid search weighs its keyword leg (:attr:`engine.config.SearchHeuristics.keyword_evidence`)."""
 
 
-def keyword_evidence(settings: SearchConfig, req: SearchRequest, leg: Legs, rows: dict[int, _Row]
-                     ) -> dict[int, float] | None:
+def keyword_evidence(settings: SearchConfig, req: SearchRequest, leg: Legs, rows: dict[int, _Row],
+                     dated: Mapping[int, float] | None = None) -> dict[int, float] | None:
     """Stage 4b: what the keyword leg can see of the query, per candidate (0…1), for :func:`fuse_scores`; None
     under OpenClaw's fixed weights (``keyword_evidence = "off"``, or not a hybrid search).
 
@@ -563,6 +563,10 @@ def keyword_evidence(settings: SearchConfig, req: SearchRequest, leg: Legs, rows
     best match holds). Either share counts in full from ``heuristics.evidence_full`` up: ``min(1, share /
     evidence_full)`` (a Chinese question's bigrams that span two words match no note, so even the right
     paragraph holds only part of the query).
+
+    A chunk of a dated note the query names (``dated``: "昨天", "last Friday") is read in full whatever its
+    script: the leg's date lift reads the note's date, not its words, so a Chinese question about yesterday
+    finds yesterday's English note.
     """
     mode = settings.heuristics.keyword_evidence
     if mode not in EVIDENCE:
@@ -588,7 +592,9 @@ def keyword_evidence(settings: SearchConfig, req: SearchRequest, leg: Legs, rows
         share = min(1.0, share / full) if full > 0 else 1.0
     scripts = query_scripts(req.query.text)
     keys = set(leg.vector or {}) | set(leg.keyword)
-    return {k: share * (script_overlap(scripts, rows[k].text) if k in rows else 1.0) for k in keys}
+    dated = dated or {}
+    return {k: 1.0 if k in dated else share * (script_overlap(scripts, rows[k].text) if k in rows else 1.0)
+            for k in keys}
 
 
 def bridged(terms: Sequence[str], found: set[str]) -> set[str]:
@@ -770,7 +776,7 @@ def run_search(store: Store, settings: SearchConfig, req: SearchRequest, vindex:
     keys = sorted(set(leg.vector or {}) | set(leg.keyword))
     extra = load_rows(store, [k for k in keys if k not in leg.rows])
     rows = {k: leg.rows.get(k) or extra[k] for k in keys if k in leg.rows or k in extra}
-    leg = replace(leg, evidence=keyword_evidence(settings, req, leg, rows))
+    leg = replace(leg, evidence=keyword_evidence(settings, req, leg, rows, cands.dated))
     fused = fuse(settings, req, leg)
     weights = term_weights([r.text for r in rows.values()], req.query.terms)
     fused = weigh(settings, req, fused, rows)
