@@ -1,10 +1,13 @@
 """Which texts of a chunk get a vector.
 
 The indexer embeds, per chunk, its windows (``chunking.plan_windows``) and, with ``[chunking] line_vectors``,
-the lines that get a vector of their own. :class:`LinePolicy` says which lines pay for theirs: the ones of at
-least ``min_tokens`` model tokens ("- done", a fence, a table rule tell the re-ranker nothing). The indexer
-embeds only the texts the cache has never seen (by content hash, so a text repeated across chunks or files costs
-one forward pass), sorted by length.
+the lines that get a vector of their own. ``[index] vectors`` (:data:`VECTOR_PLANS`) says how a window's vector
+is made: from its text (``windows+lines``, the default, and ``windows``, which has no line vectors), or as the
+normalised mean of its lines' vectors (``lines``: token-weighted; ``lines-mean``: each line alike), so a chunk
+costs only its lines' tokens. :class:`LinePolicy` says which lines pay for theirs: the ones of at least
+``min_tokens`` model tokens ("- done", a fence, a table rule tell the re-ranker nothing). The indexer embeds
+only the texts the cache has never seen (by content hash, so a text repeated across chunks or files costs one
+forward pass), sorted by length.
 """
 
 from __future__ import annotations
@@ -12,10 +15,22 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from engine.index.chunking import plan_lines
+from engine.config_rules import VECTOR_PLANS as VECTOR_PLANS  # re-exported: the plans the indexer knows
+from engine.index.chunking import Window, plan_lines
+
+if TYPE_CHECKING:
+    from engine.config import Config
 
 LINE_MIN_TOKENS_ENV = "MEMDECK_LINE_MIN_TOKENS"
+DEFAULT_PLAN = "windows+lines"
+DERIVED_PLANS = frozenset({"lines", "lines-mean"})
+
+
+def vector_plan(config: Config) -> str:
+    """The index's vector plan: ``[index] vectors``, or ``windows`` when ``[chunking] line_vectors`` is off."""
+    return config.index.vectors if config.chunking.line_vectors else "windows"
 
 
 @dataclass(frozen=True)
@@ -31,7 +46,8 @@ class LinePolicy:
 
     @classmethod
     def from_env(cls, default: int = 0) -> LinePolicy:
-        """The policy with ``$MEMDECK_LINE_MIN_TOKENS`` when set (benchmarks and evals compare variants)."""
+        """The policy with ``$MEMDECK_LINE_MIN_TOKENS`` when set (benchmarks compare variants), else ``default``
+        (``[index] line_min_tokens``)."""
         raw = os.environ.get(LINE_MIN_TOKENS_ENV, "").strip()
         try:
             return cls(min_tokens=max(0, int(raw))) if raw else cls(min_tokens=default)
@@ -47,3 +63,25 @@ def pick_lines(chunk_text: str, count_tokens: Callable[[Sequence[str]], list[int
         return picked
     counts = count_tokens([t for _, t in picked])
     return [p for p, n in zip(picked, counts, strict=True) if n >= policy.min_tokens]
+
+
+def window_lines(window: Window, lines: Sequence[tuple[int, str]]) -> list[tuple[int, str]]:
+    """The picked lines a derived window's vector is the mean of; none when the window must embed its own text.
+
+    A window of one line (a one-line chunk, or a piece of a line too long for the model) is its own text: a
+    line vector of a cut line would stand for every piece, and a one-line window costs what its line would.
+    """
+    if window.first == window.last:
+        return []
+    return [(off, text) for off, text in lines if window.first <= off <= window.last]
+
+
+def mean_vector(vectors: Sequence[Sequence[float]], weights: Sequence[float] | None = None) -> list[float]:
+    """The unit-length (weighted) mean of ``vectors``: a window's vector made of its lines' vectors."""
+    import numpy as np  # deferred: only when vectors are written
+
+    mat = np.asarray(vectors, dtype=np.float64)
+    w = np.ones(len(mat)) if weights is None else np.asarray(weights, dtype=np.float64)
+    mean = (mat * w[:, None]).sum(axis=0) / max(float(w.sum()), 1e-12)
+    norm = float(np.linalg.norm(mean))
+    return [float(x) for x in (mean / norm if norm > 0 else mean)]
