@@ -159,8 +159,8 @@ class IndexConfig:
 
     ``vectors`` says what a chunk is embedded as (:data:`engine.index.embed_plan.VECTOR_PLANS`): ``windows+lines``
     (each window from its text, plus a vector per line), ``windows`` (no line vectors), ``lines`` /
-    ``lines-mean`` (each window's vector the token-weighted / plain mean of its lines' vectors: a chunk costs
-    only its lines). ``line_min_tokens`` > 0 leaves lines shorter than that without a vector."""
+    ``lines-mean`` (each window's vector the token-weighted mean of its lines' vectors, scored as their mean
+    cosine / normalised: a chunk costs only its lines). ``line_min_tokens`` > 0 leaves lines shorter than that without a vector."""
 
     max_file_bytes: int = 4 * 1024 * 1024
     vectors: str = "windows+lines"  # engine.index.embed_plan.VECTOR_PLANS: how each window's vector is made

@@ -34,7 +34,7 @@ Kind = Literal["int", "float", "bool", "str", "enum", "list", "path", "dict"]
 VECTOR_NORMS = ("raw", "minmax", "calibrated")
 VECTOR_PLANS = ("windows+lines", "windows", "lines", "lines-mean")
 """``[index] vectors`` (:mod:`engine.index.embed_plan`): windows from their text plus line vectors; windows only;
-windows as the token-weighted / plain mean of their lines' vectors."""
+windows as the token-weighted mean of their lines' vectors, scored as their mean cosine / normalised."""
 ENV_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 HEADER_NAME = r"[!#$%&'*+.^_`|~0-9A-Za-z-]+"  # RFC 9110 token
 BINDING_ID = r"[A-Za-z0-9_][A-Za-z0-9_.-]*"
@@ -348,8 +348,8 @@ SECTIONS: dict[str, dict[str, Rule]] = {
     "index": {
         "max_file_bytes": Rule("int", "a bigger Markdown file is skipped and reported, not indexed", lo=1024,
                                hi=MAX_FILE_BYTES, unit="bytes"),
-        "vectors": Rule("enum", "how each chunk is embedded: windows from their text (+ line vectors), or from "
-                        "the mean of the line vectors", choices=VECTOR_PLANS, noun="vector plan"),
+        "vectors": Rule("enum", "how each chunk is embedded: windows from their text (+ line vectors), or the "
+                        "mean of its line vectors", choices=VECTOR_PLANS, noun="vector plan"),
         "line_min_tokens": Rule("int", "a line shorter than this (model tokens) gets no vector; 0 = every line",
                                 lo=0, hi=512),
     },

@@ -42,7 +42,7 @@ def test_each_plan_embeds_its_own_texts() -> None:
         assert set(derived.texts.values()) == {*LINES, chunks[1][1]}, name
         (_, first, last, _h, members, weights), single = derived.windows
         assert (first, last) == (0, CHUNK.count("\n")) and len(members) == 3 and single[4] == ()
-        assert weights == ((11.0, 8.0, 10.0) if name == "lines" else (1.0, 1.0, 1.0))
+        assert weights == (11.0, 8.0, 10.0)  # token-weighted
 
     fewer = plan_group(chunks, words, 512, "windows+lines", LinePolicy(min_tokens=9))
     assert len(fewer.lines) == 2 and set(fewer.texts.values()) == {CHUNK, chunks[1][1], LINES[0], LINES[2]}
@@ -58,6 +58,27 @@ def test_a_derived_window_is_split_where_the_chunk_is_too_long_for_the_model() -
 def test_mean_vector_is_the_unit_weighted_mean() -> None:
     v = mean_vector([[1.0, 0.0], [0.0, 1.0]], [3.0, 1.0])
     assert math.isclose(math.hypot(*v), 1.0) and math.isclose(v[0] / v[1], 3.0)
+
+
+def test_a_padded_mean_scores_a_query_by_the_lines_mean_cosine() -> None:
+    s = 0.5 ** 0.5
+    lines = [[1.0, 0.0, 0.0], [s, s, 0.0]]  # unit vectors, both orthogonal to the null direction (0, 0, 1)
+    w = mean_vector(lines, [1.0, 1.0], null=[0.0, 0.0, 1.0])
+    assert math.isclose(sum(x * x for x in w), 1.0)
+    for q in ([1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [s, -s, 0.0]):  # queries are orthogonal to it too
+        mean_cos = sum(sum(a * b for a, b in zip(q, v, strict=True)) for v in lines) / 2
+        assert math.isclose(sum(a * b for a, b in zip(q, w, strict=True)), mean_cos, abs_tol=1e-12)
+    plain = mean_vector(lines, [1.0, 1.0])
+    assert sum(a * b for a, b in zip([1.0, 0.0, 0.0], plain, strict=True)) > (1 + s) / 2  # inflated
+
+
+def test_the_shipped_null_direction_of_the_default_model() -> None:
+    from engine.embed.nulldir import known_null_direction
+
+    u = known_null_direction("multilingual-e5-small", 384)
+    assert u is not None and math.isclose(sum(x * x for x in u), 1.0, rel_tol=1e-5)
+    assert known_null_direction("multilingual-e5-small", 768) is None
+    assert known_null_direction("hashing-v1", 256) is None
 
 
 class CountingHash(HashingEmbedder):

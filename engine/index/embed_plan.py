@@ -2,9 +2,11 @@
 
 The indexer embeds, per chunk, its windows (``chunking.plan_windows``) and, with ``[chunking] line_vectors``,
 the lines that get a vector of their own. ``[index] vectors`` (:data:`VECTOR_PLANS`) says how a window's vector
-is made: from its text (``windows+lines``, the default, and ``windows``, which has no line vectors), or as the
-normalised mean of its lines' vectors (``lines``: token-weighted; ``lines-mean``: each line alike), so a chunk
-costs only its lines' tokens. :class:`LinePolicy` says which lines pay for theirs: the ones of at least
+is made: from its text (``windows+lines``, the default, and ``windows``, which has no line vectors), or from
+the token-weighted mean of its lines' vectors, so a chunk costs only its lines' tokens: ``lines`` stores the
+mean so that its cosine with a query is the lines' mean cosine (padded along the model's null direction,
+:mod:`engine.embed.nulldir`); ``lines-mean`` stores the normalised mean, whose cosines are inflated by
+1/|mean| (≈ 1.1 on real notes: long chunks then outrank one-line facts). :class:`LinePolicy` says which lines pay for theirs: the ones of at least
 ``min_tokens`` model tokens ("- done", a fence, a table rule tell the re-ranker nothing). The indexer embeds
 only the texts the cache has never seen (by content hash, so a text repeated across chunks or files costs one
 forward pass), sorted by length.
@@ -26,6 +28,7 @@ if TYPE_CHECKING:
 LINE_MIN_TOKENS_ENV = "MEMDECK_LINE_MIN_TOKENS"
 DEFAULT_PLAN = "windows+lines"
 DERIVED_PLANS = frozenset({"lines", "lines-mean"})
+PADDED_PLANS = frozenset({"lines"})
 
 
 def vector_plan(config: Config) -> str:
@@ -76,12 +79,24 @@ def window_lines(window: Window, lines: Sequence[tuple[int, str]]) -> list[tuple
     return [(off, text) for off, text in lines if window.first <= off <= window.last]
 
 
-def mean_vector(vectors: Sequence[Sequence[float]], weights: Sequence[float] | None = None) -> list[float]:
-    """The unit-length (weighted) mean of ``vectors``: a window's vector made of its lines' vectors."""
+def mean_vector(vectors: Sequence[Sequence[float]], weights: Sequence[float] | None = None,
+                null: Sequence[float] | None = None) -> list[float]:
+    """A window's vector made of its lines' (unit) vectors: their (weighted) mean ``m``, unit length.
+
+    With ``null`` (the model's null direction, :func:`engine.embed.nulldir.known_null_direction`) it is
+    ``m + sqrt(1 − |m|²)·null``: a query's cosine with it is ``q·m``, the lines' mean cosine, since every
+    query is orthogonal to ``null``. Without, it is ``m / |m|`` (cosines inflated by ``1/|m|``).
+    """
     import numpy as np  # deferred: only when vectors are written
 
     mat = np.asarray(vectors, dtype=np.float64)
     w = np.ones(len(mat)) if weights is None else np.asarray(weights, dtype=np.float64)
     mean = (mat * w[:, None]).sum(axis=0) / max(float(w.sum()), 1e-12)
+    if null is not None:
+        u = np.asarray(null, dtype=np.float64)
+        u = u / (float(np.linalg.norm(u)) or 1.0)
+        mean = mean - float(mean @ u) * u
+        pad = max(0.0, 1.0 - float(mean @ mean)) ** 0.5
+        return [float(x) for x in mean + pad * u]
     norm = float(np.linalg.norm(mean))
     return [float(x) for x in (mean / norm if norm > 0 else mean)]

@@ -17,12 +17,14 @@ from typing import Any, Protocol, runtime_checkable
 from engine.config import Config
 from engine.display import byte_limit, plural
 from engine.embed.choice import Embedder, ProviderChoice
+from engine.embed.nulldir import known_null_direction
 from engine.errors import IndexBusy
 from engine.index import queries
 from engine.index.chunking import Chunk, chunk_document, plan_windows
 from engine.index.embed_plan import (
     DEFAULT_PLAN,
     DERIVED_PLANS,
+    PADDED_PLANS,
     LinePolicy,
     mean_vector,
     pick_lines,
@@ -439,7 +441,7 @@ def plan_group(chunks: Sequence[tuple[int, str]], count_tokens: Callable[[Sequen
             texts[line_hash[off]] = t
             lines.append((chunk_id, off, line_hash[off]))
         weight: dict[int, float] = {}
-        if derived and picked and plan == "lines":
+        if derived and picked:
             weight = {off: float(max(1, n)) for (off, _), n in zip(picked, count_tokens([t for _, t in picked]),
                                                                    strict=True)}
         for w in plan_windows(text, count_tokens, max_tokens):
@@ -460,6 +462,7 @@ def _embed_groups(store: Store, embedder: Embedder, report: SyncReport, progress
     conn = store.conn
     total = len(pending)
     done = 0
+    null = known_null_direction(embedder.model_id, embedder.dims) if plan in PADDED_PLANS else None
     for start in range(0, total, step):
         if cancel is not None and cancel.is_set():
             report.cancelled = True
@@ -506,7 +509,7 @@ def _embed_groups(store: Store, embedder: Embedder, report: SyncReport, progress
                 if chunk_id not in alive:
                     continue
                 window_id = queries.insert_window(tx, chunk_id, first, last, h)
-                blob = (serialize_vector(mean_vector([deserialize_vector(have[m]) for m in members], weights))
+                blob = (serialize_vector(mean_vector([deserialize_vector(have[m]) for m in members], weights, null))
                         if members else have[h])
                 queries.insert_vector(tx, window_id, blob)
             queries.put_line_vectors(
