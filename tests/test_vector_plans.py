@@ -68,6 +68,10 @@ def test_a_padded_mean_scores_a_query_by_the_lines_mean_cosine() -> None:
     for q in ([1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [s, -s, 0.0]):  # queries are orthogonal to it too
         mean_cos = sum(sum(a * b for a, b in zip(q, v, strict=True)) for v in lines) / 2
         assert math.isclose(sum(a * b for a, b in zip(q, w, strict=True)), mean_cos, abs_tol=1e-12)
+    half = mean_vector(lines, [1.0, 1.0], null=[0.0, 0.0, 1.0], power=0.5)
+    size = math.hypot(*(sum(v[i] for v in lines) / 2 for i in range(3)))
+    assert math.isclose(sum(a * b for a, b in zip([1.0, 0.0, 0.0], half, strict=True)),
+                        (1 + s) / 2 / size ** 0.5, rel_tol=1e-12)
     plain = mean_vector(lines, [1.0, 1.0])
     assert sum(a * b for a, b in zip([1.0, 0.0, 0.0], plain, strict=True)) > (1 + s) / 2  # inflated
 

@@ -28,7 +28,8 @@ if TYPE_CHECKING:
 LINE_MIN_TOKENS_ENV = "MEMDECK_LINE_MIN_TOKENS"
 DEFAULT_PLAN = "windows+lines"
 DERIVED_PLANS = frozenset({"lines", "lines-mean"})
-PADDED_PLANS = frozenset({"lines"})
+PLAN_POWER = {"lines": 0.0, "lines-mean": 1.0}
+"""A derived plan's cosine with a query: ``q·m / |m|^power`` (``m`` the lines' weighted mean; 1 = normalised)."""
 
 
 def vector_plan(config: Config) -> str:
@@ -80,23 +81,27 @@ def window_lines(window: Window, lines: Sequence[tuple[int, str]]) -> list[tuple
 
 
 def mean_vector(vectors: Sequence[Sequence[float]], weights: Sequence[float] | None = None,
-                null: Sequence[float] | None = None) -> list[float]:
+                null: Sequence[float] | None = None, power: float = 0.0) -> list[float]:
     """A window's vector made of its lines' (unit) vectors: their (weighted) mean ``m``, unit length.
 
     With ``null`` (the model's null direction, :func:`engine.embed.nulldir.known_null_direction`) it is
-    ``m + sqrt(1 − |m|²)·null``: a query's cosine with it is ``q·m``, the lines' mean cosine, since every
-    query is orthogonal to ``null``. Without, it is ``m / |m|`` (cosines inflated by ``1/|m|``).
+    ``(m + sqrt(|m|^2p − |m|²)·null) / |m|^p``: a query's cosine with it is ``q·m / |m|^p`` since every query
+    is orthogonal to ``null`` (``power`` 0: the lines' mean cosine). Without, or with ``power`` 1, it is
+    ``m / |m|`` (cosines inflated by ``1/|m|``).
     """
     import numpy as np  # deferred: only when vectors are written
 
     mat = np.asarray(vectors, dtype=np.float64)
     w = np.ones(len(mat)) if weights is None else np.asarray(weights, dtype=np.float64)
     mean = (mat * w[:, None]).sum(axis=0) / max(float(w.sum()), 1e-12)
-    if null is not None:
+    if null is not None and power < 1.0:
         u = np.asarray(null, dtype=np.float64)
         u = u / (float(np.linalg.norm(u)) or 1.0)
         mean = mean - float(mean @ u) * u
-        pad = max(0.0, 1.0 - float(mean @ mean)) ** 0.5
-        return [float(x) for x in mean + pad * u]
+        size = float(np.linalg.norm(mean))
+        if size > 0:
+            target = size ** power  # |w| before scaling to unit length
+            pad = max(0.0, target * target - size * size) ** 0.5
+            return [float(x) for x in (mean + pad * u) / target]
     norm = float(np.linalg.norm(mean))
     return [float(x) for x in (mean / norm if norm > 0 else mean)]

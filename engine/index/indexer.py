@@ -24,7 +24,7 @@ from engine.index.chunking import Chunk, chunk_document, plan_windows
 from engine.index.embed_plan import (
     DEFAULT_PLAN,
     DERIVED_PLANS,
-    PADDED_PLANS,
+    PLAN_POWER,
     LinePolicy,
     mean_vector,
     pick_lines,
@@ -462,7 +462,8 @@ def _embed_groups(store: Store, embedder: Embedder, report: SyncReport, progress
     conn = store.conn
     total = len(pending)
     done = 0
-    null = known_null_direction(embedder.model_id, embedder.dims) if plan in PADDED_PLANS else None
+    power = PLAN_POWER.get(plan, 1.0)
+    null = known_null_direction(embedder.model_id, embedder.dims) if power < 1.0 else None
     for start in range(0, total, step):
         if cancel is not None and cancel.is_set():
             report.cancelled = True
@@ -509,7 +510,8 @@ def _embed_groups(store: Store, embedder: Embedder, report: SyncReport, progress
                 if chunk_id not in alive:
                     continue
                 window_id = queries.insert_window(tx, chunk_id, first, last, h)
-                blob = (serialize_vector(mean_vector([deserialize_vector(have[m]) for m in members], weights, null))
+                blob = (serialize_vector(mean_vector([deserialize_vector(have[m]) for m in members], weights, null,
+                                                    power))
                         if members else have[h])
                 queries.insert_vector(tx, window_id, blob)
             queries.put_line_vectors(
