@@ -755,11 +755,12 @@ class MemoryEngine(MemoryFiles):
             self._long_embed.set()
         args = (self.config.embedding.batch_size, self.config.chunking.window_tokens,
                 self.config.chunking.line_vectors)
-        plan, min_tokens = vector_plan(self.config), self.config.index.line_min_tokens
+        plan, min_tokens, power = (vector_plan(self.config), self.config.index.line_min_tokens,
+                                   self.config.index.lines_power)
         try:
             if budget is None:
                 embed_pending(target, self.embedder, report, progress, cancel, *args, plan=plan,
-                              line_min_tokens=min_tokens)
+                              line_min_tokens=min_tokens, lines_power=power)
             else:
                 # What fits the budget at the measured speed. With no speed known yet, a probe measures it (one
                 # chunk, then twice as many while the probes come from the cache and measure nothing), and what
@@ -773,11 +774,11 @@ class MemoryEngine(MemoryFiles):
                     if rate:
                         embed_pending(target, self.embedder, report, progress, cancel, *args,
                                       budget_chars=int(rate * left), deadline=deadline, plan=plan,
-                                      line_min_tokens=min_tokens)
+                                      line_min_tokens=min_tokens, lines_power=power)
                         break
                     embed_pending(target, self.embedder, report, progress, cancel, *args,
                                   deadline=deadline, probe=probe, plan=plan,
-                                  line_min_tokens=min_tokens)
+                                  line_min_tokens=min_tokens, lines_power=power)
                     if report.cancelled or not target.has_pending() or time.monotonic() >= deadline:
                         break
                     probe *= 2

@@ -32,9 +32,9 @@ EMBEDDING_ENV_PREFIX = "MEMDECK_EMBEDDING_"
 Kind = Literal["int", "float", "bool", "str", "enum", "list", "path", "dict"]
 
 VECTOR_NORMS = ("raw", "minmax", "calibrated")
-VECTOR_PLANS = ("windows+lines", "windows", "lines", "lines-mean")
+VECTOR_PLANS = ("windows+lines", "windows", "lines")
 """``[index] vectors`` (:mod:`engine.index.embed_plan`): windows from their text plus line vectors; windows only;
-windows as the token-weighted mean of their lines' vectors, scored as their mean cosine / normalised."""
+windows as the token-weighted mean of their lines' vectors (``[index] lines_power``)."""
 ENV_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 HEADER_NAME = r"[!#$%&'*+.^_`|~0-9A-Za-z-]+"  # RFC 9110 token
 BINDING_ID = r"[A-Za-z0-9_][A-Za-z0-9_.-]*"
@@ -350,6 +350,8 @@ SECTIONS: dict[str, dict[str, Rule]] = {
                                hi=MAX_FILE_BYTES, unit="bytes"),
         "vectors": Rule("enum", "how each chunk is embedded: windows from their text (+ line vectors), or the "
                         "mean of its line vectors", choices=VECTOR_PLANS, noun="vector plan"),
+        "lines_power": Rule("float", "with vectors = \"lines\": a window's cosine is its lines' mean cosine / "
+                            "|mean|^this (0 = the mean cosine, 1 = the normalised mean)", lo=0, hi=1),
         "line_min_tokens": Rule("int", "a line shorter than this (model tokens) gets no vector; 0 = every line",
                                 lo=0, hi=512),
     },

@@ -36,7 +36,7 @@ def test_each_plan_embeds_its_own_texts() -> None:
     windows = plan_group(chunks, words, 512, "windows", LinePolicy())
     assert set(windows.texts.values()) == {CHUNK, chunks[1][1]} and windows.lines == []
 
-    for name in ("lines", "lines-mean"):
+    for name in ("lines",):
         derived = plan_group(chunks, words, 512, name, LinePolicy())
         # The chunk costs only its lines; the one-line chunk embeds its own text (it is its line).
         assert set(derived.texts.values()) == {*LINES, chunks[1][1]}, name
@@ -142,7 +142,7 @@ def test_a_changed_plan_rebuilds_from_the_cache_and_embeds_only_new_texts(tmp_pa
 
 def test_the_rule_refuses_an_unknown_plan_and_one_without_line_vectors(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"index\.vectors: unknown vector plan 'everything'.*"
-                                          r"\(known: windows\+lines, windows, lines, lines-mean\)"):
+                                          r"\(known: windows\+lines, windows, lines\)"):
         load_config(workspace=tmp_path, overrides={"index": {"vectors": "everything"}})
     with pytest.raises(ConfigError, match=r"index\.vectors: 'lines' needs line vectors"):
         load_config(workspace=tmp_path, overrides={"index": {"vectors": "lines"}, "chunking": {"line_vectors": False}})

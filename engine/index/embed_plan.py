@@ -3,10 +3,10 @@
 The indexer embeds, per chunk, its windows (``chunking.plan_windows``) and, with ``[chunking] line_vectors``,
 the lines that get a vector of their own. ``[index] vectors`` (:data:`VECTOR_PLANS`) says how a window's vector
 is made: from its text (``windows+lines``, the default, and ``windows``, which has no line vectors), or from
-the token-weighted mean of its lines' vectors, so a chunk costs only its lines' tokens: ``lines`` stores the
-mean so that its cosine with a query is the lines' mean cosine (padded along the model's null direction,
-:mod:`engine.embed.nulldir`); ``lines-mean`` stores the normalised mean, whose cosines are inflated by
-1/|mean| (≈ 1.1 on real notes: long chunks then outrank one-line facts). :class:`LinePolicy` says which lines pay for theirs: the ones of at least
+the token-weighted mean ``m`` of its lines' vectors (``lines``), so a chunk costs only its lines' tokens. Its
+cosine with a query is ``q·m / |m|^p`` (``[index] lines_power``; padded along the model's null direction,
+:mod:`engine.embed.nulldir`): ``p = 1`` is the normalised mean, whose cosines are inflated by ``1/|m|`` (≈ 1.1
+on real notes: long chunks then outrank one-line facts), ``p = 0`` the lines' mean cosine. :class:`LinePolicy` says which lines pay for theirs: the ones of at least
 ``min_tokens`` model tokens ("- done", a fence, a table rule tell the re-ranker nothing). The indexer embeds
 only the texts the cache has never seen (by content hash, so a text repeated across chunks or files costs one
 forward pass), sorted by length.
@@ -27,9 +27,7 @@ if TYPE_CHECKING:
 
 LINE_MIN_TOKENS_ENV = "MEMDECK_LINE_MIN_TOKENS"
 DEFAULT_PLAN = "windows+lines"
-DERIVED_PLANS = frozenset({"lines", "lines-mean"})
-PLAN_POWER = {"lines": 0.0, "lines-mean": 1.0}
-"""A derived plan's cosine with a query: ``q·m / |m|^power`` (``m`` the lines' weighted mean; 1 = normalised)."""
+DERIVED_PLANS = frozenset({"lines"})
 
 
 def vector_plan(config: Config) -> str:

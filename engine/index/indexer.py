@@ -24,7 +24,6 @@ from engine.index.chunking import Chunk, chunk_document, plan_windows
 from engine.index.embed_plan import (
     DEFAULT_PLAN,
     DERIVED_PLANS,
-    PLAN_POWER,
     LinePolicy,
     mean_vector,
     pick_lines,
@@ -98,6 +97,7 @@ def identity_for(config: Config, choice: ProviderChoice, embedder: Embedder | No
         # Entries only off the default, so an index built before these settings existed still fits.
         **({"vectors": vector_plan(config)} if config.chunking.line_vectors and vector_plan(config) != DEFAULT_PLAN
            else {}),
+        **({"lines_power": config.index.lines_power} if vector_plan(config) in DERIVED_PLANS else {}),
         **LinePolicy.from_env(config.index.line_min_tokens).identity(),
     }
 
@@ -345,6 +345,7 @@ def embed_pending(
     probe: int = 0,
     plan: str = DEFAULT_PLAN,
     line_min_tokens: int = 0,
+    lines_power: float = 0.5,
 ) -> None:
     """Embed the chunks that have no vectors yet, in embedding order (:data:`queries._EMBED_ORDER`), group by group
     (:data:`EMBED_GROUP` chunks, each one transaction), window by window (and line by line), reusing the cache.
@@ -356,9 +357,9 @@ def embed_pending(
     (:func:`embed_rate`, chunk characters per second).
 
     ``plan`` (``[index] vectors``, :mod:`engine.index.embed_plan`) says how a window's vector is made; with a
-    derived plan (``lines``, ``lines-mean``) a chunk's lines are embedded and its windows are their mean, so
-    there is no separate line phase. ``line_min_tokens`` (``[index] line_min_tokens``) leaves shorter lines
-    without a vector.
+    derived plan (``lines``) a chunk's lines are embedded and its windows are their mean (``lines_power``, its
+    ``[index] lines_power``), so there is no separate line phase. ``line_min_tokens`` (``[index]
+    line_min_tokens``) leaves shorter lines without a vector.
     """
     del batch_size  # the groups are small and fixed; the embedder batches each call itself
     if not store.ensure_vec_table():
@@ -411,7 +412,7 @@ def embed_pending(
         if progress is not None and head:
             shifted = lambda p: progress(SyncProgress("embed", head + p.done, total, p.path))  # noqa: E731
         _embed_groups(store, embedder, report, shifted or progress, cancel, rest, fingerprint, max_tokens,
-                      plan, deadline, EMBED_GROUP, policy)
+                      plan, deadline, EMBED_GROUP, policy, lines_power)
     _record_rate(store, embedder, report.embed_chars - chars, report.embed_seconds - seconds)
 
 
@@ -458,11 +459,10 @@ def plan_group(chunks: Sequence[tuple[int, str]], count_tokens: Callable[[Sequen
 
 def _embed_groups(store: Store, embedder: Embedder, report: SyncReport, progress: ProgressFn | None,
                   cancel: threading.Event | None, pending: list[tuple[int, str]], fingerprint: str, max_tokens: int,
-                  plan: str, deadline: float | None, step: int, policy: LinePolicy) -> None:
+                  plan: str, deadline: float | None, step: int, policy: LinePolicy, power: float = 0.5) -> None:
     conn = store.conn
     total = len(pending)
     done = 0
-    power = PLAN_POWER.get(plan, 1.0)
     null = known_null_direction(embedder.model_id, embedder.dims) if power < 1.0 else None
     for start in range(0, total, step):
         if cancel is not None and cancel.is_set():
