@@ -131,8 +131,13 @@ def test_a_changed_plan_rebuilds_from_the_cache_and_embeds_only_new_texts(tmp_pa
         chunk_texts = [r[0] for r in eng.store.conn.execute("SELECT text FROM chunks")]
     assert sorted(second.seen) == sorted(chunk_texts) and len(chunk_texts) == 2  # each chunk is one window
 
+    fourth = CountingHash()
+    with MemoryEngine(hash_config(ws, index={"vectors": "lines", "lines_power": 1.0}), embedder=fourth) as eng:
+        assert eng.needs_rebuild()  # the power changes every derived window (from the cache: nothing embedded)
+        assert eng.sync().rebuilt and fourth.seen == []
+
     third = CountingHash()
-    with MemoryEngine(hash_config(ws, index={"vectors": "windows"}), embedder=third) as eng:
+    with MemoryEngine(hash_config(ws, index={"vectors": "windows"}), embedder=third) as eng:  # no line vectors
         assert eng.needs_rebuild()
         eng.sync()
         assert eng.store.conn.execute("SELECT count(*) FROM line_vectors").fetchone()[0] == 0
