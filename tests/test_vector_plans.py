@@ -132,9 +132,11 @@ def test_a_changed_plan_rebuilds_from_the_cache_and_embeds_only_new_texts(tmp_pa
     assert sorted(second.seen) == sorted(chunk_texts) and len(chunk_texts) == 2  # each chunk is one window
 
     fourth = CountingHash()
-    with MemoryEngine(hash_config(ws, index={"vectors": "lines", "lines_power": 1.0}), embedder=fourth) as eng:
-        assert eng.needs_rebuild()  # the power changes every derived window (from the cache: nothing embedded)
-        assert eng.sync().rebuilt and fourth.seen == []
+    for power, changed in ((1.0, True), (1.0, False), (0.25, True)):  # the power changes every derived window
+        with MemoryEngine(hash_config(ws, index={"vectors": "lines", "lines_power": power}), embedder=fourth) as eng:
+            assert eng.needs_rebuild() is changed
+            eng.sync()
+    assert fourth.seen == []  # every line came from the cache
 
     third = CountingHash()
     with MemoryEngine(hash_config(ws, index={"vectors": "windows"}), embedder=third) as eng:  # no line vectors
