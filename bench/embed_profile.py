@@ -4,6 +4,7 @@ Usage::
 
     python bench/embed_profile.py --workspace demo|realshape|PATH --out bench/results/x.json
         [--sample-tokens 6000] [--threads 1,2] [--line-min-tokens 0] [--full]
+        [--plans windows+lines,windows,lines] [--runs 3] [--only-plans]
 
 The workspace is chunked (no embedding) into a temporary index; every text the indexer would embed is then
 planned exactly as ``engine.index.indexer.embed_pending`` plans it (windows by the model's tokenizer, line
@@ -13,6 +14,11 @@ buckets of ``engine.embed.batching`` make of them. Then a sample of each kind (`
 evenly) is embedded with multilingual-e5-small at each thread count, giving tokens/s per kind and the
 extrapolated seconds per phase; ``--full`` also times the real sync of the whole workspace (the demo: a few
 seconds; a 3 MB workspace: many minutes on 2 shared cores). The load average is recorded with every timing.
+
+``--plans`` counts, for each ``[index] vectors`` plan, exactly what ``engine.index.indexer.plan_group`` sends
+to the model (texts and tokens, windows from text vs derived from lines); with ``--full`` each plan's real sync
+of the whole workspace is timed ``--runs`` times from an empty home (no cache): wall and CPU seconds, p50.
+``--only-plans`` skips the per-kind samples.
 """
 
 from __future__ import annotations
@@ -39,7 +45,7 @@ from engine.embed.batching import length_batches, padding_ratio  # noqa: E402
 from engine.index import queries  # noqa: E402
 from engine.index.chunking import plan_lines, plan_windows  # noqa: E402
 from engine.index.embed_plan import LinePolicy, pick_lines  # noqa: E402
-from engine.index.indexer import EMBED_SLICE, content_hash  # noqa: E402
+from engine.index.indexer import EMBED_SLICE, content_hash, plan_group  # noqa: E402
 
 
 def workspace_path(name: str, root: Path) -> Path:
@@ -138,6 +144,50 @@ def evenly(items: list[str], count: Any, budget: int) -> list[str]:
     return [items[int(i * step)] for i in range(k)]
 
 
+def plan_costs(pending: list[tuple[int, str]], count: Any, max_tokens: int, plans: list[str],
+               min_tokens: int) -> dict[str, Any]:
+    """Per ``[index] vectors`` plan: the unique texts the indexer embeds for ``pending`` and their tokens."""
+    out: dict[str, Any] = {}
+    for name in plans:
+        t = time.perf_counter()
+        gp = plan_group(pending, count, max_tokens, name, LinePolicy(min_tokens=min_tokens))
+        toks = count(list(gp.texts.values())) if gp.texts else []
+        out[name] = {"texts": len(gp.texts), "tokens": int(sum(toks)),
+                     "tokens_with_specials": int(sum(toks)) + 4 * len(toks),
+                     "windows": len(gp.windows), "windows_from_text": sum(1 for w in gp.windows if not w[4]),
+                     "windows_derived": sum(1 for w in gp.windows if w[4]), "line_vectors": len(gp.lines),
+                     "plan_seconds": round(time.perf_counter() - t, 2)}
+    return out
+
+
+def full_runs(ws: Path, root: Path, embedder: Any, plans: list[str], runs: int, min_tokens: int,
+              power: float) -> dict[str, Any]:
+    """Each plan's whole sync from an empty home (nothing cached), ``runs`` times, the plans interleaved (a, b,
+    a, b, ...: the machine's load drifts alike over all of them): wall/CPU seconds, p50."""
+    os.environ.pop("MEMDECK_LINE_MIN_TOKENS", None)
+    rows: dict[str, list[dict[str, Any]]] = {name: [] for name in plans}
+    for _ in range(runs):
+        for name in plans:
+            home = Path(tempfile.mkdtemp(prefix=f"embed-profile-{name}-", dir=root))
+            overrides = {"index": {"vectors": name, "line_min_tokens": min_tokens, "lines_power": power}}
+            engine = open_engine(ws, home, embedder, overrides)
+            load0 = load_avg()
+            t, c = time.perf_counter(), time.process_time()
+            report = engine.sync(wait=600.0)
+            wall, cpu = time.perf_counter() - t, time.process_time() - c
+            engine.close()
+            rows[name].append({"seconds": round(wall, 2), "cpu_s": round(cpu, 2), "chunks": report.chunks_total,
+                               "embedded": report.embedded, "load": round(load0, 2)})
+            print(json.dumps({"plan": name, **rows[name][-1]}), flush=True)
+    out: dict[str, Any] = {}
+    for name, got in rows.items():
+        p50 = statistics.median(r["seconds"] for r in got)
+        out[name] = {"runs": got, "p50_seconds": round(p50, 2),
+                     "p50_cpu_s": round(statistics.median(r["cpu_s"] for r in got), 2),
+                     "chunks_per_s": round(got[0]["chunks"] / p50, 2) if p50 else 0.0}
+    return out
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from engine.embed.local import E5Embedder
 
@@ -156,6 +206,17 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     max_tokens = embedder.max_tokens
     result: dict[str, Any] = header("embed_profile", args)
     result.update({"workspace": str(ws), "bytes": size, "chunks": len(pending), "chunk_seconds": round(chunk_s, 2)})
+    plans = [x.strip() for x in args.plans.split(",") if x.strip()]
+    if plans:
+        result["plans"] = plan_costs(pending, count, max_tokens, plans, args.line_min_tokens)
+        print(json.dumps(result["plans"]), flush=True)
+    if args.only_plans:
+        embedder._threads(int(args.threads.split(",")[-1]))
+        if args.full:
+            result["plan_full"] = full_runs(ws, root, embedder, plans, args.runs, args.line_min_tokens,
+                                            args.lines_power)
+        result["load_avg_end"] = load_avg()
+        return result
     policies: dict[str, LinePolicy | None] = {"today": None,
                                                "new": LinePolicy(min_tokens=args.line_min_tokens)}
     for name, policy in policies.items():
@@ -202,7 +263,21 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return result
 
 
+def render_plans(result: dict[str, Any]) -> str:
+    rows = []
+    for name, p in result.get("plans", {}).items():
+        full = result.get("plan_full", {}).get(name, {})
+        rows.append([name, p["texts"], p["tokens"], p["windows_from_text"], p["windows_derived"], p["line_vectors"],
+                     full.get("p50_seconds", ""), full.get("p50_cpu_s", ""), full.get("chunks_per_s", ""),
+                     ",".join(str(r["load"]) for r in full.get("runs", []))])
+    return table(["plan", "texts", "tokens", "windows (text)", "windows (derived)", "line vectors", "p50 s",
+                  "p50 CPU s", "chunks/s", "load"], rows)
+
+
 def render(result: dict[str, Any]) -> str:
+    if "samples" not in result:
+        return (f"workspace {result['workspace']}: {result['bytes'] / 1e6:.2f} MB, {result['chunks']} chunks\n\n"
+                + render_plans(result))
     rows = []
     for name in ("today", "new"):
         p = result[f"plan_{name}"]
@@ -215,6 +290,8 @@ def render(result: dict[str, Any]) -> str:
     out.append(table(["kind", "threads", "bucketed", "texts", "tokens", "s", "tok/s", "tok/cpu-s", "load"],
                      [[s["kind"], s["threads"], s["bucketed"], s["texts"], s["tokens"], s["seconds"],
                        s["tok_per_s"], s["tok_per_cpu_s"], s["load"]] for s in result["samples"]]))
+    if "plans" in result:
+        out += ["", render_plans(result)]
     if "full_sync" in result:
         out += ["", f"full sync: {json.dumps(result['full_sync'])}"]
     return "\n".join(out)
@@ -229,6 +306,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--threads", default="1,2")
     p.add_argument("--line-min-tokens", type=int, default=0)
     p.add_argument("--full", action="store_true")
+    p.add_argument("--plans", default="", help="comma-separated [index] vectors plans to count (and time with --full)")
+    p.add_argument("--runs", type=int, default=3, help="with --plans and --full: full syncs per plan")
+    p.add_argument("--lines-power", type=float, default=0.5, help="[index] lines_power of the lines plan")
+    p.add_argument("--only-plans", action="store_true", help="count/time the plans only (no per-kind samples)")
     args = p.parse_args(argv)
     Path(args.root).mkdir(parents=True, exist_ok=True)
     result = run(args)

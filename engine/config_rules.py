@@ -32,6 +32,9 @@ EMBEDDING_ENV_PREFIX = "MEMDECK_EMBEDDING_"
 Kind = Literal["int", "float", "bool", "str", "enum", "list", "path", "dict"]
 
 VECTOR_NORMS = ("raw", "minmax", "calibrated")
+VECTOR_PLANS = ("windows+lines", "windows", "lines")
+"""``[index] vectors`` (:mod:`engine.index.embed_plan`): windows from their text plus line vectors; windows only;
+windows as the token-weighted mean of their lines' vectors (``[index] lines_power``)."""
 ENV_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 HEADER_NAME = r"[!#$%&'*+.^_`|~0-9A-Za-z-]+"  # RFC 9110 token
 BINDING_ID = r"[A-Za-z0-9_][A-Za-z0-9_.-]*"
@@ -345,6 +348,12 @@ SECTIONS: dict[str, dict[str, Rule]] = {
     "index": {
         "max_file_bytes": Rule("int", "a bigger Markdown file is skipped and reported, not indexed", lo=1024,
                                hi=MAX_FILE_BYTES, unit="bytes"),
+        "vectors": Rule("enum", "how each chunk is embedded: windows from their text (+ line vectors), or the "
+                        "mean of its line vectors", choices=VECTOR_PLANS, noun="vector plan"),
+        "lines_power": Rule("float", "with vectors = \"lines\": a window's cosine is its lines' mean cosine / "
+                            "|mean|^this (0 = the mean cosine, 1 = the normalised mean)", lo=0, hi=1),
+        "line_min_tokens": Rule("int", "a line shorter than this (model tokens) gets no vector; 0 = every line",
+                                lo=0, hi=512),
     },
     "llm": {
         "base_url": _url("OpenAI-compatible chat endpoint for flush drafts; \"\" = none"),
@@ -538,6 +547,14 @@ def _known_timezone(sections: Sections, given: set[str]) -> str | None:
     return None
 
 
+def _plan_needs_lines(sections: Sections, given: set[str]) -> str | None:
+    plan = sections["index"]["vectors"]
+    if sections["chunking"]["line_vectors"] or plan == "windows" or "index.vectors" not in given:
+        return None
+    return (f"{plan!r} needs line vectors, but chunking.line_vectors is false "
+            '(set index.vectors = "windows", or chunking.line_vectors = true)')
+
+
 def _known_local_model(sections: Sections, given: set[str]) -> str | None:
     """A local model's name, against the catalogue of :mod:`engine.local_models` ("" is the default one)."""
     provider, model = sections["embedding"]["provider"], sections["embedding"]["model"]
@@ -551,6 +568,7 @@ CROSS_RULES: tuple[tuple[str, Callable[[Sections, set[str]], str | None]], ...] 
     ("search.vector_weight", _weights_not_both_zero),
     ("memory.timezone", _known_timezone),
     ("embedding.model", _known_local_model),
+    ("index.vectors", _plan_needs_lines),
 )
 """Rules across keys, run once every key is valid on its own: (the key named, the check)."""
 

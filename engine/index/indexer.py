@@ -17,13 +17,22 @@ from typing import Any, Protocol, runtime_checkable
 from engine.config import Config
 from engine.display import byte_limit, plural
 from engine.embed.choice import Embedder, ProviderChoice
+from engine.embed.nulldir import known_null_direction
 from engine.errors import IndexBusy
 from engine.index import queries
 from engine.index.chunking import Chunk, chunk_document, plan_windows
-from engine.index.embed_plan import LinePolicy, pick_lines
+from engine.index.embed_plan import (
+    DEFAULT_PLAN,
+    DERIVED_PLANS,
+    LinePolicy,
+    mean_vector,
+    pick_lines,
+    vector_plan,
+    window_lines,
+)
 from engine.index.fts import fts_text
 from engine.index.queries import bump_vec_generation as bump_vec_generation  # re-exported (bench, tests)
-from engine.index.store import Store, serialize_vector
+from engine.index.store import Store, deserialize_vector, serialize_vector
 from engine.textio import MAX_FILE_BYTES, make_private_dir, read_text_file
 from engine.workspace import MemoryFile, is_curated, require_workspace
 
@@ -85,7 +94,11 @@ def identity_for(config: Config, choice: ProviderChoice, embedder: Embedder | No
         "windows": WINDOW_VERSION,
         "line_vectors": config.chunking.line_vectors,
         "fts": "porter-unicode61-cjk-bigram",
-        **LinePolicy.from_env().identity(),
+        # Entries only off the default, so an index built before these settings existed still fits.
+        **({"vectors": vector_plan(config)} if config.chunking.line_vectors and vector_plan(config) != DEFAULT_PLAN
+           else {}),
+        **({"lines_power": config.index.lines_power} if vector_plan(config) in DERIVED_PLANS else {}),
+        **LinePolicy.from_env(config.index.line_min_tokens).identity(),
     }
 
 
@@ -330,6 +343,9 @@ def embed_pending(
     budget_chars: int | None = None,
     deadline: float | None = None,
     probe: int = 0,
+    plan: str = DEFAULT_PLAN,
+    line_min_tokens: int = 0,
+    lines_power: float = 0.5,
 ) -> None:
     """Embed the chunks that have no vectors yet, in embedding order (:data:`queries._EMBED_ORDER`), group by group
     (:data:`EMBED_GROUP` chunks, each one transaction), window by window (and line by line), reusing the cache.
@@ -339,6 +355,11 @@ def embed_pending(
     speed when none is known), and ``deadline`` (``time.monotonic()``) stops it between groups; the rest
     (:attr:`SyncReport.budget_left`) waits for the next run. The measured speed is kept in ``meta``
     (:func:`embed_rate`, chunk characters per second).
+
+    ``plan`` (``[index] vectors``, :mod:`engine.index.embed_plan`) says how a window's vector is made; with a
+    derived plan (``lines``) a chunk's lines are embedded and its windows are their mean (``lines_power``, its
+    ``[index] lines_power``), so there is no separate line phase. ``line_min_tokens`` (``[index]
+    line_min_tokens``) leaves shorter lines without a vector.
     """
     del batch_size  # the groups are small and fixed; the embedder batches each call itself
     if not store.ensure_vec_table():
@@ -358,10 +379,14 @@ def embed_pending(
         pending = pending[:fits]
     report.budget_left = waiting - len(pending)
     bounded = bool(probe) or budget_chars is not None or deadline is not None
+    if not line_vectors:
+        plan = "windows"
+    line_vectors = plan != "windows"
+    policy = LinePolicy.from_env(line_min_tokens)
     if not pending:
         if line_vectors and not bounded:  # a run stopped after the first windows: their lines are still to come
             _embed_lines(store, embedder, report, cancel, embedder.fingerprint(), queries.head_without_lines(conn),
-                         None)
+                         None, policy)
         return
     fingerprint = embedder.fingerprint()
     max_tokens = min(embedder.max_tokens, window_tokens) if window_tokens > 0 else embedder.max_tokens
@@ -372,30 +397,73 @@ def embed_pending(
     # A full run (not a search's budget) embeds the windows of MEMORY.md, USER.md and the newest notes first: they
     # are searchable by meaning once those are in, and their line vectors are about half their tokens (measured on
     # a generated 3 MB workspace: 43,646 window vs 41,651 line tokens). Their lines follow, then the rest.
-    head = min(total, queries.pending_head_count(conn)) if line_vectors and not bounded else 0
+    # A derived plan has no head phase: a chunk's windows are made of its lines.
+    split = line_vectors and not bounded and plan not in DERIVED_PLANS
+    head = min(total, queries.pending_head_count(conn)) if split else 0
     if head:
-        _embed_groups(store, embedder, report, progress, cancel, pending[:head], fingerprint, max_tokens, False,
-                      deadline, EMBED_GROUP)
-    if line_vectors and not bounded and not report.cancelled:
+        _embed_groups(store, embedder, report, progress, cancel, pending[:head], fingerprint, max_tokens, "windows",
+                      deadline, EMBED_GROUP, policy)
+    if split and not report.cancelled:
         _embed_lines(store, embedder, report, cancel, fingerprint, queries.head_without_lines(conn),
-                     lambda: progress(SyncProgress("embed", head, total, None)) if progress else None)
+                     lambda: progress(SyncProgress("embed", head, total, None)) if progress else None, policy)
     rest = pending[head:] if not report.cancelled else []
     if rest:
         shifted: ProgressFn | None = None
         if progress is not None and head:
             shifted = lambda p: progress(SyncProgress("embed", head + p.done, total, p.path))  # noqa: E731
         _embed_groups(store, embedder, report, shifted or progress, cancel, rest, fingerprint, max_tokens,
-                      line_vectors, deadline, EMBED_GROUP)
+                      plan, deadline, EMBED_GROUP, policy, lines_power)
     _record_rate(store, embedder, report.embed_chars - chars, report.embed_seconds - seconds)
+
+
+@dataclass(frozen=True)
+class GroupPlan:
+    """What a group of chunks is embedded as: the texts sent to the model, the windows to write (each from its
+    text's hash, or the mean of its lines' hashes, with weights) and the line vectors to write."""
+
+    texts: dict[str, str]  # content hash → text to embed (or find in the cache)
+    windows: list[tuple[int, int, int, str, tuple[str, ...], tuple[float, ...]]]
+    """chunk id, first, last, window hash, hashes of the lines it is the mean of (none: its own text), weights"""
+    lines: list[tuple[int, int, str]]  # chunk id, line offset, hash
+
+
+def plan_group(chunks: Sequence[tuple[int, str]], count_tokens: Callable[[Sequence[str]], list[int]],
+               max_tokens: int, plan: str, policy: LinePolicy) -> GroupPlan:
+    """Which texts ``chunks`` (id, text) need embedded under ``plan`` (:data:`~engine.index.embed_plan.VECTOR_PLANS`),
+    and how each window's and line's vector is made of them."""
+    texts: dict[str, str] = {}
+    windows: list[tuple[int, int, int, str, tuple[str, ...], tuple[float, ...]]] = []
+    lines: list[tuple[int, int, str]] = []
+    derived = plan in DERIVED_PLANS
+    for chunk_id, text in chunks:
+        picked = pick_lines(text, count_tokens, policy) if plan != "windows" else []
+        line_hash = {off: content_hash(t) for off, t in picked}
+        for off, t in picked:
+            texts[line_hash[off]] = t
+            lines.append((chunk_id, off, line_hash[off]))
+        weight: dict[int, float] = {}
+        if derived and picked:
+            weight = {off: float(max(1, n)) for (off, _), n in zip(picked, count_tokens([t for _, t in picked]),
+                                                                   strict=True)}
+        for w in plan_windows(text, count_tokens, max_tokens):
+            h = content_hash(w.text)
+            members = window_lines(w, picked) if derived else []
+            if members:
+                windows.append((chunk_id, w.first, w.last, h, tuple(line_hash[o] for o, _ in members),
+                                tuple(weight.get(o, 1.0) for o, _ in members)))
+            else:
+                texts[h] = w.text
+                windows.append((chunk_id, w.first, w.last, h, (), ()))
+    return GroupPlan(texts, windows, lines)
 
 
 def _embed_groups(store: Store, embedder: Embedder, report: SyncReport, progress: ProgressFn | None,
                   cancel: threading.Event | None, pending: list[tuple[int, str]], fingerprint: str, max_tokens: int,
-                  line_vectors: bool, deadline: float | None, step: int) -> None:
+                  plan: str, deadline: float | None, step: int, policy: LinePolicy, power: float = 0.5) -> None:
     conn = store.conn
     total = len(pending)
     done = 0
-    policy = LinePolicy.from_env()  # which lines pay for a vector (default: every line plan_lines picks)
+    null = known_null_direction(embedder.model_id, embedder.dims) if power < 1.0 else None
     for start in range(0, total, step):
         if cancel is not None and cancel.is_set():
             report.cancelled = True
@@ -405,16 +473,8 @@ def _embed_groups(store: Store, embedder: Embedder, report: SyncReport, progress
             return
         group = pending[start : start + step]
         group_chars = sum(len(text) for _, text in group)
-        plans: list[tuple[int, int, int, str, str]] = []  # chunk id, first, last, text, hash
-        lines: list[tuple[int, int, str, str]] = []  # chunk id, line offset, text, hash
-        for chunk_id, text in group:
-            for w in plan_windows(text, embedder.count_tokens, max_tokens):
-                plans.append((chunk_id, w.first, w.last, w.text, content_hash(w.text)))
-            if line_vectors:
-                lines.extend((chunk_id, i, t, content_hash(t))
-                             for i, t in pick_lines(text, embedder.count_tokens, policy))
-        texts = {p[4]: p[3] for p in plans}
-        texts.update((ln[3], ln[2]) for ln in lines)
+        planned = plan_group(group, embedder.count_tokens, max_tokens, plan, policy)
+        texts = planned.texts
         hashes = sorted(texts)
         cached = queries.cache_get(conn, embedder.provider, embedder.model_id, fingerprint, hashes)
         missing = {h: t for h, t in texts.items() if h not in cached}
@@ -438,20 +498,24 @@ def _embed_groups(store: Store, embedder: Embedder, report: SyncReport, progress
                     progress(SyncProgress("embed", done + len(group) * (at + len(batch)) // len(items), total, None))
             report.embed_seconds += time.monotonic() - began
             report.embed_chars += group_chars
+        have = {**cached, **fresh}
         with store.transaction() as tx:
-            chunk_ids = sorted({p[0] for p in plans} | {cid for cid, _ in group})
+            chunk_ids = sorted({cid for cid, _ in group})
             # A chunk might have been re-written since we read it; only embed rows that still exist.
             queries.delete_vectors(tx, chunk_ids)
             queries.delete_windows(tx, chunk_ids)
             queries.delete_line_vectors(tx, chunk_ids)
             alive = queries.existing_chunks(tx, chunk_ids)
-            for chunk_id, first, last, _text, h in plans:
+            for chunk_id, first, last, h, members, weights in planned.windows:
                 if chunk_id not in alive:
                     continue
                 window_id = queries.insert_window(tx, chunk_id, first, last, h)
-                queries.insert_vector(tx, window_id, fresh.get(h) or cached[h])
+                blob = (serialize_vector(mean_vector([deserialize_vector(have[m]) for m in members], weights, null,
+                                                    power))
+                        if members else have[h])
+                queries.insert_vector(tx, window_id, blob)
             queries.put_line_vectors(
-                tx, [(cid, off, quantize(fresh.get(h) or cached[h])) for cid, off, _t, h in lines if cid in alive])
+                tx, [(cid, off, quantize(have[h])) for cid, off, h in planned.lines if cid in alive])
             queries.bump_vec_generation(tx)
             queries.mark_embedded(tx, [c for c in chunk_ids if c in alive])
         report.embedded += len(fresh)
@@ -462,11 +526,11 @@ def _embed_groups(store: Store, embedder: Embedder, report: SyncReport, progress
 
 
 def _embed_lines(store: Store, embedder: Embedder, report: SyncReport, cancel: threading.Event | None,
-                 fingerprint: str, chunks: list[tuple[int, str]], beat: Callable[[], None] | None) -> None:
+                 fingerprint: str, chunks: list[tuple[int, str]], beat: Callable[[], None] | None,
+                 policy: LinePolicy) -> None:
     """Add the line vectors of embedded chunks that have none (their windows went first), group by group, from the
     cache where it has them; ``beat`` is called after each group (progress has no new chunk to count)."""
     conn = store.conn
-    policy = LinePolicy.from_env()
     for start in range(0, len(chunks), EMBED_GROUP):
         if cancel is not None and cancel.is_set():
             report.cancelled = True
