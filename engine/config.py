@@ -92,14 +92,13 @@ class SearchHeuristics:
             ``"off"`` OpenClaw's fixed weights; ``"script"`` a leg that matched nothing abstains and each chunk's
             keyword weight follows the share of its letters in the query's scripts; ``"terms"`` and ``"best"``
             also scale it by the share of the query's terms the leg found (anywhere; in its best match).
-            ``"off"`` (bench/results/2026-12-04-fusion.md): ``"script"`` equals ``"off"`` on LoCoMo dev in
-            every fold and beats it on every XQuAD article fold (English questions over Chinese / Russian
-            paragraphs .555 / .586 → the vector leg's .724 / .805), but on notes that mix scripts it loses:
-            the dated eval (bench/eval_dates.py, English notes with Serbian and Chinese lines) falls from 44 to 35
-            of 45 at top 1 (Chinese 13 → 6, Serbian Cyrillic 12 → 9). A chunk the leg cannot read scores its
-            vector part at full weight (renormalised), which lifts every mostly-English chunk above a note the
-            Chinese question's own words or date matched. So ``"off"`` stays; a note the query names by date is
-            read in full in any script under the other modes (:func:`engine.search.pipeline.keyword_evidence`).
+            ``"script"`` since 2026-12-04 (bench/results/2026-12-04-fusion.md, lead's addendum): a chunk the
+            leg cannot read keeps OpenClaw's vector weight and its keyword part counts for nothing. Against
+            ``"off"``: LoCoMo dev the same ranking for all 760 questions (all-Latin text: every chunk is
+            readable), XQuAD English questions over Chinese / Russian paragraphs .555 / .586 → .723 / .805 with
+            mono en/zh/ru unchanged, and the dated (44/45), curated (18/22 top 3) and multilingual (18/20) evals
+            unchanged. (Renormalising the unreadable chunk's vector part to full weight, as first built, cost the
+            mixed-script dated eval 44 → 35.)
         evidence_full: under ``"terms"`` / ``"best"``, the share of the query's terms from which the keyword
             leg weighs in full (``min(1, share / evidence_full)``; 1: in proportion to the share).
     """
@@ -117,7 +116,7 @@ class SearchHeuristics:
     pool: str = "raw-slot"
     vector_slot: int = 3
     slot_by_score: bool = False
-    keyword_evidence: str = "off"
+    keyword_evidence: str = "script"
     evidence_full: float = 1.0
 
 

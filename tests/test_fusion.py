@@ -157,16 +157,20 @@ def test_evidence_weighted_fusion_is_openclaws_at_full_evidence_and_abstains_at_
     fixed = {f.key: f.score for f in fuse_scores(vector, keyword)}
     full = fuse_scores(vector, keyword, evidence={1: 1.0, 2: 1.0})
     assert {f.key: f.score for f in full} == approx(fixed)
-    assert all(f.text_weight == approx(0.3) for f in full)
-    # the keyword leg cannot read chunk 2 at all: it abstains there, the score is the vector part
+    assert all(f.text_weight == approx(0.3) and f.vector_weight == approx(0.7) for f in full)
+    # the keyword leg cannot read chunk 2: its keyword part counts for nothing, the vector part keeps OpenClaw's
+    # 0.7 (lifted to full weight, every unreadable chunk outranked the readable ones the query matched)
     blind = {f.key: f for f in fuse_scores(vector, keyword, evidence={1: 1.0, 2: 0.0})}
-    assert blind[2].score == approx(0.2) and blind[2].text_weight == 0.0 and blind[2].keyword == 1.0
+    assert blind[2].score == approx(0.7 * 0.2) and blind[2].text_weight == 0.0 and blind[2].keyword == 1.0
+    assert blind[2].vector_weight == approx(0.7)
     assert blind[1].score == approx(0.7 * 0.6)
-    # half the evidence: the keyword weight halves, renormalised (0.15 / 0.85)
+    # half the evidence: the keyword weight halves (0.15), the vector weight stays
     half = {f.key: f for f in fuse_scores(vector, keyword, evidence={2: 0.5})}
-    assert half[2].text_weight == approx(0.15 / 0.85)
-    assert half[2].score == approx((0.7 * 0.2 + 0.15 * 1.0) / 0.85)
-    assert half[1].score == approx(0.6)  # a key without evidence: the leg abstains there
+    assert half[2].text_weight == approx(0.15) and half[2].score == approx(0.7 * 0.2 + 0.15 * 1.0)
+    assert half[1].score == approx(0.7 * 0.6)  # a key without evidence: its keyword part counts for nothing
+    # the leg matched nothing (no evidence at all): it abstains, the score is the vector part
+    none = {f.key: f for f in fuse_scores(vector, {}, evidence={})}
+    assert none[1].score == approx(0.6) and none[1].vector_weight == 1.0 and none[1].text_weight == 0.0
     # OpenClaw's fixed weights carry no share
     assert all(f.text_weight is None for f in fuse_scores(vector, keyword))
 

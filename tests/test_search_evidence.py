@@ -53,14 +53,15 @@ def test_an_english_question_over_chinese_notes_ranks_by_meaning() -> None:
     fused = {f.key: f for f in fuse(settings, _request(), replace(leg, evidence=keyword_evidence(
         settings, _request(), leg, ROWS)))}
     assert fused[2].text_weight == 0.0 and fused[2].keyword == pytest.approx(0.574)  # shown, not counted
-    assert fused[1].score == pytest.approx(VECTOR[1])
+    assert fused[1].score == pytest.approx(0.7 * VECTOR[1])  # its vector part, at OpenClaw's weight
 
 
 def test_openclaws_fixed_weights_let_one_title_word_outvote_the_meaning() -> None:
-    # the shipped default (keyword_evidence = "off", OpenClaw's fixed weights; "script" lost the mixed-script
-    # dated eval: 2026-12-04-fusion.md, engine.config): 0.3·.574 beats 0.7·.0095
-    assert SearchConfig().heuristics.keyword_evidence == "off"
-    assert _ranked(SearchConfig()) == _ranked(_with("off")) == [2, 1]
+    # keyword_evidence = "off" (OpenClaw's fixed weights): 0.3·.574 beats 0.7·.0095; the shipped default
+    # ("script", 2026-12-04-fusion.md) ranks by meaning
+    assert _ranked(_with("off")) == [2, 1]
+    assert SearchConfig().heuristics.keyword_evidence == "script"
+    assert _ranked(SearchConfig()) == [1, 2]
 
 
 def test_a_few_latin_words_do_not_make_a_chinese_note_readable() -> None:

@@ -18,8 +18,8 @@ _TOKEN_RE = re.compile(r"[a-z0-9_]+")
 class Fused:
     """One candidate's fused score and its parts (``vector`` is None when the vector leg did not run).
 
-    ``text_weight`` is the keyword leg's share of this score when the legs were weighed by what the keyword
-    leg can see (:func:`fuse_scores` with ``evidence``): ``score = (1 - text_weight)·vector +
+    ``text_weight`` / ``vector_weight`` are the legs' weights in this score when the legs were weighed by what
+    the keyword leg can see (:func:`fuse_scores` with ``evidence``): ``score = vector_weight·vector +
     text_weight·keyword``; None under OpenClaw's fixed weights.
     """
 
@@ -28,6 +28,7 @@ class Fused:
     vector: float | None
     keyword: float
     text_weight: float | None = None
+    vector_weight: float | None = None
 
 
 # -- what the keyword leg can see ----------------------------------------------------------------------------
@@ -112,9 +113,11 @@ def fuse_scores(
     The result is sorted by score, then key, so it does not depend on the input order.
 
     ``evidence`` (chunk → 0…1, what the keyword leg can see of the query in that chunk) scales each chunk's
-    keyword weight: ``wt·e``, renormalised, so a leg that sees nothing abstains (the score is the vector part)
-    instead of voting 0, and full evidence is OpenClaw's formula. Each result then carries its keyword share
-    (:attr:`Fused.text_weight`).
+    keyword weight: ``(wv·vector + wt·e·keyword) / (wv + wt)``, so full evidence is OpenClaw's formula and a
+    chunk the leg cannot read keeps OpenClaw's vector weight while its keyword part counts for nothing (not
+    renormalised: lifting such a chunk's vector part to full weight let every unreadable chunk outrank a
+    readable one the query's words matched). An empty ``evidence`` (the leg matched nothing) abstains: the
+    score is the vector part. Each result carries the weights (:attr:`Fused.text_weight`, ``vector_weight``).
 
     ``vectorless``: chunks not embedded yet (an index still being embedded). The vector leg cannot see them, so
     it abstains: such a chunk's score is its keyword score, as in a keyword search, instead of 0.3 of it.
@@ -135,9 +138,12 @@ def fuse_scores(
             if evidence is None:
                 out.append(Fused(key, _clamp((vector_weight * v + text_weight * k) / total), v, k))
                 continue
-            wt = text_weight * _clamp(evidence.get(key, 0.0))
-            share = wt / (vector_weight + wt) if vector_weight + wt > 0 else 0.0
-            out.append(Fused(key, _clamp((1 - share) * v + share * k), v, k, share))
+            if not evidence:  # the leg matched nothing: it abstains
+                out.append(Fused(key, v, v, k, 0.0, 1.0))
+                continue
+            wv = vector_weight / total if total > 0 else 0.0
+            wt = text_weight * _clamp(evidence.get(key, 0.0)) / total if total > 0 else 0.0
+            out.append(Fused(key, _clamp(wv * v + wt * k), v, k, wt, wv))
     out.sort(key=lambda f: (-f.score, f.key))
     return out
 

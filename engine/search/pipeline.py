@@ -50,9 +50,9 @@ class Hit:
     - re-ranked (``rerank = true``): the re-ranker's probability (``rerank`` says how much it moved).
 
     When the legs are weighed by what the keyword leg can see (``SearchHeuristics.keyword_evidence``), a hybrid
-    hit's ``text_weight`` is the keyword part's share of its score: ``(1 - text_weight)·vectorScore +
+    hit's ``vector_weight`` and ``text_weight`` are its legs' weights: ``vector_weight·vectorScore +
     text_weight·textScore`` (OpenClaw's 0.7/0.3 when the keyword leg sees the whole query in the chunk's
-    script; 0 when it abstains: it matched nothing, or the chunk is in a script the query is not).
+    script; 0.7/0 for a chunk in a script the query is not; 1/0 when the leg matched nothing and abstains).
     """
 
     path: str
@@ -68,7 +68,8 @@ class Hit:
     source: str
     citation: str
     rerank: float | None = None  # the re-ranker's change to the fused score (None: not re-ranked)
-    text_weight: float | None = None  # the keyword part's share of the fused score (None: OpenClaw's 0.3)
+    text_weight: float | None = None  # the keyword part's weight in the fused score (None: OpenClaw's 0.3)
+    vector_weight: float | None = None  # the vector part's weight when the legs were weighed (None: 0.7)
     context: str = ""  # a curated entry's heading path ("Work › Projects"), empty for other chunks
     best_line: int | None = None  # the file line closest in meaning to the query (its line vector), if known
 
@@ -94,7 +95,8 @@ class Hit:
             out["bestLine"] = self.best_line
         if self.text_weight is not None:
             # score = vectorWeight·vectorScore + textWeight·textScore (OpenClaw's 0.7/0.3 at full evidence)
-            out["vectorWeight"] = round(1.0 - self.text_weight, 6)
+            vw = self.vector_weight if self.vector_weight is not None else 1.0 - self.text_weight
+            out["vectorWeight"] = round(vw, 6)
             out["textWeight"] = round(self.text_weight, 6)
         if self.rerank is not None:
             # score = 0.7·vectorScore + 0.3·textScore (OpenClaw's formula) + rerank
@@ -958,6 +960,7 @@ def _to_hit(row: _Row, f: Fused, terms: Sequence[str], focus: tuple[int, int] | 
         citation=citation(row.path, row.start_line, row.end_line),
         rerank=rerank,
         text_weight=f.text_weight,
+        vector_weight=f.vector_weight,
         best_line=best_line,
     )
 
