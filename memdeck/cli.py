@@ -409,11 +409,13 @@ class ProgressLines:
 
 def _index_with_progress(eng: Any, force: bool, watch: IndexWatch) -> Any:
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
     console = Console(stderr=True)
-    # Redrawn 8×/s by its own thread (the clock and ETA move between the embedding groups' updates).
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+    # Redrawn 8×/s by its own thread (the clock and ETA move between the embedding groups' updates). The bar, its
+    # ETA and the rate follow the work (characters sent to the model, SyncProgress.work_done) where the engine says
+    # it; the count stays in chunks: by chunks, the head's line vectors held the bar still with "ETA 0:00:02".
+    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("[green]{task.fields[count]}"),
                   TextColumn("{task.fields[rate]}"), TimeRemainingColumn(), console=console,
                   transient=True, refresh_per_second=8) as bar:
         tasks: dict[str, Any] = {}
@@ -421,11 +423,14 @@ def _index_with_progress(eng: Any, force: bool, watch: IndexWatch) -> Any:
 
         def on_progress(p: SyncProgress) -> None:
             label = "Indexing files" if p.phase == "files" else "Embedding chunks"
+            done, total = (p.work_done, p.work_total) if p.work_total else (p.done, p.total)
+            count = f"{p.done:,}/{p.total:,}"
             if p.phase not in tasks:
-                tasks[p.phase] = bar.add_task(label, total=p.total, rate="")
+                tasks[p.phase] = bar.add_task(label, total=total, rate="", count=count)
                 starts[p.phase] = time.monotonic()
             spent = max(1e-6, time.monotonic() - starts[p.phase])
-            bar.update(tasks[p.phase], completed=p.done, total=p.total, rate=f"{p.done / spent:.1f}/s")
+            rate = f"{p.done / spent:.1f}/s" if not p.work_total else f"{p.work_done / spent / 1000:.1f}k chars/s"
+            bar.update(tasks[p.phase], completed=done, total=total, rate=rate, count=count)
 
         return eng.sync(force=force, progress=watch.then(on_progress), cancel=watch.cancel)
 

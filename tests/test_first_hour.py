@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Sequence
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -252,3 +253,20 @@ def test_while_embedding_a_keyword_match_without_vectors_keeps_its_keyword_score
             if h.citation in waiting:
                 assert h.score == pytest.approx(keyword[h.citation]) and h.text_score == h.score
         assert hybrid[0].citation in waiting  # the exact code leads, as in a keyword search
+
+
+def test_index_progress_counts_the_index_chunks_and_the_work_moves_through_the_line_phase(
+        demo_workspace: Path) -> None:
+    # One total for the whole run (the bar read 0/98, then 8/92 in the head, then 98), and a work count that goes on
+    # while the head's line vectors are embedded and no chunk is counted (the CLI's ETA read 0:00:02 for ~20 s).
+    events: list[SyncProgress] = []
+    with MemoryEngine(_config(demo_workspace)) as eng:
+        eng.sync(progress=events.append)
+        chunks = eng.store.counts()["chunks"]
+    embed = [p for p in events if p.phase == "embed"]
+    assert embed and {p.total for p in embed} == {chunks}
+    assert len({p.work_total for p in embed}) == 1 and embed[0].work_total > 0
+    assert all(a.work_done <= b.work_done and a.done <= b.done for a, b in pairwise(embed))
+    assert embed[-1].done == chunks and embed[-1].work_done == embed[-1].work_total
+    held = [(a, b) for a, b in pairwise(embed) if a.done == b.done and b.work_done > a.work_done]
+    assert held  # the line phase: the work moved while the chunk count held

@@ -69,12 +69,13 @@ class TreeScanned(Message):
 class IndexProgressed(Message):
     """Indexing moved on: ``phase`` is ``files`` or ``embed``."""
 
-    def __init__(self, phase: str, done: int, total: int, path: str | None) -> None:
+    def __init__(self, phase: str, done: int, total: int, path: str | None, work: tuple[int, int] = (0, 0)) -> None:
         super().__init__()
         self.phase = phase
         self.done = done
         self.total = total
         self.path = path
+        self.work = work  # (characters sent to the model, of all to send): the embedding's progress by work
 
 
 class IndexFinished(Message):

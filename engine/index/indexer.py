@@ -48,12 +48,18 @@ WINDOW_VERSION = 1
 
 @dataclass(frozen=True)
 class SyncProgress:
-    """Where a sync is: ``phase`` is ``files`` or ``embed``; ``done`` of ``total`` units."""
+    """Where a sync is: ``phase`` is ``files`` or ``embed``; ``done`` of ``total`` units (files, chunks).
+
+    ``work_done`` of ``work_total`` (embedding only; 0 of 0 when unknown): the characters of text sent to the
+    model, windows and line vectors each counted, so a rate and an ETA follow the work while the head's line
+    vectors are embedded and no new chunk is counted (a bar by chunks sat still there, its ETA seconds)."""
 
     phase: str
     done: int
     total: int
     path: str | None = None
+    work_done: int = 0
+    work_total: int = 0
 
 
 @dataclass
@@ -391,8 +397,6 @@ def embed_pending(
     fingerprint = embedder.fingerprint()
     max_tokens = min(embedder.max_tokens, window_tokens) if window_tokens > 0 else embedder.max_tokens
     total = len(pending)
-    if progress is not None:
-        progress(SyncProgress("embed", 0, total, None))
     chars, seconds = report.embed_chars, report.embed_seconds
     # A full run (not a search's budget) embeds the windows of MEMORY.md, USER.md and the newest notes first: they
     # are searchable by meaning once those are in, and their line vectors are about half their tokens (measured on
@@ -400,19 +404,20 @@ def embed_pending(
     # A derived plan has no head phase: a chunk's windows are made of its lines.
     split = line_vectors and not bounded and plan not in DERIVED_PLANS
     head = min(total, queries.pending_head_count(conn)) if split else 0
+    # The lines to come: a stopped run's windowed chunks, then the head's (known exactly once the head is in).
+    lined = [len(text) for _, text in queries.head_without_lines(conn)] + [len(text) for _, text in pending[:head]]
+    meter = _Meter(progress, pending, head, lined if split else [], 2 if plan == "windows+lines" else 1)
+    meter.chunks(0, 0)
     if head:
-        _embed_groups(store, embedder, report, progress, cancel, pending[:head], fingerprint, max_tokens, "windows",
-                      deadline, EMBED_GROUP, policy)
+        _embed_groups(store, embedder, report, meter.head if progress else None, cancel, pending[:head],
+                      fingerprint, max_tokens, "windows", deadline, EMBED_GROUP, policy)
     if split and not report.cancelled:
         _embed_lines(store, embedder, report, cancel, fingerprint, queries.head_without_lines(conn),
-                     lambda: progress(SyncProgress("embed", head, total, None)) if progress else None, policy)
+                     meter.lines if progress else None, policy)
     rest = pending[head:] if not report.cancelled else []
     if rest:
-        shifted: ProgressFn | None = None
-        if progress is not None and head:
-            shifted = lambda p: progress(SyncProgress("embed", head + p.done, total, p.path))  # noqa: E731
-        _embed_groups(store, embedder, report, shifted or progress, cancel, rest, fingerprint, max_tokens,
-                      plan, deadline, EMBED_GROUP, policy, lines_power)
+        _embed_groups(store, embedder, report, meter.rest if progress else None, cancel, rest, fingerprint,
+                      max_tokens, plan, deadline, EMBED_GROUP, policy, lines_power)
     _record_rate(store, embedder, report.embed_chars - chars, report.embed_seconds - seconds)
 
 
@@ -525,11 +530,52 @@ def _embed_groups(store: Store, embedder: Embedder, report: SyncReport, progress
             progress(SyncProgress("embed", done, total, None))
 
 
+class _Meter:
+    """The progress of one :func:`embed_pending` run: chunks as the index counts them (``done`` of all pending), and
+    the work (:attr:`SyncProgress.work_done`: characters sent to the model) through its phases: the head's windows
+    (their text once), the head's line vectors (once more), then the rest (``per_chunk`` times its text: windows
+    and lines together under ``windows+lines``)."""
+
+    def __init__(self, progress: ProgressFn | None, pending: list[tuple[int, str]], head: int, lined: list[int],
+                 per_chunk: int) -> None:
+        self.progress = progress
+        self.total = len(pending)
+        self.prefix = [0]
+        for _, text in pending:
+            self.prefix.append(self.prefix[-1] + len(text))
+        self.head_work = self.prefix[head]
+        self.head_chunks = head
+        self.lined = [0]
+        for n in lined:
+            self.lined.append(self.lined[-1] + n)
+        self.per_chunk = per_chunk
+        self.work_total = self.head_work + self.lined[-1] + per_chunk * (self.prefix[-1] - self.head_work)
+
+    def chunks(self, done: int, work: int, path: str | None = None) -> None:
+        if self.progress is not None:
+            self.progress(SyncProgress("embed", done, self.total, path, min(work, self.work_total), self.work_total))
+
+    def head(self, p: SyncProgress) -> None:
+        """A progress event of the head's windows (``p.done`` of the head's chunks)."""
+        self.chunks(p.done, self.prefix[min(p.done, self.head_chunks)], p.path)
+
+    def lines(self, done: int) -> None:
+        """``done`` chunks of the head have their line vectors now (no new chunk is counted)."""
+        self.chunks(self.head_chunks, self.head_work + self.lined[min(done, len(self.lined) - 1)])
+
+    def rest(self, p: SyncProgress) -> None:
+        """A progress event of the rest (``p.done`` of the chunks after the head)."""
+        at = min(self.head_chunks + p.done, self.total)
+        work = self.head_work + self.lined[-1] + self.per_chunk * (self.prefix[at] - self.head_work)
+        self.chunks(at, work, p.path)
+
+
 def _embed_lines(store: Store, embedder: Embedder, report: SyncReport, cancel: threading.Event | None,
-                 fingerprint: str, chunks: list[tuple[int, str]], beat: Callable[[], None] | None,
+                 fingerprint: str, chunks: list[tuple[int, str]], beat: Callable[[int], None] | None,
                  policy: LinePolicy) -> None:
     """Add the line vectors of embedded chunks that have none (their windows went first), group by group, from the
-    cache where it has them; ``beat`` is called after each group (progress has no new chunk to count)."""
+    cache where it has them; ``beat`` is called after each group with the chunks done so far (progress has no new
+    chunk to count, only work)."""
     conn = store.conn
     for start in range(0, len(chunks), EMBED_GROUP):
         if cancel is not None and cancel.is_set():
@@ -538,6 +584,8 @@ def _embed_lines(store: Store, embedder: Embedder, report: SyncReport, cancel: t
         lines = [(cid, i, t, content_hash(t)) for cid, text in chunks[start : start + EMBED_GROUP]
                  for i, t in pick_lines(text, embedder.count_tokens, policy)]
         if not lines:
+            if beat is not None:
+                beat(min(len(chunks), start + EMBED_GROUP))
             continue
         texts = {h: t for _c, _i, t, h in lines}
         cached = queries.cache_get(conn, embedder.provider, embedder.model_id, fingerprint, sorted(texts))
@@ -561,4 +609,4 @@ def _embed_lines(store: Store, embedder: Embedder, report: SyncReport, cancel: t
             alive = queries.existing_chunks(tx, ids)  # re-written since it was read: its next embedding adds them
             queries.put_line_vectors(tx, [(cid, off, quantize(cached[h])) for cid, off, _t, h in lines if cid in alive])
         if beat is not None:
-            beat()
+            beat(min(len(chunks), start + EMBED_GROUP))

@@ -283,7 +283,7 @@ class MainScreen(FileActions, SessionActions, Copying, Watching, Recovery, Scree
         self.memory_tree.set_states(message.file_states)
 
     def on_index_progressed(self, message: IndexProgressed) -> None:
-        self.status_pane.show_progress(message.phase, message.done, message.total, message.path)
+        self.status_pane.show_progress(message.phase, message.done, message.total, message.path, message.work)
 
     def on_index_finished(self, message: IndexFinished) -> None:
         user_cancelled, restarted = self.sync.finished()

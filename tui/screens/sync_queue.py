@@ -85,7 +85,9 @@ class SyncQueue:
             done, total = getattr(p, "done", 0), getattr(p, "total", 0)
             if done in (0, total) or now - last[0] > 0.05:
                 last[0] = now
-                host.post_message(IndexProgressed(getattr(p, "phase", "files"), done, total, getattr(p, "path", None)))
+                work = (getattr(p, "work_done", 0), getattr(p, "work_total", 0))
+                host.post_message(IndexProgressed(getattr(p, "phase", "files"), done, total, getattr(p, "path", None),
+                                                  work))
 
         try:
             report = self._bridge.sync(progress, cancel, force, embed)

@@ -91,7 +91,7 @@ class IndexStatus(Vertical):
         self.model_pending = False
         self.indexing = False
         self._progress: tuple[Horizontal, TextLine, ProgressBar] | None = None
-        self._early: tuple[str, int, int, str | None] | None = None  # progress that came before the pane mounted
+        self._early: tuple[str, int, int, str | None, tuple[int, int]] | None = None  # progress that came before the pane mounted
         self._shown: tuple[str | None, tzinfo | None] = (None, None)  # show_status's vector state and zone
         self.vectors: tuple[int, int] | None = None  # (embedded, chunks) while some chunks wait for vectors
 
@@ -164,13 +164,16 @@ class IndexStatus(Vertical):
             index += [_sep(), (f"⚠ {safe_name(status.issues[0])}", "$text-warning")]
         self.query_one("#status-index", TextLine).update(Content.assemble(*index))
 
-    def show_progress(self, phase: str, done: int, total: int, path: str | None) -> None:
+    def show_progress(self, phase: str, done: int, total: int, path: str | None,
+                      work: tuple[int, int] = (0, 0)) -> None:
         """Indexing moved on (before the pane is mounted, or after it left the DOM, the latest is kept for on_mount:
-        mounting the row into a pane that is not mounted raises MountError)."""
+        mounting the row into a pane that is not mounted raises MountError). ``work``: the embedding's characters
+        sent of all to send, when known (the bar follows it)."""
         self.indexing = True
         if not (self.is_mounted and self.is_attached):
-            self._early = (phase, done, total, path)
+            self._early = (phase, done, total, path, work)
             return
+        work_done, work_total = work
         row, label, bar = self._progress_row()
         if not row.display:
             self.query_one("#status-index").display = False
@@ -186,7 +189,11 @@ class IndexStatus(Vertical):
             self.vectors = (shown_done, shown_total) if done < total else None
             self.show_status(self.status, *self._shown)
         label.update(Content(f"{text} {shown_done:,}/{shown_total:,} "))
-        bar.update(total=max(1, shown_total), progress=shown_done)
+        if phase == "embed" and work_total:
+            # the bar follows the work (it moves while the head's line vectors go in and no chunk is counted)
+            bar.update(total=max(1, work_total), progress=work_done)
+        else:
+            bar.update(total=max(1, shown_total), progress=shown_done)
 
     def hide_progress(self) -> None:
         """Indexing ended."""
