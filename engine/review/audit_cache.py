@@ -25,6 +25,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from engine.review.cache import UNREADABLE, read_marshal
 from engine.sessions.model import SessionInfo
 from engine.textio import atomic_write_bytes, make_private_dir
 
@@ -94,15 +95,10 @@ class AuditCache:
         when they were decided against the same ``memory`` fingerprint."""
         rules = rules_version()
         fresh = cls(path, rules, memory=memory)
-        try:
-            blob = path.read_bytes()
-        except FileNotFoundError:
-            return fresh
-        except OSError as exc:
-            log.warning("ignoring the audit cache %s: %s", path, exc)
+        data = read_marshal(path, "audit")
+        if data is UNREADABLE:
             return fresh
         try:
-            data = marshal.loads(blob)
             header, sessions, old_memory, known = data
             if header != _header(rules):
                 return fresh

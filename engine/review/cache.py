@@ -62,8 +62,16 @@ class ReviewCache:
                                self.curated, self.held))
 
 
-def _read(path: Path, kind: str) -> Any:
-    """A cache file's payload, or None when missing, unreadable or written by other rules or another Python.
+class _Unreadable:
+    """What :func:`read_marshal` gives for a cache file that is missing, unreadable or not marshal data."""
+
+
+UNREADABLE = _Unreadable()
+
+
+def read_marshal(path: Path, what: str) -> Any:
+    """A marshal cache file's data, or :data:`UNREADABLE` when it is missing (silently), cannot be read or is not
+    marshal data (logged as ``ignoring the <what> cache``): the review's and the audit's caches, one reader.
 
     marshal, not JSON: the statement and text caches hold tens of thousands of small tuples and sets, and
     marshal reads them back as they were (several times faster, no conversion); it runs no code.
@@ -71,15 +79,20 @@ def _read(path: Path, kind: str) -> Any:
     try:
         blob = path.read_bytes()
     except FileNotFoundError:
-        return None
+        return UNREADABLE
     except OSError as exc:
-        log.warning("ignoring the review cache %s: %s", path, exc)
-        return None
+        log.warning("ignoring the %s cache %s: %s", what, path, exc)
+        return UNREADABLE
     try:
-        data = marshal.loads(blob)
+        return marshal.loads(blob)
     except (EOFError, ValueError, TypeError) as exc:
-        log.warning("ignoring the review cache %s: %s", path, exc)
-        return None
+        log.warning("ignoring the %s cache %s: %s", what, path, exc)
+        return UNREADABLE
+
+
+def _read(path: Path, kind: str) -> Any:
+    """A cache file's payload, or None when missing, unreadable or written by other rules or another Python."""
+    data = read_marshal(path, "review")
     if not isinstance(data, tuple) or len(data) != 2 or data[0] != _header(kind):
         return None
     return data[1]
