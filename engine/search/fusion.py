@@ -7,6 +7,7 @@ import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
+from functools import lru_cache
 
 from engine.lexicon import CJK_CHARS
 from engine.search.dates import file_date
@@ -55,13 +56,32 @@ median holds none). Without it such a chunk kept a sliver of the keyword weight,
 probability of ~.57 times a sliver still beat cross-lingual vector probabilities of ~.001."""
 
 
+_RUNS = tuple((name, re.compile(rx.pattern + "+"), weight) for name, rx, weight in SCRIPTS)
+_NOT_LATIN = re.compile("|".join(rx.pattern for name, rx, _ in SCRIPTS if name != "latin"))
+_LATIN = SCRIPTS[0][1]
+
+
 def script_shares(text: str) -> dict[str, float]:
-    """Each script's share of the text's (weighted) letters; empty when it has none."""
+    """Each script's share of the text's (weighted) letters; empty when it has none.
+
+    Every candidate of a hybrid search is read (:func:`script_overlap`): counting letter by letter cost 17 ms a
+    query over 150 candidates at 10k chunks: a text with no letter of another script (one search) is Latin, the
+    others are counted by runs, and a chunk's text read before is not read again (:func:`_shares`)."""
     if text.isascii():
         return {"latin": 1.0} if any(c.isalpha() for c in text) else {}
-    counts = {name: len(rx.findall(text)) * weight for name, rx, weight in SCRIPTS}
+    if _NOT_LATIN.search(text) is None:
+        return {"latin": 1.0} if _LATIN.search(text) is not None else {}
+    return dict(_shares(text))
+
+
+@lru_cache(maxsize=4096)
+def _shares(text: str) -> tuple[tuple[str, float], ...]:
+    counts: dict[str, int] = {}
+    for (name, one, weight), (_, runs, _) in zip(SCRIPTS, _RUNS, strict=True):
+        if one.search(text) is not None:
+            counts[name] = sum(map(len, runs.findall(text))) * weight
     total = sum(counts.values())
-    return {k: v / total for k, v in counts.items() if v} if total else {}
+    return tuple((k, v / total) for k, v in counts.items() if v) if total else ()
 
 
 def query_scripts(text: str) -> frozenset[str]:
