@@ -189,3 +189,18 @@ def test_script_overlap_sees_the_query_language() -> None:
     assert script_overlap(query_scripts("Когда проиграли Пантеры?"), ru) == 1.0
     assert script_overlap(en, "2016 — 24:10") == 1.0  # no letters: nothing the leg cannot read
     assert script_overlap(query_scripts("2016"), zh) == 1.0
+
+
+def test_script_shares_reads_each_script_whatever_the_fast_path() -> None:
+    from pytest import approx
+
+    from engine.search.fusion import script_shares
+
+    assert script_shares("Plain ASCII text") == {"latin": 1.0}
+    assert script_shares("Café — naïve → ok") == {"latin": 1.0}  # non-ASCII, yet no other script: one search
+    assert script_shares("— 12 → 3 —") == {}  # no letters at all
+    mixed = script_shares("Шта сам купио јуче — ok")
+    assert mixed["cyrillic"] == approx(15 / 17) and mixed["latin"] == approx(2 / 17)
+    zh = script_shares("冰河期 End")  # a CJK character weighs 3 letters
+    assert zh == {"latin": approx(3 / 12), "cjk": approx(9 / 12)}
+    assert script_shares("冰河期 End") == zh  # the second read (cached) is the same
