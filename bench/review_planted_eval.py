@@ -3,9 +3,13 @@
 Usage::
 
     python bench/review_planted_eval.py tests/data/review_labels/english tests/data/review_labels/sr_zh [--json]
+    python bench/review_planted_eval.py DIR... --index     # as a user who has indexed: with line vectors
+    python bench/review_planted_eval.py DIR... --compare   # lexical and --index side by side
 
 The review runs through the CLI's ``--json`` (``memdeck -w DIR review --json --full``, plus ``--all`` when the
-review's ``--help`` offers one) in a throwaway ``MEMDECK_HOME``, read-only. Matching and scoring rules:
+review's ``--help`` offers one) in a throwaway ``MEMDECK_HOME``, read-only. With ``--index`` each set is first
+indexed in that same home with the default model (``memdeck -w DIR index``), so the review also compares the
+index's line vectors (``[review] use_vectors``), as it does for a user who has indexed. Matching and scoring rules:
 ``tests/data/review_labels/SPEC.md``. Per set and kind it reports planted found / planted, findings, precision,
 the unmatched findings, findings touching trap lines and findings per 1,000 statements.
 """
@@ -46,9 +50,19 @@ def review_flags(home: str, shown: bool = False) -> list[str]:
     return flags
 
 
-def run_review(workspace: Path, shown: bool = False) -> dict[str, Any]:
-    """The review's JSON on ``workspace`` (a fresh data dir each time, so no cache or dismissal carries over)."""
+def index_workspace(workspace: Path, home: str) -> None:
+    """Index ``workspace`` in ``home`` with the default model (the index lives in the home, not the set)."""
+    proc = _cli(["-w", str(workspace), "index"], home)
+    if proc.returncode != 0:
+        raise RuntimeError(f"memdeck index failed on {workspace} ({proc.returncode}): {proc.stderr.strip()}")
+
+
+def run_review(workspace: Path, shown: bool = False, index: bool = False) -> dict[str, Any]:
+    """The review's JSON on ``workspace`` (a fresh data dir each time, so no cache or dismissal carries over;
+    ``index``: indexed there first, so the review has line vectors)."""
     with tempfile.TemporaryDirectory(prefix="memdeck-eval-") as home:
+        if index:
+            index_workspace(workspace, home)
         proc = _cli(["-w", str(workspace), "review", *review_flags(home, shown)], home)
         if proc.returncode != 0:
             raise RuntimeError(f"memdeck review failed on {workspace} ({proc.returncode}): {proc.stderr.strip()}")
@@ -183,12 +197,13 @@ def score(workspace: Path, labels: dict[str, Any], report: dict[str, Any]) -> di
     }
 
 
-def evaluate(dirs: list[Path], shown: bool = False) -> dict[str, Any]:
-    """Run and score every set (``shown``: the default view only); ``total`` sums the counts over the sets."""
+def evaluate(dirs: list[Path], shown: bool = False, index: bool = False) -> dict[str, Any]:
+    """Run and score every set (``shown``: the default view only; ``index``: with line vectors); ``total`` sums
+    the counts over the sets."""
     sets = []
     for d in dirs:
         labels = json.loads((d / "labels.json").read_text(encoding="utf-8"))
-        sets.append(score(d, labels, run_review(d, shown)))
+        sets.append(score(d, labels, run_review(d, shown, index)))
     total: dict[str, Any] = {}
     for kind in KINDS:
         planted = sum(s["kinds"][kind]["planted"] for s in sets)
@@ -199,7 +214,7 @@ def evaluate(dirs: list[Path], shown: bool = False) -> dict[str, Any]:
                        "recall": round(found / planted, 3) if planted else None,
                        "precision": round(nm / nf, 3) if nf else None,
                        "trap_findings": sum(s["kinds"][kind]["trap_findings"] for s in sets)}
-    return {"sets": sets, "total": total, "now": NOW}
+    return {"sets": sets, "total": total, "now": NOW, "index": index}
 
 
 def _fmt(x: float | None) -> str:
@@ -231,16 +246,65 @@ def render(result: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
+def _finding_keys(s: dict[str, Any], kind: str) -> dict[str, str]:
+    """The unmatched findings of one set and kind by what they cite (their ids differ between runs)."""
+    return {" + ".join(u["items"]): u["id"] for u in s["kinds"][kind]["unmatched"]}
+
+
+def render_compare(lexical: dict[str, Any], indexed: dict[str, Any]) -> str:
+    """Lexical vs ``--index``, per set and kind: found/planted, findings, precision, trap findings, unmatched; then
+    the planted findings only one of them found and the unmatched findings only one of them made."""
+    out = [f"{'set':<14} {'kind':<10} {'found lex → idx':>16} {'findings':>10} {'precision':>12} {'traps':>7} "
+           f"{'unmatched':>10}"]
+
+    def row(name: str, kind: str, a: dict[str, Any], b: dict[str, Any], unmatched: tuple[int, int]) -> str:
+        return (f"{name:<14} {kind:<10} {a['found']:>3}/{a['planted']:<3} → {b['found']:>3}/{b['planted']:<3} "
+                f"{a['findings']:>4} → {b['findings']:<3} {_fmt(a['precision']):>5} → {_fmt(b['precision']):<4} "
+                f"{a['trap_findings']:>2} → {b['trap_findings']:<2} {unmatched[0]:>3} → {unmatched[1]:<3}")
+
+    notes = []
+    for a, b in zip(lexical["sets"], indexed["sets"], strict=True):
+        for kind in KINDS:
+            ka, kb = a["kinds"][kind], b["kinds"][kind]
+            out.append(row(a["set"], kind, ka, kb, (len(ka["unmatched"]), len(kb["unmatched"]))))
+            gained = sorted(set(ka["missed"]) - set(kb["missed"]))
+            lost = sorted(set(kb["missed"]) - set(ka["missed"]))
+            ua, ub = _finding_keys(a, kind), _finding_keys(b, kind)
+            if gained:
+                notes.append(f"  {a['set']} {kind}: found only with the index: {', '.join(gained)}")
+            if lost:
+                notes.append(f"  {a['set']} {kind}: found only lexically: {', '.join(lost)}")
+            for cites in sorted(set(ub) - set(ua)):
+                texts = next(u["texts"] for u in b["kinds"][kind]["unmatched"] if " + ".join(u["items"]) == cites)
+                notes.append(f"  {a['set']} {kind}: unmatched only with the index: {cites}  {texts}")
+            for cites in sorted(set(ua) - set(ub)):
+                notes.append(f"  {a['set']} {kind}: unmatched only lexically: {cites}")
+    for kind in KINDS:
+        ta, tb = lexical["total"][kind], indexed["total"][kind]
+        um = (ta["findings"] - ta["matched_findings"], tb["findings"] - tb["matched_findings"])
+        out.append(row("total", kind, ta, tb, um))
+    return "\n".join(out + (["differences:", *notes] if notes else ["no differences in what was found"]))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("dirs", nargs="+", type=Path, help="planted workspaces, each with a labels.json")
     ap.add_argument("--json", action="store_true", help="print the result as JSON")
     ap.add_argument("--shown", action="store_true", help="score the default view only (no --all)")
+    ap.add_argument("--index", action="store_true",
+                    help="index each set first (default model), so the review compares line vectors too")
+    ap.add_argument("--compare", action="store_true", help="run lexical and --index, and show them side by side")
     args = ap.parse_args(argv)
     missing = [str(d) for d in args.dirs if not (d / "labels.json").is_file()]
     if missing:
         ap.error(f"no labels.json in: {', '.join(missing)}")
-    result = evaluate([d.resolve() for d in args.dirs], args.shown)
+    dirs = [d.resolve() for d in args.dirs]
+    if args.compare:
+        lexical, indexed = evaluate(dirs, args.shown), evaluate(dirs, args.shown, index=True)
+        both = {"lexical": lexical, "index": indexed}
+        print(json.dumps(both, indent=1, ensure_ascii=False) if args.json else render_compare(lexical, indexed))
+        return 0
+    result = evaluate(dirs, args.shown, args.index)
     print(json.dumps(result, indent=1, ensure_ascii=False) if args.json else render(result))
     return 0
 

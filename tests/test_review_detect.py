@@ -257,3 +257,58 @@ def test_a_note_s_only_statement_gets_its_window_vector_and_cosines_are_set_agai
     assert 0.7 < baseline(alike) <= 0.95  # a model that puts every sentence close: that closeness is the zero
     eye = list(np.eye(40, dtype=np.float32))
     assert baseline(eye) == 0.0 and baseline(eye[:3]) == 0.0
+
+
+def _line_vectors(statements: list, cosines: dict[tuple[str, str], float]):  # type: ignore[no-untyped-def]
+    """Real :class:`LineVectors` over hand-made unit vectors: the first text of each pair at e0, the second at
+    the given cosine from it (base 0: the rescaled cosine is the cosine)."""
+    import numpy as np
+
+    from engine.review.vectors import LineVectors
+
+    keyed = {}
+    for i, ((first, second), cos) in enumerate(cosines.items()):
+        a = np.zeros(2 * len(cosines), dtype=np.float32)
+        a[2 * i] = 1.0
+        b = np.zeros_like(a)
+        b[2 * i], b[2 * i + 1] = cos, (1 - cos * cos) ** 0.5
+        for s in statements:
+            if s.clean == first:
+                keyed[s.key] = a
+            elif s.clean == second:
+                keyed[s.key] = b
+    return LineVectors(keyed, 0.0)
+
+
+def test_a_same_script_paraphrase_sharing_few_words_is_a_duplicate_only_when_its_vectors_read_nearly_the_same(
+        tmp_path: Path) -> None:
+    """SPEC: a duplicate is the same fact said twice, in any words. Two Chinese lines that share only the person
+    and one word ("李梅不吃香菜" / "李梅一点香菜都不碰") score far below the lexical threshold; with line vectors that
+    read nearly the same they are a duplicate of their own evidence group (unmeasured: shown with --all only).
+    The vectors never pair lines sharing no content word, nor lift a pair only somewhat alike."""
+    from engine.review.detect import PARAPHRASE, PARAPHRASE_SIMILARITY, Comparer, build_findings
+    from engine.review.precision import confident
+
+    memory = "# MEMORY.md\n\n- 李梅不吃香菜。\n- 王伟每周六去爬山。\n"
+    note = "# 2026-02-17\n\n- 李梅一点香菜都不碰。\n- 李梅喜欢跑步。\n"
+    statements = parse_statements("MEMORY.md", memory) + parse_statements("memory/2026-02-17.md", note)
+    by_text = {s.clean: s for s in statements}
+    review = load_config(workspace=tmp_path, home=tmp_path / "home", config_path=tmp_path / "none.toml").review
+    pair = (by_text["李梅不吃香菜。"], by_text["李梅一点香菜都不碰。"])
+    unrelated = (by_text["王伟每周六去爬山。"], by_text["李梅喜欢跑步。"])
+
+    assert Comparer(statements, review).compare(*pair) is None  # lexically: too few shared words
+    for cos, expected in ((0.94, True), (PARAPHRASE_SIMILARITY - 0.05, False)):
+        vectors = _line_vectors(statements, {("李梅不吃香菜。", "李梅一点香菜都不碰。"): cos,
+                                             ("王伟每周六去爬山。", "李梅喜欢跑步。"): 0.97})
+        comparer = Comparer(statements, review, vectors)
+        got = comparer.compare(*pair)
+        assert (got is not None and got.kind == "duplicate" and got.evidence == PARAPHRASE) is expected, cos
+        assert comparer.compare(*unrelated) is None  # no shared content word: never a pair on vectors alone
+        if expected:
+            assert got is not None
+            found = build_findings(statements, comparer, [got], {}, [])
+            dups = [f for f in found if f.kind == "duplicate"]
+            assert len(dups) == 1 and dups[0].evidence == "duplicate:curated:paraphrase"
+            assert not dups[0].deletable  # the copy says more ("一点…都不碰"): merge, not delete
+            assert not confident(dups[0].score)  # its precision is not measured yet: --all only

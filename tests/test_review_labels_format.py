@@ -195,7 +195,8 @@ def test_eval_runs_the_review_and_answers_in_its_json_shape() -> None:
                            "--json"], capture_output=True, text=True, cwd=str(REPO), check=False, timeout=600)
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout)
-    assert set(result) == {"sets", "total", "now"}
+    assert set(result) == {"sets", "total", "now", "index"}
+    assert result["index"] is False  # lexical unless --index: no index built, no model loaded
     (s,) = result["sets"]
     assert s["set"] == "english" and s["count"] > 0 and s["per_1k_of"] in ("statements", "lines")
     assert set(s["traps"]) == {"total", "touched", "lines"} and s["traps"]["total"] == 18
