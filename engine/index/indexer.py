@@ -404,9 +404,11 @@ def embed_pending(
     # A derived plan has no head phase: a chunk's windows are made of its lines.
     split = line_vectors and not bounded and plan not in DERIVED_PLANS
     head = min(total, queries.pending_head_count(conn)) if split else 0
-    # The lines to come: a stopped run's windowed chunks, then the head's (known exactly once the head is in).
-    lined = [len(text) for _, text in queries.head_without_lines(conn)] + [len(text) for _, text in pending[:head]]
-    meter = _Meter(progress, pending, head, lined if split else [], 2 if plan == "windows+lines" else 1)
+    # The lines to come: a stopped run's windowed chunks, then the head's (known exactly once the head is in). Only
+    # a full run with a progress reader needs them: a search's bounded run has no line phase and shows no bar.
+    lined = ([len(text) for _, text in queries.head_without_lines(conn)] + [len(text) for _, text in pending[:head]]
+             if split and progress is not None else [])
+    meter = _Meter(progress, pending, head, lined, 2 if plan == "windows+lines" else 1)
     meter.chunks(0, 0)
     if head:
         _embed_groups(store, embedder, report, meter.head if progress else None, cancel, pending[:head],

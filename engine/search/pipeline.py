@@ -579,7 +579,8 @@ def keyword_evidence(settings: SearchConfig, req: SearchRequest, leg: Legs, rows
         return {}
     share = 1.0
     terms = req.query.terms
-    matched = [rows[k].text.lower() for k in leg.keyword if k in rows]
+    # the keyword candidates' text, lowered, only for the modes that look for the terms in it (every query)
+    matched = [rows[k].text.lower() for k in leg.keyword if k in rows] if mode in ("terms", "best") else []
     if mode in ("terms", "best") and terms and matched:
         probes = {t: t if t in req.query.bigrams else stem(t) for t in terms}
         if mode == "terms":
