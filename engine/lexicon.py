@@ -65,3 +65,11 @@ CJK_RE = re.compile(f"[{CJK_CHARS}]")
 
 CJK_RUN_RE = re.compile(f"[{CJK_CHARS}]+")
 """A run of CJK characters (the FTS transform splits each run into bigrams)."""
+
+SERBIAN_CYRILLIC = {
+    **dict(zip("абвгдђежзијклмнопрстћуфхцчшАБВГДЂЕЖЗИЈКЛМНОПРСТЋУФХЦЧШ",
+               "abvgdđežzijklmnoprstćufhcčšABVGDĐEŽZIJKLMNOPRSTĆUFHCČŠ", strict=True)),
+    "љ": "lj", "њ": "nj", "џ": "dž", "Љ": "Lj", "Њ": "Nj", "Џ": "Dž",
+}
+"""Serbian Cyrillic letter → its Latin spelling (one language in two scripts: "Драган" is "Dragan"); the review
+transliterates with it, the date reader folds it further to ASCII."""

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
 
-from engine.lexicon import CJK_CHARS, CJK_RE, REVIEW_STOP_WORDS
+from engine.lexicon import CJK_CHARS, CJK_RE, REVIEW_STOP_WORDS, SERBIAN_CYRILLIC
 
 STOPWORDS = REVIEW_STOP_WORDS  # the one list of English function words, plus the review's extras
 
@@ -101,13 +101,8 @@ def cited_refs(refs: frozenset[str]) -> frozenset[str]:
     return frozenset(r for r in refs if not _HASH_REF.fullmatch(r))
 
 
-_CYRILLIC = dict(zip(
-    "абвгдђежзијклмнопрстћуфхцчшАБВГДЂЕЖЗИЈКЛМНОПРСТЋУФХЦЧШ",
-    "abvgdđežzijklmnoprstćufhcčšABVGDĐEŽZIJKLMNOPRSTĆUFHCČŠ", strict=True))
-_CYRILLIC.update({"љ": "lj", "њ": "nj", "џ": "dž", "Љ": "Lj", "Њ": "Nj", "Џ": "Dž"})
-_CYRILLIC_TABLE = str.maketrans(_CYRILLIC)
+_CYRILLIC_TABLE = str.maketrans(SERBIAN_CYRILLIC)
 _HAS_CYRILLIC = re.compile("[\u0400-\u04ff]")
-_HAS_CJK = re.compile(f"[{CJK_CHARS}]")
 _CJK_FULL_DATE = re.compile(r"((?:19|20)\d{2})\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]")
 _CJK_DATE = re.compile(r"(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]")
 _CJK_WEEKDAY = re.compile(r"(?:星期|礼拜|周)([一二三四五六日天])")
@@ -126,7 +121,7 @@ def normalize_script(text: str) -> str:
     characters around them."""
     if _HAS_CYRILLIC.search(text):
         text = text.translate(_CYRILLIC_TABLE)
-    if _HAS_CJK.search(text):
+    if CJK_RE.search(text):
         text = _CJK_FULL_DATE.sub(lambda m: f" {m.group(1)}-{int(m.group(2)):02d}-{int(m.group(3)):02d} ", text)
         text = _CJK_DATE.sub(lambda m: f" {int(m.group(2))} {_ENGLISH_MONTHS[int(m.group(1)) - 1]} "
                              if 1 <= int(m.group(1)) <= 12 else m.group(0), text)

@@ -10,6 +10,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import date, timedelta
 
+from engine.lexicon import SERBIAN_CYRILLIC
+
 Day = tuple[int | None, int, int]
 """A named calendar day: ``(year or None when the query gave none, month, day)``."""
 Month = tuple[int, int]
@@ -229,9 +231,8 @@ def _shift_month(year: int, month: int, by: int) -> tuple[int, int]:
 # Folding: the rules below read a lowercased copy of the query in Latin letters without diacritics (Serbian
 # Cyrillic transliterated, č/ć → c, š → s, ž → z, đ → dj, full-width digits as ASCII), and map what they find
 # back to the query's own characters, so "јуче", "juče" and "juce" are one rule.
-_CYRILLIC = dict(zip("абвгдђежзијклљмнњопрстћуфхцчџш",
-                     ["a", "b", "v", "g", "d", "dj", "e", "z", "z", "i", "j", "k", "l", "lj", "m", "n", "nj",
-                      "o", "p", "r", "s", "t", "c", "u", "f", "h", "c", "c", "dz", "s"], strict=True))
+_CYRILLIC = {cyr: "".join(c for c in unicodedata.normalize("NFKD", lat.replace("đ", "dj")) if not unicodedata.combining(c))
+             for cyr, lat in SERBIAN_CYRILLIC.items() if cyr.islower()}
 
 
 def _fold(text: str) -> tuple[str, list[int]]:
