@@ -325,3 +325,12 @@ def test_no_tui_module_imports_one_that_imports_it_back() -> None:
     cycles = [(a, b) for i, a in enumerate(modules) for b in modules[i + 1:]
               if graph.chain_exists(a, b) and graph.chain_exists(b, a)]
     assert not cycles, cycles
+
+
+def test_a_match_far_along_a_line_is_brought_into_view() -> None:
+    line = "- Stefan owns HERON-151 end to end, his first feature lead. Mara is reviewer and backup."
+    at = line.index("backup")
+    shown = render_hit(_hit(line, ((at, at + 6),))).plain.split("\n")[1]
+    assert "…" in shown and shown.index("backup") < 50  # the list cuts rows at ~80 cells: "backup" was past it
+    near = "- backup at the start stays as it is"
+    assert render_hit(_hit(near, ((2, 8),))).plain.split("\n")[1].endswith(near)

@@ -102,6 +102,20 @@ def score_parts(hit: Hit) -> Content:
     return Content.assemble(*parts, "  ", (detail, "$text-muted"))
 
 
+MATCH_VIEW = 48
+"""A line's first match starting past this column is brought into view: the line is shown from a little before it,
+after "…" (the list cuts a row at its right edge, so "reviewer and back…" hid the "backup" the line was shown for)."""
+
+
+def _match_in_view(text: str, spans: tuple[tuple[int, int], ...]) -> tuple[str, tuple[tuple[int, int], ...]]:
+    if not spans or spans[0][0] <= MATCH_VIEW:
+        return text, spans
+    cut = spans[0][0] - MATCH_VIEW // 2
+    space = text.rfind(" ", 0, cut + 1)
+    cut = space + 1 if space > cut - 12 else cut  # start at a word where one is near
+    return "…" + text[cut:], tuple((s - cut + 1, e - cut + 1) for s, e in spans if e > cut)
+
+
 def render_hit(hit: Hit) -> Content:
     """A result as Content: header (path, range, scores) then highlighted snippet lines, always 1 + SNIPPET_LINES rows.
 
@@ -120,12 +134,13 @@ def render_hit(hit: Hit) -> Content:
     lines = snippet_lines(hit)
     width = max((len(str(line.number)) for line in lines if line.number is not None), default=0)
     for line in lines:
-        body = Content(line.text)
-        for start, end in line.spans:
+        text, spans = _match_in_view(line.text, line.spans)
+        body = Content(text)
+        for start, end in spans:
             body = body.stylize(MATCH_STYLE, start, end)
         glyphs = _shown()[1]
-        if not glyphs.isdisjoint(line.text):
-            for at, char in enumerate(line.text):
+        if not glyphs.isdisjoint(text):
+            for at, char in enumerate(text):
                 if char in glyphs:
                     body = body.stylize(SEPARATOR_STYLE, at, at + 1)
         gutter = f"{line.number:>{width}} │ " if line.number is not None else "│ "
