@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import os
 import selectors
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import pytest
 
 from engine.config import Config, load_config
+from engine.embed.choice import HashingEmbedder
 
 
 def hash_config(workspace: Path, **overrides: object) -> Config:
@@ -17,6 +18,29 @@ def hash_config(workspace: Path, **overrides: object) -> Config:
     data: dict[str, object] = {"embedding": {"provider": "hash"}}
     data.update(overrides)
     return load_config(workspace=workspace, overrides=data)
+
+
+class CountingHash(HashingEmbedder):
+    """The hashing embedder, remembering every text it was given."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[str] = []
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        self.seen.extend(texts)
+        return super().embed_documents(texts)
+
+
+def review_config(tmp_path: Path, memory: str, notes: Mapping[str, str]) -> Config:
+    """A workspace of ``MEMORY.md`` and ``notes`` (relative path → text) under ``tmp_path``, and its config with no
+    config file (for the review's tests)."""
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "MEMORY.md").write_text(memory, encoding="utf-8")
+    for rel, text in notes.items():
+        (ws / rel).write_text(text, encoding="utf-8")
+    return load_config(workspace=ws, home=tmp_path / "home", config_path=tmp_path / "none.toml")
 
 
 PR_CAPBSET_DROP, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH = 24, 1, 2  # <linux/prctl.h>, <linux/capability.h>

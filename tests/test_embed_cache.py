@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 
 from engine.api import MemoryEngine, SyncProgress
 from engine.embed.batching import QueryCache, length_batches, normalize_query, padding_ratio
-from engine.embed.choice import HashingEmbedder
 from engine.index.embed_plan import LinePolicy, pick_lines
-from tests.helpers import hash_config
+from tests.helpers import CountingHash, hash_config
 
 
 def _fake_vec(text: str) -> list[float]:
@@ -88,17 +86,6 @@ def test_e5_query_cache_skips_the_model_for_a_repeated_query() -> None:
     other = emb.embed_query("who owns the backup job")
     assert other != first and emb.query_cache.misses == 2
 
-
-class CountingHash(HashingEmbedder):
-    """The hashing embedder, remembering every text it was given."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.seen: list[str] = []
-
-    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
-        self.seen.extend(texts)
-        return super().embed_documents(texts)
 
 
 def _repeating_workspace(root: Path) -> Path:

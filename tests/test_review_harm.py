@@ -6,22 +6,16 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
-from engine.config import load_config
 from engine.review.model import Finding
 from engine.review.precision import precision
 from engine.review.run import run_review
 from engine.review.statements import FRAGMENT, LABEL, OWN, STEP, metadata_line, parse_statements
 from engine.review.text import takes_effect, value_units
+from tests.helpers import review_config
 
 
 def _review(tmp_path: Path, memory: str, notes: dict[str, str]) -> list[Finding]:
-    ws = tmp_path / "ws"
-    (ws / "memory").mkdir(parents=True)
-    (ws / "MEMORY.md").write_text(memory, encoding="utf-8")
-    for rel, text in notes.items():
-        (ws / rel).write_text(text, encoding="utf-8")
-    cfg = load_config(workspace=ws, home=tmp_path / "home", config_path=tmp_path / "none.toml")
-    return run_review(cfg, show_all=True, full=True).findings
+    return run_review(review_config(tmp_path, memory, notes), show_all=True, full=True).findings
 
 
 def _cited(findings: list[Finding], kind: str | None = None) -> set[str]:

@@ -14,6 +14,7 @@ from engine.review.precision import CONFIDENT, UNMEASURED, precision, write_tabl
 from engine.review.run import run_review
 from engine.review.statements import ASSISTANT, INJECTED, LABEL, OPTION, OWN, QUOTE, parse_statements
 from engine.review.text import features, same_dates
+from tests.helpers import review_config
 
 
 def test_hashes_ids_paths_and_list_numbers_are_no_values() -> None:
@@ -79,12 +80,7 @@ NOTES = {
 
 
 def test_no_harmful_suggestion_on_real_shaped_notes(tmp_path: Path) -> None:
-    ws = tmp_path / "ws"
-    (ws / "memory").mkdir(parents=True)
-    (ws / "MEMORY.md").write_text(MEMORY, encoding="utf-8")
-    for rel, text in NOTES.items():
-        (ws / rel).write_text(text, encoding="utf-8")
-    cfg = load_config(workspace=ws, home=tmp_path / "home", config_path=tmp_path / "none.toml")
+    cfg = review_config(tmp_path, MEMORY, NOTES)
     report = run_review(cfg, show_all=True)
     cited = [{i.citation for i in f.items} for f in report.findings]
     # The meeting in the same city never supersedes the time-zone line; two deploys of different commits are no

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engine.config import load_config
 from engine.review.model import Finding
 from engine.review.run import run_review
 from engine.review.statements import OPTION, OWN, parse_statements
 from engine.review.text import features, value_units
+from tests.helpers import review_config
 
 MEMORY = """# MEMORY.md
 
@@ -52,13 +52,7 @@ NOTES = {
 
 
 def _review(tmp_path: Path, notes: dict[str, str] = NOTES, memory: str = MEMORY) -> list[Finding]:
-    ws = tmp_path / "ws"
-    (ws / "memory").mkdir(parents=True)
-    (ws / "MEMORY.md").write_text(memory, encoding="utf-8")
-    for rel, text in notes.items():
-        (ws / rel).write_text(text, encoding="utf-8")
-    cfg = load_config(workspace=ws, home=tmp_path / "home", config_path=tmp_path / "none.toml")
-    return list(run_review(cfg, show_all=True).findings)
+    return list(run_review(review_config(tmp_path, memory, notes), show_all=True).findings)
 
 
 def _with(findings: list[Finding], kind: str, *cites: str) -> list[Finding]:

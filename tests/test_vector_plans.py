@@ -15,7 +15,7 @@ from engine.errors import ConfigError
 from engine.index.embed_plan import LinePolicy, mean_vector
 from engine.index.indexer import plan_group
 from engine.index.store import deserialize_vector
-from tests.helpers import hash_config
+from tests.helpers import CountingHash, hash_config
 
 CHUNK = ("# Backups\n\n- the nightly backup job rotates the logs on nas-2 first\n"
          "- restores are tested every friday by priya\n- ok\n- offsite copies go to the cold storage bucket weekly")
@@ -84,15 +84,6 @@ def test_the_shipped_null_direction_of_the_default_model() -> None:
     assert known_null_direction("multilingual-e5-small", 768) is None
     assert known_null_direction("hashing-v1", 256) is None
 
-
-class CountingHash(HashingEmbedder):
-    def __init__(self) -> None:
-        super().__init__()
-        self.seen: list[str] = []
-
-    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
-        self.seen.extend(texts)
-        return super().embed_documents(texts)
 
 
 def _workspace(root: Path) -> Path:
