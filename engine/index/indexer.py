@@ -36,7 +36,8 @@ from engine.index.store import Store, deserialize_vector, serialize_vector
 from engine.textio import MAX_FILE_BYTES, make_private_dir, read_text_file
 from engine.workspace import MemoryFile, is_curated, require_workspace
 
-CHUNKER_VERSION = 5  # 4: OpenClaw's recall comments blanked out of chunk text; curated importance. 5: NFC text
+CHUNKER_VERSION = 6  # 4: OpenClaw's recall comments blanked out of chunk text; curated importance. 5: NFC text.
+# 6: a transcript chunk's FTS row without the User:/Assistant: labels
 EMBED_SLICE = 256  # texts per embedder call inside a group
 EMBED_GROUP = 8
 """Chunks per committed group: progress moves every few chunks, and a stopped run (Ctrl-C, a closed TUI, a search's
@@ -224,7 +225,7 @@ def write_document(store: Store, config: Config, file: MemoryFile, doc: Document
         for chunk in chunks:
             start, end, line_map = _remap(chunk, doc.line_map)
             queries.insert_chunk(conn, file.rel, file.source, start, end, content_hash(chunk.text), chunk.text,
-                                 line_map, fts_text(chunk.text), now, chunk.importance)
+                                 line_map, fts_text(chunk.text, file.source), now, chunk.importance)
         queries.put_file(conn, file.rel, file.source, digest, file.mtime_ns, file.size, len(chunks),
                          doc.decode_errors, now)
     return len(chunks)
