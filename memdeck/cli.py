@@ -452,6 +452,8 @@ def search(obj: _Ctx, query: str | None, query_opt: str | None, as_json: bool, m
     text = query_opt if query_opt is not None else query
     if text is None:
         _fail("missing search query: give it as an argument or with --query", as_json, EXIT_USAGE)
+    if not text.strip():  # as memory_search refuses it: an empty query embeds to noise and "finds" anything
+        _fail("empty search query: give some words to search for", as_json, EXIT_USAGE)
     with obj.engine(as_json) as eng:
         try:
             resp = eng.search(text, mode=mode, max_results=max_results, min_score=min_score, corpus=corpus)
