@@ -260,6 +260,8 @@ def index(obj: _Ctx, force: bool, as_json: bool) -> None:
     with obj.engine(as_json) as eng:
         started = time.monotonic()
         watch = IndexWatch()
+        if not as_json:
+            _say_if_waiting(eng.config.index_path)
         try:
             with watch.first_sigint_cancels():
                 if as_json:
@@ -288,6 +290,17 @@ def index(obj: _Ctx, force: bool, as_json: bool) -> None:
         say_lines((f"warning: {issue}" for issue in report.issues), err=True)
     say(f"Indexed {plural(files, 'file')} · {plural(report.chunks_total, 'chunk')} "
         f"({report.embedded} embedded, {report.from_cache} from cache) in {elapsed:.1f} s")
+
+
+def _say_if_waiting(index_path: Path) -> None:
+    """Before a wait on the writer lock, say whose it is (a TUI or another `memdeck index` embedding): the wait used
+    to be 30 s of nothing, then "try again shortly"."""
+    from engine.index.indexer import lock_holder
+
+    pid = lock_holder(index_path)
+    if pid is not None:
+        who = f" (pid {pid})" if pid else ""
+        say(f"waiting for another memdeck process{who}: it is writing this index (up to 30 s)", err=True)
 
 
 def not_embedded_note(chunks: int, seconds: float | None) -> str:

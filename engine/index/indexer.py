@@ -109,6 +109,36 @@ def identity_for(config: Config, choice: ProviderChoice, embedder: Embedder | No
     }
 
 
+def _lock_pid(fd: int) -> int | None:
+    """The pid the lock's holder wrote into the lock file (None if unreadable)."""
+    try:
+        raw = os.pread(fd, 32, 0)
+        return int(raw.decode("ascii").strip()) if raw.strip() else None
+    except (OSError, ValueError):
+        return None
+
+
+def lock_holder(index_path: Path) -> int | None:
+    """Whether another process holds the index's writer lock right now: its pid (0 if it wrote none), else None.
+
+    A probe, for saying why a command is about to wait: it takes a shared lock and lets go at once, so it never
+    holds a writer up."""
+    lock_path = index_path.with_name(index_path.name + ".lock")
+    try:
+        fd = os.open(lock_path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return _lock_pid(fd) or 0
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
+
+
 @contextlib.contextmanager
 def writer_lock(index_path: Path, wait: float = 30.0) -> Iterator[None]:
     """One writer per index across processes (``flock``: a dead holder releases it automatically).
@@ -127,7 +157,10 @@ def writer_lock(index_path: Path, wait: float = 30.0) -> Iterator[None]:
                 break
             except BlockingIOError:
                 if time.monotonic() >= deadline:
-                    raise IndexBusy(f"another memdeck process is writing {index_path}; try again shortly") from None
+                    pid = _lock_pid(fd)
+                    who = f" (pid {pid})" if pid else ""
+                    raise IndexBusy(f"another memdeck process{who} is writing {index_path}; try again when it is "
+                                    "done") from None
                 time.sleep(0.05)
         os.ftruncate(fd, 0)
         os.write(fd, str(os.getpid()).encode())
