@@ -420,6 +420,14 @@ class ProgressLines:
         self._write(f"… {label}: {p.done}/{p.total}{share}")
 
 
+def progress_rate(p: SyncProgress, spent: float) -> str:
+    """The bar's rate: files a second, or characters embedded a second. None before half a second: a phase with
+    nothing to do read "121/121 121000000.0/s"."""
+    if spent < 0.5:
+        return ""
+    return f"{p.done / spent:.1f}/s" if not p.work_total else f"{p.work_done / spent / 1000:.1f}k chars/s"
+
+
 def _index_with_progress(eng: Any, force: bool, watch: IndexWatch) -> Any:
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
@@ -441,8 +449,7 @@ def _index_with_progress(eng: Any, force: bool, watch: IndexWatch) -> Any:
             if p.phase not in tasks:
                 tasks[p.phase] = bar.add_task(label, total=total, rate="", count=count)
                 starts[p.phase] = time.monotonic()
-            spent = max(1e-6, time.monotonic() - starts[p.phase])
-            rate = f"{p.done / spent:.1f}/s" if not p.work_total else f"{p.work_done / spent / 1000:.1f}k chars/s"
+            rate = progress_rate(p, time.monotonic() - starts[p.phase])
             bar.update(tasks[p.phase], completed=done, total=total, rate=rate, count=count)
 
         return eng.sync(force=force, progress=watch.then(on_progress), cancel=watch.cancel)
