@@ -303,10 +303,14 @@ def _say_if_waiting(index_path: Path) -> None:
         say(f"waiting for another memdeck process{who}: it is writing this index (up to 30 s)", err=True)
 
 
-def not_embedded_note(chunks: int, seconds: float | None) -> str:
-    """``56 chunks not embedded yet — `memdeck index` embeds them, ≈ 39 s`: why a search was keyword-only in part."""
+def not_embedded_note(chunks: int, seconds: float | None, writer: int | None = None) -> str:
+    """``56 chunks not embedded yet — `memdeck index` embeds them, ≈ 39 s``: why a search was keyword-only in part.
+    ``writer``: the pid of another memdeck process writing the index right now (0: unknown pid), which is then
+    what embeds them (the note told the user to start the `memdeck index` already running in another terminal)."""
     eta = f", ≈ {duration(seconds)}" if seconds is not None else ""
-    return f"{plural(chunks, 'chunk', grouped=True)} not embedded yet — `memdeck index` embeds them{eta}"
+    who = ("`memdeck index` embeds them" if writer is None else
+           f"another memdeck process{f' (pid {writer})' if writer else ''} is embedding them")
+    return f"{plural(chunks, 'chunk', grouped=True)} not embedded yet — {who}{eta}"
 
 
 def duration(seconds: float) -> str:
@@ -485,7 +489,10 @@ def search(obj: _Ctx, query: str | None, query_opt: str | None, as_json: bool, m
     if resp.warnings:
         say_lines((f"note: {warning}" for warning in resp.warnings), err=True)
     if resp.not_embedded:
-        say(f"note: {not_embedded_note(resp.not_embedded, resp.embed_seconds)}", err=True)
+        from engine.index.indexer import lock_holder
+
+        writer = lock_holder(eng.config.index_path)
+        say(f"note: {not_embedded_note(resp.not_embedded, resp.embed_seconds, writer)}", err=True)
     # How the query's dates were read ("yesterday → Wed 21 Oct 2026"), so a wrong reading is seen at once.
     if resp.dates:
         say_lines(f"{span.phrase} → {span.label}" for span in resp.dates)

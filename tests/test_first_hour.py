@@ -217,6 +217,8 @@ def test_the_note_reads_as_the_issue_asks() -> None:
     assert not_embedded_note(56, 39.2) == "56 chunks not embedded yet — `memdeck index` embeds them, ≈ 39 s"
     assert not_embedded_note(1554, 240.0) == "1,554 chunks not embedded yet — `memdeck index` embeds them, ≈ 4 min"
     assert not_embedded_note(1, None) == "1 chunk not embedded yet — `memdeck index` embeds them"
+    assert (not_embedded_note(888, 1140.0, 4242)  # a `memdeck index` in another terminal is at it already
+            == "888 chunks not embedded yet — another memdeck process (pid 4242) is embedding them, ≈ 19 min")
     assert (duration(0.2), duration(89), duration(3900)) == ("1 s", "89 s", "1 h 5 min")
 
 
