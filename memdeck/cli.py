@@ -260,6 +260,8 @@ def index(obj: _Ctx, force: bool, as_json: bool) -> None:
     with obj.engine(as_json) as eng:
         started = time.monotonic()
         watch = IndexWatch()
+        if not as_json:
+            _say_if_waiting(eng.config.index_path)
         try:
             with watch.first_sigint_cancels():
                 if as_json:
@@ -290,10 +292,25 @@ def index(obj: _Ctx, force: bool, as_json: bool) -> None:
         f"({report.embedded} embedded, {report.from_cache} from cache) in {elapsed:.1f} s")
 
 
-def not_embedded_note(chunks: int, seconds: float | None) -> str:
-    """``56 chunks not embedded yet — `memdeck index` embeds them, ≈ 39 s`: why a search was keyword-only in part."""
+def _say_if_waiting(index_path: Path) -> None:
+    """Before a wait on the writer lock, say whose it is (a TUI or another `memdeck index` embedding): the wait used
+    to be 30 s of nothing, then "try again shortly"."""
+    from engine.index.indexer import lock_holder
+
+    pid = lock_holder(index_path)
+    if pid is not None:
+        who = f" (pid {pid})" if pid else ""
+        say(f"waiting for another memdeck process{who}: it is writing this index (up to 30 s)", err=True)
+
+
+def not_embedded_note(chunks: int, seconds: float | None, writer: int | None = None) -> str:
+    """``56 chunks not embedded yet — `memdeck index` embeds them, ≈ 39 s``: why a search was keyword-only in part.
+    ``writer``: the pid of another memdeck process writing the index right now (0: unknown pid), which is then
+    what embeds them (the note told the user to start the `memdeck index` already running in another terminal)."""
     eta = f", ≈ {duration(seconds)}" if seconds is not None else ""
-    return f"{plural(chunks, 'chunk', grouped=True)} not embedded yet — `memdeck index` embeds them{eta}"
+    who = ("`memdeck index` embeds them" if writer is None else
+           f"another memdeck process{f' (pid {writer})' if writer else ''} is embedding them")
+    return f"{plural(chunks, 'chunk', grouped=True)} not embedded yet — {who}{eta}"
 
 
 def duration(seconds: float) -> str:
@@ -407,6 +424,14 @@ class ProgressLines:
         self._write(f"… {label}: {p.done}/{p.total}{share}")
 
 
+def progress_rate(p: SyncProgress, spent: float) -> str:
+    """The bar's rate: files a second, or characters embedded a second. None before half a second: a phase with
+    nothing to do read "121/121 121000000.0/s"."""
+    if spent < 0.5:
+        return ""
+    return f"{p.done / spent:.1f}/s" if not p.work_total else f"{p.work_done / spent / 1000:.1f}k chars/s"
+
+
 def _index_with_progress(eng: Any, force: bool, watch: IndexWatch) -> Any:
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
@@ -428,8 +453,7 @@ def _index_with_progress(eng: Any, force: bool, watch: IndexWatch) -> Any:
             if p.phase not in tasks:
                 tasks[p.phase] = bar.add_task(label, total=total, rate="", count=count)
                 starts[p.phase] = time.monotonic()
-            spent = max(1e-6, time.monotonic() - starts[p.phase])
-            rate = f"{p.done / spent:.1f}/s" if not p.work_total else f"{p.work_done / spent / 1000:.1f}k chars/s"
+            rate = progress_rate(p, time.monotonic() - starts[p.phase])
             bar.update(tasks[p.phase], completed=done, total=total, rate=rate, count=count)
 
         return eng.sync(force=force, progress=watch.then(on_progress), cancel=watch.cancel)
@@ -452,6 +476,8 @@ def search(obj: _Ctx, query: str | None, query_opt: str | None, as_json: bool, m
     text = query_opt if query_opt is not None else query
     if text is None:
         _fail("missing search query: give it as an argument or with --query", as_json, EXIT_USAGE)
+    if not text.strip():  # as memory_search refuses it: an empty query embeds to noise and "finds" anything
+        _fail("empty search query: give some words to search for", as_json, EXIT_USAGE)
     with obj.engine(as_json) as eng:
         try:
             resp = eng.search(text, mode=mode, max_results=max_results, min_score=min_score, corpus=corpus)
@@ -463,7 +489,10 @@ def search(obj: _Ctx, query: str | None, query_opt: str | None, as_json: bool, m
     if resp.warnings:
         say_lines((f"note: {warning}" for warning in resp.warnings), err=True)
     if resp.not_embedded:
-        say(f"note: {not_embedded_note(resp.not_embedded, resp.embed_seconds)}", err=True)
+        from engine.index.indexer import lock_holder
+
+        writer = lock_holder(eng.config.index_path)
+        say(f"note: {not_embedded_note(resp.not_embedded, resp.embed_seconds, writer)}", err=True)
     # How the query's dates were read ("yesterday → Wed 21 Oct 2026"), so a wrong reading is seen at once.
     if resp.dates:
         say_lines(f"{span.phrase} → {span.label}" for span in resp.dates)

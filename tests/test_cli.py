@@ -79,6 +79,15 @@ def test_search_missing_query_is_usage_error(run) -> None:  # type: ignore[no-un
     assert code == 2 and "missing search query" in err
 
 
+@pytest.mark.parametrize("query", ["", "   ", "\t\n"])
+def test_search_blank_query_is_usage_error_as_in_mcp(run, query: str) -> None:  # type: ignore[no-untyped-def]
+    """A blank query used to run: its embedding is noise, and hybrid 'found' the release checklist at 0.23."""
+    code, out, err = run("search", query)
+    assert code == 2 and "empty search query" in err and not out
+    code, out, _ = run("search", "--json", "--query", query)
+    assert code == 2 and json.loads(out)["ok"] is False
+
+
 def test_get_and_refusal(run) -> None:  # type: ignore[no-untyped-def]
     code, out, _ = run("get", "memory/2026-10-23.md", "--from", "14", "--lines", "1", "--json")
     assert code == 0 and "violin" in json.loads(out)["text"]

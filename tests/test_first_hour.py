@@ -217,6 +217,8 @@ def test_the_note_reads_as_the_issue_asks() -> None:
     assert not_embedded_note(56, 39.2) == "56 chunks not embedded yet — `memdeck index` embeds them, ≈ 39 s"
     assert not_embedded_note(1554, 240.0) == "1,554 chunks not embedded yet — `memdeck index` embeds them, ≈ 4 min"
     assert not_embedded_note(1, None) == "1 chunk not embedded yet — `memdeck index` embeds them"
+    assert (not_embedded_note(888, 1140.0, 4242)  # a `memdeck index` in another terminal is at it already
+            == "888 chunks not embedded yet — another memdeck process (pid 4242) is embedding them, ≈ 19 min")
     assert (duration(0.2), duration(89), duration(3900)) == ("1 s", "89 s", "1 h 5 min")
 
 
@@ -270,3 +272,41 @@ def test_index_progress_counts_the_index_chunks_and_the_work_moves_through_the_l
     assert embed[-1].done == chunks and embed[-1].work_done == embed[-1].work_total
     held = [(a, b) for a, b in pairwise(embed) if a.done == b.done and b.work_done > a.work_done]
     assert held  # the line phase: the work moved while the chunk count held
+
+
+def test_the_work_moves_inside_a_group_in_slices_of_about_a_second(demo_workspace: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    # The bar moved once per group of 8 chunks (every ~8 s at 1.2k chars/s on 2 loaded cores: rate and ETA froze);
+    # paced slices report the group's share as it goes. TARGET 0 makes every slice one text: no clock involved.
+    from engine.index.indexer import _Pace
+
+    monkeypatch.setattr(_Pace, "TARGET", 0.0)
+    events: list[SyncProgress] = []
+    with MemoryEngine(_config(demo_workspace)) as eng:
+        eng.sync(progress=events.append)
+    embed = [p for p in events if p.phase == "embed"]
+    assert all(a.work_done <= b.work_done and a.done <= b.done for a, b in pairwise(embed))
+    assert embed[-1].work_done == embed[-1].work_total
+    inside = [b for a, b in pairwise(embed) if a.done == b.done and b.work_done > a.work_done]
+    groups = len({p.done for p in embed})
+    assert len(inside) > 3 * groups  # many moves per group, in the window phases as in the line phase
+
+
+def test_a_paced_slice_holds_about_a_second_of_text() -> None:
+    from engine.index.indexer import EMBED_SLICE, _Pace
+
+    items = [(str(i), "x" * 100) for i in range(400)]
+    pace = _Pace(True)
+    assert pace.end(items, 0) == _Pace.FIRST // 100  # before any speed is known
+    pace.took(items[:20], 4.0)  # 2,000 characters in 4 s: 500 a second
+    assert pace.end(items, 20) == 25
+    assert _Pace(True).end([("a", "y" * 50_000)], 0) == 1  # a text longer than the budget still goes
+    assert _Pace(False).end(items, 0) == EMBED_SLICE  # no progress reader: the old slices
+
+
+def test_the_bar_shows_no_rate_for_a_phase_that_took_no_time() -> None:
+    from memdeck.cli import progress_rate
+
+    assert progress_rate(SyncProgress("files", 121, 121, None), 1e-6) == ""  # was "121000000.0/s"
+    assert progress_rate(SyncProgress("files", 121, 121, None), 2.0) == "60.5/s"
+    assert progress_rate(SyncProgress("embed", 8, 912, None, 3_000, 900_000), 2.0) == "1.5k chars/s"

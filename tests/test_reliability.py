@@ -266,6 +266,28 @@ def test_search_while_another_process_writes_warns_instead_of_waiting(ws: Path) 
             eng.sync(wait=0.1)
 
 
+def test_a_busy_index_names_its_writer(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`memdeck index` while a TUI embeds used to wait 30 s saying nothing, then "try again shortly". It says whose
+    the lock is before it waits, and the refusal names the pid (the probe never takes the lock from a writer)."""
+    from engine.index.indexer import lock_holder
+    from memdeck.cli import _say_if_waiting
+
+    index = tmp_path / "home" / "index" / "x.sqlite"
+    assert lock_holder(index) is None  # no lock file yet
+    with writer_lock(index, wait=0.0):
+        assert lock_holder(index) == os.getpid()
+        _say_if_waiting(index)
+        assert f"waiting for another memdeck process (pid {os.getpid()})" in capsys.readouterr().err
+        busy = rf"another memdeck process \(pid {os.getpid()}\) is writing .*when it is"
+        with pytest.raises(IndexBusy, match=busy), writer_lock(index, wait=0.0):
+            pass
+    assert lock_holder(index) is None
+    _say_if_waiting(index)
+    assert capsys.readouterr().err == ""
+    with writer_lock(index, wait=0.0):  # the probe left it free
+        pass
+
+
 def test_lock_of_a_killed_holder_is_released(tmp_path: Path) -> None:
     index = tmp_path / "home" / "index" / "x.sqlite"
     # The holder says "locked" once it has the lock, then holds it until its stdin closes: no clock involved.

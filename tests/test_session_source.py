@@ -75,3 +75,25 @@ def test_grown_transcript_is_reindexed(demo_workspace: Path) -> None:
         hit = eng.search("quokka mascot", mode="keyword").results[0]
         last = len(path.read_text().strip().split("\n"))
         assert hit.path.startswith("sessions/") and hit.end_line == last
+
+
+def test_speaker_labels_are_shown_but_never_matched(demo_workspace: Path) -> None:
+    """Every transcript line starts ``User: ``/``Assistant: ``; a query with "user" in it (an agent's usual
+    "what did the user …") matched every transcript chunk on that label alone, first at 1.00. The labels stay in
+    the chunk (snippets show who spoke) and leave its FTS row, also when a repair re-adds that row."""
+    from engine.health.repairs import repair_rows
+
+    with _engine(demo_workspace) as eng:
+        eng.sync()
+        for query in ("user", "assistant", "what did the user approve"):
+            assert not [h for h in eng.search(query, mode="keyword").results if h.source == "sessions"], query
+        hit = next(h for h in eng.search("Sova backup job SD card", mode="keyword").results if h.source == "sessions")
+        assert "User: " in hit.snippet
+        conn = eng.store.conn
+        with eng.store.transaction() as tx:
+            tx.execute("DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE source = 'sessions')")
+        assert any("FTS rows re-added" in action for action in repair_rows(eng.store))
+        rows = conn.execute("SELECT f.text FROM chunks_fts f JOIN chunks c ON c.id = f.rowid"
+                            " WHERE c.source = 'sessions'").fetchall()
+        assert rows and not any(r[0].startswith(("User: ", "Assistant: ")) or "\nUser: " in r[0] for r in rows)
+        assert not [h for h in eng.search("user", mode="keyword").results if h.source == "sessions"]

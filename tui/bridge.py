@@ -254,6 +254,8 @@ class Bridge:
         self._flags = _Flags()
         self._open_lock = threading.Lock()
         self._files_lock = threading.Lock()
+        self.lock_wait = 10.0
+        """Seconds a sync waits for another process's writer lock before it reports the index busy."""
 
     # -- the engine ---------------------------------------------------------------------------
     def open(self) -> None:
@@ -355,7 +357,7 @@ class Bridge:
         engine = self.engine
         if embed is None:
             embed = self.model_loaded
-        return engine.sync(force=force, progress=progress, cancel=cancel, embed=embed, wait=10.0)
+        return engine.sync(force=force, progress=progress, cancel=cancel, embed=embed, wait=self.lock_wait)
 
     def pending_embeddings(self) -> int:
         """Chunks that have no vector yet (0 when vectors are unavailable)."""

@@ -90,7 +90,7 @@ COMMANDS: tuple[Command, ...] = (
             priority=True, show=False),
     Command("open_session", "Open session", title="Open session", help="Pick an agent session transcript to read"),
     Command("flush", "Flush", title="Flush session",
-            help="Draft memories from the open session, review, append to today's note"),
+            help="Draft memories from the open session, review, append them to the daily note of the day they were said"),
     Command("session_note", "Session note", title="Write session note",
             help="Write memory/YYYY-MM-DD-HHMM.md (an LLM's slug when configured) from the open session"),
     Command("change_theme", "Theme", title="Switch theme", help="Pick a theme (the choice is remembered)",

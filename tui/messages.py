@@ -79,13 +79,16 @@ class IndexProgressed(Message):
 
 
 class IndexFinished(Message):
-    """An index sync ended (finished, cancelled or failed)."""
+    """An index sync ended (finished, cancelled or failed). ``busy``: it did not start because another memdeck
+    process holds the index's writer lock (a ``memdeck index`` in a terminal): not a failure, the other one is
+    doing the work."""
 
-    def __init__(self, summary: str, cancelled: bool = False, error: str | None = None) -> None:
+    def __init__(self, summary: str, cancelled: bool = False, error: str | None = None, busy: bool = False) -> None:
         super().__init__()
         self.summary = summary
         self.cancelled = cancelled
         self.error = error
+        self.busy = busy
 
 
 class ModelLoaded(Message):

@@ -101,8 +101,8 @@ def repair_rows(store: Store) -> list[str]:
         queries.delete_windows(tx, requeue)
         for chunk_id in requeue:
             add("chunks queued to embed again", queries.mark_unembedded(tx, chunk_id))
-        for chunk_id, text in queries.chunks_without_fts(tx):
-            queries.insert_fts(tx, chunk_id, fts_text(text))
+        for chunk_id, text, source in queries.chunks_without_fts(tx):
+            queries.insert_fts(tx, chunk_id, fts_text(text, source))
             add("FTS rows re-added", 1)
         if queries.fts_check_or_rebuild(tx):
             counts["FTS index rebuilt"] = 1

@@ -36,7 +36,8 @@ from engine.index.store import Store, deserialize_vector, serialize_vector
 from engine.textio import MAX_FILE_BYTES, make_private_dir, read_text_file
 from engine.workspace import MemoryFile, is_curated, require_workspace
 
-CHUNKER_VERSION = 5  # 4: OpenClaw's recall comments blanked out of chunk text; curated importance. 5: NFC text
+CHUNKER_VERSION = 6  # 4: OpenClaw's recall comments blanked out of chunk text; curated importance. 5: NFC text.
+# 6: a transcript chunk's FTS row without the User:/Assistant: labels
 EMBED_SLICE = 256  # texts per embedder call inside a group
 EMBED_GROUP = 8
 """Chunks per committed group: progress moves every few chunks, and a stopped run (Ctrl-C, a closed TUI, a search's
@@ -108,6 +109,36 @@ def identity_for(config: Config, choice: ProviderChoice, embedder: Embedder | No
     }
 
 
+def _lock_pid(fd: int) -> int | None:
+    """The pid the lock's holder wrote into the lock file (None if unreadable)."""
+    try:
+        raw = os.pread(fd, 32, 0)
+        return int(raw.decode("ascii").strip()) if raw.strip() else None
+    except (OSError, ValueError):
+        return None
+
+
+def lock_holder(index_path: Path) -> int | None:
+    """Whether another process holds the index's writer lock right now: its pid (0 if it wrote none), else None.
+
+    A probe, for saying why a command is about to wait: it takes a shared lock and lets go at once, so it never
+    holds a writer up."""
+    lock_path = index_path.with_name(index_path.name + ".lock")
+    try:
+        fd = os.open(lock_path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return _lock_pid(fd) or 0
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
+
+
 @contextlib.contextmanager
 def writer_lock(index_path: Path, wait: float = 30.0) -> Iterator[None]:
     """One writer per index across processes (``flock``: a dead holder releases it automatically).
@@ -126,7 +157,10 @@ def writer_lock(index_path: Path, wait: float = 30.0) -> Iterator[None]:
                 break
             except BlockingIOError:
                 if time.monotonic() >= deadline:
-                    raise IndexBusy(f"another memdeck process is writing {index_path}; try again shortly") from None
+                    pid = _lock_pid(fd)
+                    who = f" (pid {pid})" if pid else ""
+                    raise IndexBusy(f"another memdeck process{who} is writing {index_path}; try again when it is "
+                                    "done") from None
                 time.sleep(0.05)
         os.ftruncate(fd, 0)
         os.write(fd, str(os.getpid()).encode())
@@ -224,7 +258,7 @@ def write_document(store: Store, config: Config, file: MemoryFile, doc: Document
         for chunk in chunks:
             start, end, line_map = _remap(chunk, doc.line_map)
             queries.insert_chunk(conn, file.rel, file.source, start, end, content_hash(chunk.text), chunk.text,
-                                 line_map, fts_text(chunk.text), now, chunk.importance)
+                                 line_map, fts_text(chunk.text, file.source), now, chunk.importance)
         queries.put_file(conn, file.rel, file.source, digest, file.mtime_ns, file.size, len(chunks),
                          doc.decode_errors, now)
     return len(chunks)
@@ -464,12 +498,48 @@ def plan_group(chunks: Sequence[tuple[int, str]], count_tokens: Callable[[Sequen
     return GroupPlan(texts, windows, lines)
 
 
-def _embed_groups(store: Store, embedder: Embedder, report: SyncReport, progress: ProgressFn | None,
+class _Pace:
+    """Slices of texts sized to about :attr:`TARGET` seconds of embedding at the speed measured so far in this run,
+    so a progress bar moves at least about once a second (a fixed 256-text slice moved it every 8 s at 1.2k
+    chars/s on 2 loaded cores). Only a run with a progress reader is paced: the engine batches by itself
+    underneath (32 texts a pass), and 48 windows in slices of 4, 8, 16 or 48 took the same time within noise."""
+
+    TARGET = 1.0
+    FIRST = 2_000  # characters of the first slice, before any speed is known
+
+    def __init__(self, paced: bool) -> None:
+        self.paced = paced
+        self.chars = 0
+        self.seconds = 0.0
+
+    def end(self, items: Sequence[tuple[str, str]], at: int) -> int:
+        """Where the slice that starts at ``at`` ends."""
+        if not self.paced:
+            return min(len(items), at + EMBED_SLICE)
+        budget = self.chars / self.seconds * self.TARGET if self.seconds > 0 and self.chars else self.FIRST
+        stop, used = at, 0
+        while stop < len(items) and stop - at < EMBED_SLICE and (stop == at or used + len(items[stop][1]) <= budget):
+            used += len(items[stop][1])
+            stop += 1
+        return stop
+
+    def took(self, batch: Sequence[tuple[str, str]], seconds: float) -> None:
+        self.chars += sum(len(t) for _, t in batch)
+        self.seconds += seconds
+
+
+GroupProgress = Callable[[int, float], None]
+"""Progress inside an embedding phase: (chunks committed, where the work is, in chunks: the committed ones plus the
+share of the group being embedded)."""
+
+
+def _embed_groups(store: Store, embedder: Embedder, report: SyncReport, progress: GroupProgress | None,
                   cancel: threading.Event | None, pending: list[tuple[int, str]], fingerprint: str, max_tokens: int,
                   plan: str, deadline: float | None, step: int, policy: LinePolicy, power: float = 0.5) -> None:
     conn = store.conn
     total = len(pending)
     done = 0
+    pace = _Pace(progress is not None)
     null = known_null_direction(embedder.model_id, embedder.dims) if power < 1.0 else None
     for start in range(0, total, step):
         if cancel is not None and cancel.is_set():
@@ -490,19 +560,23 @@ def _embed_groups(store: Store, embedder: Embedder, report: SyncReport, progress
             began = time.monotonic()
             # Similar lengths batch together: less padding, faster encode. Slices keep progress and cancel live.
             items = sorted(missing.items(), key=lambda kv: len(kv[1]))
-            for at in range(0, len(items), EMBED_SLICE):
+            at = 0
+            while at < len(items):
                 if at and cancel is not None and cancel.is_set():
                     report.cancelled = True
                     return
-                batch = items[at : at + EMBED_SLICE]
+                batch = items[at : pace.end(items, at)]
+                slice_began = time.monotonic()
                 vectors = embedder.embed_documents([t for _, t in batch])
+                pace.took(batch, time.monotonic() - slice_began)
                 done_now = {h: serialize_vector(v) for (h, _), v in zip(batch, vectors, strict=True)}
                 fresh.update(done_now)
                 # Cached at once: a run stopped mid-group (Ctrl-C, a closed TUI) resumes from here next time.
                 with store.transaction() as tx:
                     queries.cache_put(tx, embedder.provider, embedder.model_id, fingerprint, embedder.dims, done_now)
-                if progress is not None and at + EMBED_SLICE < len(items):
-                    progress(SyncProgress("embed", done + len(group) * (at + len(batch)) // len(items), total, None))
+                at += len(batch)
+                if progress is not None and at < len(items):
+                    progress(done, done + len(group) * at / len(items))
             report.embed_seconds += time.monotonic() - began
             report.embed_chars += group_chars
         have = {**cached, **fresh}
@@ -529,7 +603,7 @@ def _embed_groups(store: Store, embedder: Embedder, report: SyncReport, progress
         report.from_cache += sum(1 for h in texts if h in cached)
         done += len(group)
         if progress is not None:
-            progress(SyncProgress("embed", done, total, None))
+            progress(done, float(done))
 
 
 class _Meter:
@@ -557,28 +631,38 @@ class _Meter:
         if self.progress is not None:
             self.progress(SyncProgress("embed", done, self.total, path, min(work, self.work_total), self.work_total))
 
-    def head(self, p: SyncProgress) -> None:
-        """A progress event of the head's windows (``p.done`` of the head's chunks)."""
-        self.chunks(p.done, self.prefix[min(p.done, self.head_chunks)], p.path)
+    @staticmethod
+    def _at(prefix: list[int], pos: float) -> float:
+        """A prefix sum read at a fractional position (the group being embedded counts by its share)."""
+        whole = max(0, min(int(pos), len(prefix) - 1))
+        if whole + 1 >= len(prefix):
+            return prefix[whole]
+        return prefix[whole] + (pos - whole) * (prefix[whole + 1] - prefix[whole])
 
-    def lines(self, done: int) -> None:
-        """``done`` chunks of the head have their line vectors now (no new chunk is counted)."""
-        self.chunks(self.head_chunks, self.head_work + self.lined[min(done, len(self.lined) - 1)])
+    def head(self, done: int, pos: float) -> None:
+        """A progress event of the head's windows (``done`` of the head's chunks, the work at ``pos``)."""
+        self.chunks(done, round(self._at(self.prefix, min(pos, self.head_chunks))))
 
-    def rest(self, p: SyncProgress) -> None:
-        """A progress event of the rest (``p.done`` of the chunks after the head)."""
-        at = min(self.head_chunks + p.done, self.total)
-        work = self.head_work + self.lined[-1] + self.per_chunk * (self.prefix[at] - self.head_work)
-        self.chunks(at, work, p.path)
+    def lines(self, pos: float) -> None:
+        """The head's line vectors are in up to ``pos`` of its chunks (no new chunk is counted)."""
+        self.chunks(self.head_chunks, round(self.head_work + self._at(self.lined, pos)))
+
+    def rest(self, done: int, pos: float) -> None:
+        """A progress event of the rest (``done`` of the chunks after the head, the work at ``pos``)."""
+        at = min(self.head_chunks + done, self.total)
+        work = self.head_work + self.lined[-1] + self.per_chunk * (
+            self._at(self.prefix, min(self.head_chunks + pos, self.total)) - self.head_work)
+        self.chunks(at, round(work))
 
 
 def _embed_lines(store: Store, embedder: Embedder, report: SyncReport, cancel: threading.Event | None,
-                 fingerprint: str, chunks: list[tuple[int, str]], beat: Callable[[int], None] | None,
+                 fingerprint: str, chunks: list[tuple[int, str]], beat: Callable[[float], None] | None,
                  policy: LinePolicy) -> None:
     """Add the line vectors of embedded chunks that have none (their windows went first), group by group, from the
     cache where it has them; ``beat`` is called after each group with the chunks done so far (progress has no new
     chunk to count, only work)."""
     conn = store.conn
+    pace = _Pace(beat is not None)
     for start in range(0, len(chunks), EMBED_GROUP):
         if cancel is not None and cancel.is_set():
             report.cancelled = True
@@ -593,17 +677,23 @@ def _embed_lines(store: Store, embedder: Embedder, report: SyncReport, cancel: t
         cached = queries.cache_get(conn, embedder.provider, embedder.model_id, fingerprint, sorted(texts))
         missing = sorted(((h, t) for h, t in texts.items() if h not in cached), key=lambda kv: len(kv[1]))
         began = time.monotonic()
-        for at in range(0, len(missing), EMBED_SLICE):
+        at = 0
+        while at < len(missing):
             if at and cancel is not None and cancel.is_set():
                 report.cancelled = True
                 return
-            batch = missing[at : at + EMBED_SLICE]
+            batch = missing[at : pace.end(missing, at)]
+            slice_began = time.monotonic()
             done_now = {h: serialize_vector(v)
                         for (h, _), v in zip(batch, embedder.embed_documents([t for _, t in batch]), strict=True)}
+            pace.took(batch, time.monotonic() - slice_began)
             cached.update(done_now)
             with store.transaction() as tx:
                 queries.cache_put(tx, embedder.provider, embedder.model_id, fingerprint, embedder.dims, done_now)
             report.embedded += len(done_now)
+            at += len(batch)
+            if beat is not None and at < len(missing):
+                beat(start + min(EMBED_GROUP, len(chunks) - start) * at / len(missing))
         report.embed_seconds += time.monotonic() - began if missing else 0.0
         report.from_cache += len(texts) - len(missing)
         with store.transaction() as tx:

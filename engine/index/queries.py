@@ -222,10 +222,10 @@ def embedded_without_windows(conn: Conn) -> set[int]:
     return _ids(conn, "SELECT id FROM chunks WHERE embedded = 1 AND id NOT IN (SELECT chunk_id FROM windows)")
 
 
-def chunks_without_fts(conn: Conn) -> list[tuple[int, str]]:
-    """(id, text) of chunks that lost their FTS row."""
-    return [(int(r[0]), str(r[1])) for r in
-            conn.execute("SELECT id, text FROM chunks WHERE id NOT IN (SELECT rowid FROM chunks_fts)")]
+def chunks_without_fts(conn: Conn) -> list[tuple[int, str, str]]:
+    """(id, text, source) of chunks that lost their FTS row."""
+    return [(int(r[0]), str(r[1]), str(r[2])) for r in
+            conn.execute("SELECT id, text, source FROM chunks WHERE id NOT IN (SELECT rowid FROM chunks_fts)")]
 
 
 _DATED = "memory/[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*"

@@ -350,6 +350,41 @@ async def test_flush_appends_the_reviewed_draft(config: Config) -> None:
     assert "9b2d4e71-5c3a-4f88-b6e0-7a1c2d3e4f51" in (config.home / "flush-state.json").read_text(encoding="utf-8")
 
 
+async def test_flush_escape_closes_at_once_and_an_edited_draft_is_kept_until_discarded() -> None:
+    """The editor (tab indents) took the first escape to move focus: it took two to close. An edited draft is
+    not lost on a reflex: escape asks first, and "Keep editing" leaves it as it was."""
+    from textual.app import App
+
+    from tui.screens.dialogs import ChoiceScreen
+    from tui.screens.flush import FlushScreen
+    from tui.widgets.markdown_area import MarkdownArea
+
+    closed: list[str | None] = []
+    app: App[None] = App()  # the dialog alone: the workbench behind it plays no part
+    async with app.run_test(size=(120, 36)) as pilot:
+        block = "## 19:55 — Memory flush from session 9b2d4e71\n\n- Remind me tomorrow at 08:30\n"
+        app.push_screen(FlushScreen("Flush", "1 candidate", block), closed.append)
+        await wait_until(pilot, lambda: isinstance(app.screen, FlushScreen), "the flush review")
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: closed == [None], "one escape to close")
+        flush = FlushScreen("Flush", "1 candidate", block)
+        app.push_screen(flush, closed.append)
+        await wait_until(pilot, lambda: app.screen is flush, "the flush review")
+        await pilot.press(*"my edit")
+        edited = flush.query_one(MarkdownArea).text
+        assert edited != block
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: isinstance(app.screen, ChoiceScreen), "the discard question")
+        await pilot.press("escape")  # = Keep editing
+        await wait_until(pilot, lambda: app.screen is flush, "the draft again")
+        assert flush.query_one(MarkdownArea).text == edited and closed == [None]
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: isinstance(app.screen, ChoiceScreen), "the discard question")
+        await pilot.click("#choice-discard")
+        await wait_until(pilot, lambda: len(closed) == 2, "discarded")
+        assert closed == [None, None] and not isinstance(app.screen, (FlushScreen, ChoiceScreen))
+
+
 async def test_status_shows_vector_unavailable_without_a_provider(demo_workspace: Path) -> None:
     app = make_app(tui_config(demo_workspace, provider="none"))
     async with app.run_test(size=(120, 36)) as pilot:

@@ -7,6 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from textual.app import App, ComposeResult
+from textual.widgets import ProgressBar
 
 from engine.api import MemoryEngine, Status, SyncProgress
 from engine.index.indexer import EMBED_GROUP
@@ -101,9 +102,16 @@ async def test_the_status_pane_says_vectors_done_of_all_while_embedding_never_re
         await pilot.pause()
         assert f"vectors {2 * EMBED_GROUP}/{chunks}" in str(engine_line.render())
         assert "vector: ready" not in str(engine_line.render())
-        pane.show_progress("embed", EMBED_GROUP, status.pending_embeddings, None)  # the run goes on
+        pane.show_progress("embed", 0, status.pending_embeddings, None, (0, 1000))  # a run resumes
+        await pilot.pause()
+        bar = pane.query_one("#progress-bar", ProgressBar)
+        # on the label's scale: 16 of 98 are in, so the bar starts at 16%, not at 0% beside "16/98"
+        assert bar.percentage is not None and abs(bar.percentage - 2 * EMBED_GROUP / chunks) < 0.01
+        pane.show_progress("embed", EMBED_GROUP, status.pending_embeddings, None, (500, 1000))  # the run goes on
         await pilot.pause()
         assert f"vectors {3 * EMBED_GROUP}/{chunks}" in str(engine_line.render())
+        half = (2 * EMBED_GROUP + status.pending_embeddings / 2) / chunks
+        assert bar.percentage is not None and abs(bar.percentage - half) < 0.01
         pane.show_progress("embed", status.pending_embeddings, status.pending_embeddings, None)
         pane.hide_progress()
         pane.show_status(replace(status, pending_embeddings=0, vector_state="ready",

@@ -25,7 +25,8 @@ class FlushScreen(ModalScreen[str | None]):
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "cancel", "Cancel"),
+        # priority: the editor (tab indents) takes a plain escape to move focus, so the first escape did nothing
+        Binding("escape", "cancel", "Cancel", priority=True),
         Binding("ctrl+s", "append", "Append", priority=True),
     ]
 
@@ -82,4 +83,16 @@ class FlushScreen(ModalScreen[str | None]):
 
     @on(Button.Pressed, "#flush-cancel")
     def action_cancel(self) -> None:
-        self.dismiss(None)
+        """Close without appending; an edited draft is discarded only when the user says so."""
+        if self.unsaved_draft() is None:
+            self.dismiss(None)
+            return
+        from tui.screens.dialogs import ChoiceScreen
+
+        def decided(choice: str | None) -> None:
+            if choice == "discard":
+                self.dismiss(None)
+
+        self.app.push_screen(ChoiceScreen(
+            "Discard the edited draft?", "Nothing is appended; your edits to the draft are lost.",
+            [("discard", "Discard", "error"), ("cancel", "Keep editing", "primary")]), decided)

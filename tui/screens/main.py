@@ -46,6 +46,7 @@ from tui.widgets.memory_tree import MemoryTree, SessionRef
 from tui.widgets.search_pane import ModeSwitch, SearchPane
 
 if TYPE_CHECKING:
+    from textual.timer import Timer
     from textual.widget import Widget
 
     from engine.api import Hit, Note
@@ -92,6 +93,8 @@ class MainScreen(FileActions, SessionActions, Copying, Watching, Recovery, Scree
         self._search_mode = search_mode
         self._persist = save_setting
         self._model_started = False
+        self._follow: Timer | None = None  # while another process writes the index: follows its progress
+        self._follow_ticks = 0
         self.watch_stop = asyncio.Event()
         self._panes: dict[str, AwaitMount] = {}
 
@@ -287,6 +290,11 @@ class MainScreen(FileActions, SessionActions, Copying, Watching, Recovery, Scree
 
     def on_index_finished(self, message: IndexFinished) -> None:
         user_cancelled, restarted = self.sync.finished()
+        if message.busy:
+            self._follow_other_writer()
+        elif self._follow is not None:  # this process writes the index again: the other one is done
+            self._follow.stop()
+            self._follow = None
         if message.error:
             self.notify(f"Indexing failed: {message.error}", severity="error")
         elif message.cancelled and user_cancelled:
@@ -301,8 +309,32 @@ class MainScreen(FileActions, SessionActions, Copying, Watching, Recovery, Scree
         if self.auto_load_model and not self._model_started and self.bridge.needs_model:
             self._model_started = True
             self.load_model_worker()
-        elif self.bridge.model_loaded and not message.cancelled and not message.error and self.bridge.is_open:
+        elif (self.bridge.model_loaded and not message.cancelled and not message.error and not message.busy
+              and self.bridge.is_open):
             self.embed_pending()
+
+    FOLLOW_SECONDS = 2.0
+    """While another memdeck process (``memdeck index`` in a terminal) holds the index's writer lock, the status
+    pane re-reads the index this often (its ``vectors 1,152/2,706`` moves with the other process's work)."""
+    RETRY_EVERY = 10
+    """… and every this many re-reads, this window asks for its own sync again: it runs once the other process is
+    done or was stopped (a Ctrl-C'd ``memdeck index``), and embeds what that one left."""
+
+    def _follow_other_writer(self) -> None:
+        """Another memdeck process writes the index: say so once (it is not a failure), then follow it."""
+        if self._follow is not None:
+            return
+        self.notify("Another memdeck process is indexing this workspace; the status below follows it, and search "
+                    "uses what is indexed so far", title="Index busy")
+        self._follow_ticks = 0
+        self._follow = self.set_interval(self.FOLLOW_SECONDS, self.follow_tick)
+
+    def follow_tick(self) -> None:
+        """One re-read of the index while another process writes it (and, every :attr:`RETRY_EVERY`, a sync)."""
+        self._follow_ticks += 1
+        self.refresh_status()
+        if self._follow_ticks % self.RETRY_EVERY == 0 and not self.sync.running:
+            self.sync.request(embed=True if self.bridge.model_loaded else None)
 
     @work(group="embed-check")
     async def embed_pending(self) -> None:

@@ -89,9 +89,15 @@ class SyncQueue:
                 host.post_message(IndexProgressed(getattr(p, "phase", "files"), done, total, getattr(p, "path", None),
                                                   work))
 
+        from engine.errors import IndexBusy
+
         try:
             report = self._bridge.sync(progress, cancel, force, embed)
-        except Exception as exc:  # IndexBusy, OSError, SQLite errors: report them, keep the app alive
+        except IndexBusy as exc:
+            busy = "another memdeck process" in str(exc)  # not this process's own search embedding
+            host.post_message(IndexFinished("", error=None if busy else f"{type(exc).__name__}: {exc}", busy=busy))
+            return
+        except Exception as exc:  # OSError, SQLite errors: report them, keep the app alive
             host.post_message(IndexFinished("", error=f"{type(exc).__name__}: {exc}"))
             return
         from engine.api import plural  # loaded by now: the sync ran on it

@@ -190,8 +190,11 @@ class IndexStatus(Vertical):
             self.show_status(self.status, *self._shown)
         label.update(Content(f"{text} {shown_done:,}/{shown_total:,} "))
         if phase == "embed" and work_total:
-            # the bar follows the work (it moves while the head's line vectors go in and no chunk is counted)
-            bar.update(total=max(1, work_total), progress=work_done)
+            # The bar follows the work (it moves while the head's line vectors go in and no chunk is counted), on
+            # the label's scale: a run that resumes at 377 of 1,329 chunks starts at 28%, not "377/1,329 … 1%".
+            before = shown_total - total  # chunks embedded before this run
+            share = (before + total * min(work_done, work_total) / work_total) / max(1, shown_total)
+            bar.update(total=1000, progress=round(1000 * share))
         else:
             bar.update(total=max(1, shown_total), progress=shown_done)
 
