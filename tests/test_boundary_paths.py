@@ -142,6 +142,9 @@ def test_session_lookups_by_id_or_citation_never_read_the_working_folder(layout:
     for source in (FolderSource(layout.sessions), MemoryFiles(layout.config()).sessions):
         with pytest.raises(SessionReadError):
             source.find(typed)
+    for blank in ("", "   "):  # a prefix of every id: refused, never "matches N sessions"
+        with pytest.raises(SessionReadError, match="no session named"):
+            source.find(blank)
 
 
 def test_an_id_and_a_citation_find_the_session_and_a_typed_file_path_only_with_files(layout: Layout) -> None:

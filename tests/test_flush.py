@@ -606,6 +606,8 @@ def test_resolve_session(ctx: SessionsContext, query: str, expected: str) -> Non
     ("query", "message"),
     [
         ("0b9d", "matches 2 sessions"),
+        ("", "no session named"),  # a prefix of every id: refused, never "matches 4 sessions"
+        ("  ", "no session named"),
         ("ffff", "no session matching"),
         ("/no/such.jsonl", "name a session by its id"),  # a path is no id: never looked up on the disk
     ],

@@ -37,6 +37,7 @@ from engine.sessions.sources import (
     _TITLE_SCAN_ROWS,
     _USAGE_SCAN_ROWS,
     BUSY_TIMEOUT_ENV,
+    EMPTY_SESSION,
     KIND_AGENT_DB,
     FolderSource,
     SessionFile,
@@ -251,6 +252,8 @@ class AgentDbSource:
         Raises:
             SessionLookupError: nothing or more than one session matches, or the text is no citation or id.
         """
+        if not session.strip():
+            raise SessionLookupError(EMPTY_SESSION)
         text = _without_anchor(session.strip())  # a search hit's citation, pasted back, names its session
         cited = _citation_name(text)  # strict: a malformed sessions/… path is refused here
         if cited is not None and text.count("/") == 2 and text.split("/")[1] != self.agent:

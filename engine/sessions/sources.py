@@ -532,6 +532,8 @@ def find_transcript(sessions_dir: Path, session: str, *, files: bool = False) ->
     """
     folder = Path(sessions_dir)
     text = session.strip()
+    if not text:
+        raise SessionLookupError(EMPTY_SESSION)
     if any(ord(ch) < 32 or ord(ch) == 127 for ch in text):
         raise SessionLookupError(f"no session {text!r}: control characters are refused")
     text = _without_anchor(text)  # a search hit's citation, pasted back, names its session
@@ -579,6 +581,10 @@ def find_transcript(sessions_dir: Path, session: str, *, files: bool = False) ->
         raise SessionLookupError(f"no session matching {session!r} in {folder} (memdeck sessions lists them)")
     shown = ", ".join(ids[:5]) + (" …" if len(ids) > 5 else "")
     raise SessionLookupError(f"{session!r} matches {len(ids)} sessions: {shown}; type more of the id")
+
+
+EMPTY_SESSION = "no session named: give a session id, an id prefix or its citation (memdeck sessions lists them)"
+"""The refusal of a blank session name (a prefix of every id, it would "match" them all)."""
 
 
 def read_flush_state(state_path: Path | None) -> dict[str, datetime]:
