@@ -101,6 +101,9 @@ class SearchHeuristics:
             mixed-script dated eval 44 → 35.)
         evidence_full: under ``"terms"`` / ``"best"``, the share of the query's terms from which the keyword
             leg weighs in full (``min(1, share / evidence_full)``; 1: in proportion to the share).
+        vector_lead: under ``pool = "slot"`` / ``"raw-slot"`` in a calibrated hybrid search, the margin of the
+            vector leg's best candidate over its second (both probabilities) from which that favourite holds the
+            1st place instead of ``vector_slot`` (0: off; ``engine.search.pipeline.vector_slot``).
     """
 
     date_boosts: bool = True
@@ -118,6 +121,7 @@ class SearchHeuristics:
     slot_by_score: bool = False
     keyword_evidence: str = "script"
     evidence_full: float = 1.0
+    vector_lead: float = 0.0
 
 
 INTERNAL = {"internal": True}
