@@ -79,7 +79,8 @@ def main(argv: list[str] | None = None) -> int:
             vorder = sorted(vec, key=lambda k: (-vec[k], k))
             margin = vec[vorder[0]] - vec[vorder[1]] if len(vorder) > 1 else 0.0
 
-            def held(key: int) -> tuple[list[str], float]:
+            def held(key: int, rows: Any = rows, terms: list[str] = terms, weights: Any = weights,
+                     total: float = total) -> tuple[list[str], float]:
                 text = rows[key].text.lower()
                 found = [t for t in terms if stem(t) in text]
                 return found, sum(weights[t] for t in found) / total
