@@ -660,9 +660,9 @@ def pool(settings: SearchConfig, req: SearchRequest, fused: list[Fused], leg: Le
     least the ``heuristics.vector_slot``-th place (moved up from below it, keeping its score:
     :func:`vector_slot`), so a fact the vector leg is surest of is in the top results however many notes share
     the query's words, while the places above it stay the fused score's; ``"raw-slot"``: the raw pool, with
-    that slot. Either way
-    ``min_score`` then judges the shown score
-    (:func:`to_hits`), so no hit below it is returned.
+    that slot. In a calibrated hybrid search a favourite that leads the vector leg's next candidate by
+    ``heuristics.vector_lead`` holds the 1st place instead of the slot. Either way ``min_score`` then judges
+    the shown score (:func:`to_hits`), so no hit below it is returned.
     """
     mode = settings.heuristics.pool
     if mode not in POOLS:
