@@ -531,6 +531,18 @@ GRID: tuple[Variant, ...] = (
             about="a favourite the raw pool left out goes where its shown score puts it, the slot at worst"),
     *(Variant(f"evidence-{m}+slot-by-score", heuristics={"keyword_evidence": m, "slot_by_score": True},
               modes=("hybrid",), about=f"evidence-{m} and slot-by-score") for m in ("script", "best")),
+    # the vector leg's favourite at the 1st place when it leads the vector leg's second by a margin (on the
+    # calibrated scale; heuristics.vector_lead), else at vector_slot as today
+    *(Variant(f"lead-{round(m * 100):02d}", heuristics={"vector_lead": m}, modes=("hybrid",),
+              about=f"the vector leg's favourite holds the 1st place when it leads the next by ≥ {m:g}")
+      for m in (0.05, 0.1, 0.15, 0.2)),
+    Variant("lead-10+slot-by-score", heuristics={"vector_lead": 0.1, "slot_by_score": True}, modes=("hybrid",),
+            about="lead-10 and slot-by-score"),
+    # each chunk's keyword weight by its own IDF-weighted share of the query's terms
+    Variant("evidence-chunk", heuristics={"keyword_evidence": "chunk"}, modes=("hybrid",),
+            about="keyword weight × the chunk's own IDF-weighted share of the query's terms (× script overlap)"),
+    Variant("evidence-chunk-50", heuristics={"keyword_evidence": "chunk", "evidence_full": 0.5}, modes=("hybrid",),
+            about="evidence-chunk, the share counting in full from .5 up"),
     # the query's relative date words as the runner before 2026-12-02 parsed them: always dropped
     Variant("date-words-dropped", heuristics={"date_words_without_notes": False}, modes=("keyword", "hybrid"),
             about="a relative phrase whose days hold no note drops its words all the same"),
@@ -899,23 +911,30 @@ def run_cv(args: argparse.Namespace) -> dict[str, Any]:
             if mode in summary["default"]:
                 verdicts.setdefault(name, {})[mode] = verdict(summary["default"][mode], res, convs)
     chosen: dict[str, Any] = {}
+    order = args.choose.split(",") if args.choose else [v.name for v in choose]
     for mode in modes:
-        candidates = [v.name for v in choose if mode in summary.get(v.name, {})]
+        candidates = sorted((v.name for v in choose if mode in summary.get(v.name, {})),
+                            key=lambda n: order.index(n) if n in order else len(order))
         if not candidates:
             continue
         picks = {}
         held_rows = []
+        inner_scores: dict[str, dict[str, list[float]]] = {}
         for held in convs:
             def train_hit1(name: str, held: str = held, mode: str = mode) -> tuple[float, float]:
                 # hybrid: the inner folds' rows under calibrations that saw neither them nor the outer fold
                 sub = inner[held][name] if mode == "hybrid" and held in inner else \
                     [x for x in rows[name][mode] if x["conv"] != held]
                 return mean([x["hit@1"] for x in sub]), mean([x["mrr@10"] for x in sub])
-            best = max(candidates, key=train_hit1)
+            scores = {name: train_hit1(name) for name in candidates}
+            inner_scores[held] = {name: [round(h, 4), round(m, 4)] for name, (h, m) in scores.items()}
+            best = max(candidates, key=lambda n: scores[n])
+            if args.tie > 0:  # the first in --choose order within `tie` of the best inner hit@1
+                best = next(n for n in candidates if scores[n][0] >= scores[best][0] - args.tie - 1e-12)
             picks[held] = best
             held_rows += [x for x in rows[best][mode] if x["conv"] == held]
         chosen[mode] = {"picks": picks, "among": candidates, "nested": mode == "hybrid" and bool(inner),
-                        **summarize_cv(held_rows, convs)}
+                        "tie": args.tie, "inner": inner_scores, **summarize_cv(held_rows, convs)}
     return {
         "summary": summary, "verdicts": verdicts, "choose_on_four": chosen, "rerank_quick_hit1": quick,
         "min_score_0.35": threshold,
@@ -1035,6 +1054,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--grid", default="all", help="with --cv: comma-separated variant names (default: all)")
     p.add_argument("--choose", default="",
                    help="with --cv: the variants the nested choice picks among (default: every grid variant)")
+    p.add_argument("--tie", type=float, default=0.0,
+                   help="with --cv: variants within this inner hit@1 of the best are tied; the first of them in "
+                        "--choose order is picked (0: the best inner hit@1, MRR breaking ties)")
     p.add_argument("--l2", type=float, default=1.0, help="with --cv: the re-ranker's ridge penalty")
     p.add_argument("--drop-features", default="", help="with --cv: comma-separated re-ranker features left out")
     p.add_argument("--no-l2-table", action="store_true",

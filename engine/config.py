@@ -101,6 +101,15 @@ class SearchHeuristics:
             mixed-script dated eval 44 → 35.)
         evidence_full: under ``"terms"`` / ``"best"``, the share of the query's terms from which the keyword
             leg weighs in full (``min(1, share / evidence_full)``; 1: in proportion to the share).
+        vector_lead: under ``pool = "slot"`` / ``"raw-slot"`` in a calibrated hybrid search, the margin of the
+            vector leg's best candidate over its second (both probabilities) from which that favourite holds the
+            1st place instead of ``vector_slot`` (0: off; ``engine.search.pipeline.vector_slot``). ``.15`` since
+            2026-12-04 (bench/results/2026-12-04-curated-fusion.md): the nested LoCoMo CV's pick in 5 of 5 outer
+            folds among the variants the side evals admitted (.05 / .10 cost XQuAD zh .022 / .012), the same
+            LoCoMo ranking in every fold (nested hit@1 .737 ± .023, MRR .815), curated-fact hybrid top-1 8 → 14 of
+            22 (top-3 18), XQuAD ru .894 → .903, zh .956 → .953, en and cross-lingual unchanged, multilingual
+            18/20 and dates 44/45 unchanged. The score (OpenClaw's 0.7·vector + 0.3·keyword) does not change,
+            only the favourite's place.
     """
 
     date_boosts: bool = True
@@ -118,6 +127,7 @@ class SearchHeuristics:
     slot_by_score: bool = False
     keyword_evidence: str = "script"
     evidence_full: float = 1.0
+    vector_lead: float = 0.15
 
 
 INTERNAL = {"internal": True}

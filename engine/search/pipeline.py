@@ -547,7 +547,7 @@ def fuse(settings: SearchConfig, req: SearchRequest, leg: Legs) -> list[Fused]:
     return fuse_scores(leg.vector, leg.keyword, wv, wt, leg.evidence, leg.unembedded)
 
 
-EVIDENCE = ("off", "script", "terms", "best")
+EVIDENCE = ("off", "script", "terms", "best", "chunk")
 """How a hybrid search weighs its keyword leg (:attr:`engine.config.SearchHeuristics.keyword_evidence`)."""
 
 
@@ -562,9 +562,11 @@ def keyword_evidence(settings: SearchConfig, req: SearchRequest, leg: Legs, rows
     English question over a Chinese note matches nothing but its odd Latin name or number). ``"terms"`` also
     scales it by the share of the query's terms found in any keyword candidate; ``"best"`` by the best
     candidate's IDF-weighted share of the terms (BM25 relative to the best match hides how little that
-    best match holds). Either share counts in full from ``heuristics.evidence_full`` up: ``min(1, share /
-    evidence_full)`` (a Chinese question's bigrams that span two words match no note, so even the right
-    paragraph holds only part of the query).
+    best match holds); ``"chunk"`` each chunk's keyword weight by that chunk's own IDF-weighted share of the
+    terms (a note holding one ordinary word of the question votes with that word's share of the weight, not
+    with the full weight its BM25 relative to the best match gives it). Any share counts in full from
+    ``heuristics.evidence_full`` up: ``min(1, share / evidence_full)`` (a Chinese question's bigrams that span
+    two words match no note, so even the right paragraph holds only part of the query).
 
     A chunk of a dated note the query names (``dated``: "昨天", "last Friday") is read in full whatever its
     script: the leg's date lift reads the note's date, not its words, so a Chinese question about yesterday
@@ -580,7 +582,18 @@ def keyword_evidence(settings: SearchConfig, req: SearchRequest, leg: Legs, rows
     share = 1.0
     terms = req.query.terms
     # the keyword candidates' text, lowered, only for the modes that look for the terms in it (every query)
-    matched = [rows[k].text.lower() for k in leg.keyword if k in rows] if mode in ("terms", "best") else []
+    matched = [rows[k].text.lower() for k in leg.keyword if k in rows] if mode in ("terms", "best", "chunk") else []
+    full = settings.heuristics.evidence_full
+    per_chunk: dict[int, float] = {}
+    if mode == "chunk" and terms and matched:
+        probes = {t: t if t in req.query.bigrams else stem(t) for t in terms}
+        weights = term_weights(matched, terms)
+        total = sum(weights.values()) or 1.0
+        for k in leg.keyword:
+            if k in rows:
+                text = rows[k].text.lower()
+                held = sum(weights[t] for t in bridged(terms, {t for t in terms if probes[t] in text})) / total
+                per_chunk[k] = min(1.0, held / full) if full > 0 else 1.0
     if mode in ("terms", "best") and terms and matched:
         probes = {t: t if t in req.query.bigrams else stem(t) for t in terms}
         if mode == "terms":
@@ -591,12 +604,12 @@ def keyword_evidence(settings: SearchConfig, req: SearchRequest, leg: Legs, rows
             total = sum(weights.values()) or 1.0
             share = max(sum(weights[t] for t in bridged(terms, {t for t in terms if probes[t] in text}))
                         for text in matched) / total
-        full = settings.heuristics.evidence_full
         share = min(1.0, share / full) if full > 0 else 1.0
     scripts = query_scripts(req.query.text)
     keys = set(leg.vector or {}) | set(leg.keyword)
     dated = dated or {}
-    return {k: 1.0 if k in dated else share * (script_overlap(scripts, rows[k].text) if k in rows else 1.0)
+    return {k: 1.0 if k in dated else per_chunk.get(k, share) * (script_overlap(scripts, rows[k].text)
+                                                                  if k in rows else 1.0)
             for k in keys}
 
 
@@ -647,9 +660,9 @@ def pool(settings: SearchConfig, req: SearchRequest, fused: list[Fused], leg: Le
     least the ``heuristics.vector_slot``-th place (moved up from below it, keeping its score:
     :func:`vector_slot`), so a fact the vector leg is surest of is in the top results however many notes share
     the query's words, while the places above it stay the fused score's; ``"raw-slot"``: the raw pool, with
-    that slot. Either way
-    ``min_score`` then judges the shown score
-    (:func:`to_hits`), so no hit below it is returned.
+    that slot. In a calibrated hybrid search a favourite that leads the vector leg's next candidate by
+    ``heuristics.vector_lead`` holds the 1st place instead of the slot. Either way ``min_score`` then judges
+    the shown score (:func:`to_hits`), so no hit below it is returned.
     """
     mode = settings.heuristics.pool
     if mode not in POOLS:
@@ -662,30 +675,41 @@ def pool(settings: SearchConfig, req: SearchRequest, fused: list[Fused], leg: Le
             tops.update(k for k, v in sorted(part.items(), key=lambda kv: (-kv[1], kv[0]))[:want] if v > 0)
         return [f for f in spread if f.key in tops]
     by_score = settings.heuristics.slot_by_score
+    # the lead counts on the calibrated scale only (an uncalibrated model's cosines live in a range nobody fitted)
+    lead = settings.heuristics.vector_lead if leg.calibrated else 0.0
     if mode == "slot":
-        return vector_slot(spread, spread, want, slot, by_score)
+        return vector_slot(spread, spread, want, slot, by_score, lead)
     if mode not in ("raw", "raw-slot") or not leg.calibrated:
-        return vector_slot(spread, spread, want, slot, by_score) if mode == "raw-slot" else spread[:want]
+        return vector_slot(spread, spread, want, slot, by_score, lead) if mode == "raw-slot" else spread[:want]
     raw_v, raw_k = leg.uncalibrated
     raw = weigh(settings, req, fuse(settings, req, replace(leg, vector=raw_v or {}, keyword=raw_k)), rows)
     kept = {f.key for f in [f for f in raw if f.score > 0 and f.key in rows][:want]}
     chosen = [f for f in spread if f.key in kept]
-    return vector_slot(chosen, spread, want, slot, by_score) if mode == "raw-slot" else chosen
+    return vector_slot(chosen, spread, want, slot, by_score, lead) if mode == "raw-slot" else chosen
 
 
-def vector_slot(chosen: list[Fused], candidates: list[Fused], want: int, slot: int, by_score: bool = False
-                ) -> list[Fused]:
+def vector_slot(chosen: list[Fused], candidates: list[Fused], want: int, slot: int, by_score: bool = False,
+                lead: float = 0.0) -> list[Fused]:
     """The top ``want`` of ``chosen`` (best first), with the one of ``candidates`` (``chosen``'s superset)
     that has the best vector part at the ``slot``-th place when ``chosen`` ranks it below that or lacks it.
     A keyword search (no vector part): ``chosen`` as it is.
 
     ``by_score``: a favourite that ``chosen`` lacks (the raw pool left it out) goes where its own score puts
     it among ``chosen`` when that is above the slot — the slot is the place it holds *at least*; without it,
-    a favourite whose shown score is the best of all stood third, below two lower scores."""
+    a favourite whose shown score is the best of all stood third, below two lower scores.
+
+    ``lead`` (> 0): a favourite whose vector part leads the next best vector part among ``candidates`` by at
+    least ``lead`` is one the vector leg is sure of, and it holds the 1st place (its score unchanged): a
+    curated line the vector leg ranks far ahead of everything else is not pushed down by notes that hold the
+    query's words without saying what it asks."""
     scored = [f for f in candidates if f.vector is not None]
     if not scored:
         return chosen[:want]
     best = min(scored, key=lambda f: (-(f.vector or 0.0), f.key))
+    if lead > 0:
+        second = max((f.vector or 0.0 for f in scored if f.key != best.key), default=0.0)
+        if (best.vector or 0.0) - second >= lead:
+            slot = 1
     at = next((i for i, f in enumerate(chosen) if f.key == best.key), None)
     if at is not None and at < slot:
         return chosen[:want]
