@@ -10,10 +10,12 @@ from datetime import date
 from typing import Any
 
 from engine.config import ReviewConfig
+from engine.lexicon import CJK_RE
 from engine.review.model import Finding, ReviewItem
 from engine.review.precision import precision
 from engine.review.statements import CURATED, DAILY, OWN, SESSION, STEP, Statement
 from engine.review.text import (
+    STOPWORDS,
     Features,
     Idf,
     cited_refs,
@@ -115,7 +117,7 @@ PROMOTE_RULES: tuple[tuple[str, str, re.Pattern[str], float], ...] = (
     ("health", "a health fact (allergy, diet, condition)",
      re.compile(r"\b(allerg\w*|vegetarian|vegan|pescatarian|gluten|celiac|coeliac|diabet\w*|"
                 r"asthma\w*|epilep\w*|migraine\w*|doesn't eat|does not eat|don't eat|can't eat|cannot eat|"
-                r"blood type|rsi|repetitive strain|tendinitis|tendonitis|injur(?:y|ies|ed)|chronic|"
+                r"blood type|blood pressure|hypertension|rsi|repetitive strain|tendinitis|tendonitis|injur(?:y|ies|ed)|chronic|"
                 r"physiotherap\w*|medication|intoleran\w*|cholesterol|holesterol\w*|alergi\w*|dijabet\w*)\b"
                 r"|过敏|胆固醇|糖尿病|高血压|哮喘|忌口|素食", re.IGNORECASE), 0.8),
     ("birthday", "a birthday or anniversary",
@@ -142,9 +144,7 @@ PROMOTE_RULES: tuple[tuple[str, str, re.Pattern[str], float], ...] = (
                 r"(?:[\w-]+ ){0,2}(?:manager|lead|engineer|designer|director|head|officer|cto|ceo|owner|"
                 r"coordinator|administrator|analyst)\b", re.IGNORECASE), 0.7),
     ("preference", "a preference",
-     re.compile(r"\b(prefers?|preferred|likes|loves|dislikes|can't stand|favou?rite|rather than|"
-                r"instead of|would rather|is a fan of|enjoys|wants (?:every|all|each|any|no)|"
-                r"želi|voli|omiljen\w*)\b|喜欢|偏好|希望", re.IGNORECASE), 0.7),
+     re.compile(r"\b(favou?rite|rather than|instead of|omiljen\w*)\b|喜欢|偏好|希望", re.IGNORECASE), 0.7),
     ("rule", "a standing rule or instruction",
      re.compile(r"\b(?<!as )(always|never|from now on|going forward|don't ever|do not ever|make sure (?:to|you)|"
                 r"remember to always|by default|no (?:calls|meetings|pings|messages) (?:after|before|on)|"
@@ -161,20 +161,60 @@ PROMOTE_RULES: tuple[tuple[str, str, re.Pattern[str], float], ...] = (
 )
 """(rule name, what the reason says, pattern, base score)."""
 
+_PREFERENCE_VERB = re.compile(
+    r"\b(prefers?|preferred|likes|loves|dislikes|can't stand|would rather|is a fan of|enjoys|"
+    r"wants (?:every|all|each|any|no)|želi|voli)\b", re.IGNORECASE)
+"""A preference verb: a preference only when someone is its subject (see :func:`said_of_someone`)."""
+_CLAUSE_BREAK = re.compile(
+    r"[,;:(\[—–.!?]\s|\s-\s|\b(?:and|but|so|because|since|that|who|said|says|told|thinks|mentioned|noted|"
+    r"wrote)\b", re.IGNORECASE)
+_SUBJECT = re.compile(
+    r"^(?:(?:my|our|your|his|her|their|the|[^\W\d_][\w'’-]*['’]s)\s+)?(?:(?:new|old|little|older|younger|best)\s+)?"
+    r"(?P<person>i|you|we|she|he|they|ja|ti|mi|ona|on|oni|one|user|client|customer|team|wife|husband|partner|spouse|"
+    r"mum|mom|mother|dad|father|son|daughter|kid|kids|child|children|boss|manager|friend|everyone|family|"
+    r"brother|sister|colleague|korisni[kc]\w*|klijent\w*)$"
+    r"|^(?:(?-i:[A-ZÀ-ÞČĆŠŽĐ][\w'’-]*)\s+){0,2}(?-i:[A-ZÀ-ÞČĆŠŽĐ][\w'’-]*)$", re.IGNORECASE)
+"""Who a preference verb's clause opens with: a pronoun or a person ("my wife", "the user"), or a name."""
+_ADVERBS = re.compile(r"\b(?:really|still|now|also|usually|generally|strongly|much|definitely|always|clearly|"
+                      r"actually|mostly|very|so|too|even|just|i think)\b", re.IGNORECASE)
+_PREFERENCE_PHRASE = PROMOTE_RULES[[r[0] for r in PROMOTE_RULES].index("preference")][2]
+
+
+def said_of_someone(text: str, is_name: Callable[[str], bool] | None = None) -> bool:
+    """Whether a preference verb in the text has someone as its subject: the clause before the verb is a
+    pronoun or a person ("she said she prefers …", "my wife likes …") or a name ("Tomasz prefers …";
+    ``is_name``: whether a word is one, else any capitalised word not a function word). A cue word alone
+    ("the draft prefers", "Prefers to and …", "… deploy notes prefers.") says nobody's taste: no preference."""
+    for m in _PREFERENCE_VERB.finditer(text):
+        if not re.search(r"[^\W\d_]", text[m.end():]):
+            continue  # nothing preferred
+        before = _CLAUSE_BREAK.split(text[:m.start()])[-1]
+        before = " ".join(_ADVERBS.sub(" ", before).split()).strip(" -*•\"'“”")
+        subject = _SUBJECT.match(before) if before else None
+        if subject is None:
+            continue
+        words = before.split()
+        if subject.group("person") or (words[-1].casefold() not in STOPWORDS
+                                       and (is_name is None or all(is_name(w) for w in words))):
+            return True
+    return False
+
 PERSON_RULES = frozenset({"birthday", "person", "role"})
 """Rules whose fact is about a person whoever it is (a colleague's birthday, who leads a team): promoted even
 when the statement is about someone other than the user."""
 
 _SECTION_HINTS = {  # heading words that name a rule's topic, best fit first (no catch-all section words)
-    "health": ("health", "diet", "medical", "about", "who"),
-    "birthday": ("birthdays", "dates", "family", "people"),
-    "identity": ("about", "who", "identity", "profile"),
-    "person": ("people", "family", "team", "contacts"),
-    "role": ("people", "team", "contacts", "work"),
-    "preference": ("preferences", "likes"),
-    "rule": ("rules", "instructions", "guidelines"),
-    "commitment": ("routine", "schedule", "commitments"),
+    "health": ("health", "diet", "medical", "zdravlje", "zdravstvo", "健康", "身体", "about", "who"),
+    "birthday": ("birthdays", "dates", "people", "family", "ljudi", "rođendani", "porodica", "人", "家人", "生日"),
+    "identity": ("about", "who", "identity", "profile", "o", "关于", "个人"),
+    "person": ("people", "family", "team", "contacts", "ljudi", "porodica", "kontakti", "tim", "人", "家人", "联系人"),
+    "role": ("people", "team", "contacts", "ljudi", "kontakti", "tim", "人", "联系人", "work"),
+    "preference": ("preferences", "likes", "preferencije", "sklonosti", "偏好", "喜好"),
+    "rule": ("rules", "instructions", "guidelines", "pravila", "uputstva", "规则", "规定"),
+    "commitment": ("routines", "schedule", "commitments", "rutine", "raspored", "obaveze", "日常", "日程", "安排"),
 }
+"""Each rule's topic in heading words (English, Serbian, Chinese), best fit first: the section a promotion
+goes to is the one its topic names, not the one that shares the most words with it."""
 _DEFAULT_SECTION = {"health": "About", "birthday": "People", "identity": "About", "person": "People", "role": "People",
                     "preference": "Preferences", "rule": "Rules for the agent", "commitment": "Routine"}
 
@@ -298,6 +338,18 @@ def holds(kept: Features, copy: Features, ignore: frozenset[str] = frozenset()) 
     return copy.negated == kept.negated
 
 
+TEMPLATE_FILES = 5
+"""A sentence written word for word in this many files or more is a template's or a generator's, not a fact the
+person said again: a statement made only of such sentences takes part in nothing (a fact noted again in two or
+three daily notes is a duplicate; copied into every note, it is boilerplate)."""
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])\s*")
+
+
+def split_sentences(clean: str) -> list[str]:
+    """A statement's sentences, case-folded and stripped ("A. B。C" → ["a.", "b。", "c"])."""
+    return [x for x in (part.strip().casefold() for part in _SENTENCE_END.split(clean)) if x]
+
+
 def _show(values: frozenset[str]) -> str:
     return ", ".join(sorted(values))
 
@@ -348,13 +400,17 @@ class Comparer:
         # (a short line that recurs verbatim in many files: a template's "Next steps", "Notes"). A procedure's
         # steps are compared (a revised runbook changes a step) but never deleted nor promoted on their own.
         recurs: dict[str, set[str]] = defaultdict(set)
+        sentences: dict[str, set[str]] = defaultdict(set)
         for s in statements:
             recurs[s.clean.casefold()].add(s.path)
+            for sentence in split_sentences(s.clean):
+                sentences[sentence].add(s.path)
         self.steps = frozenset(s.key for s in statements if s.origin == STEP)
         self.inert = frozenset(
             s.key for s in statements
             if s.origin not in (OWN, STEP) or not self.feats[s.key].words
-            or (len(self.feats[s.key].words) <= 3 and len(recurs[s.clean.casefold()]) >= 4))
+            or (len(self.feats[s.key].words) <= 3 and len(recurs[s.clean.casefold()]) >= 4)
+            or all(len(sentences[x]) >= TEMPLATE_FILES for x in split_sentences(s.clean)))
         self.promoted_from = promotions(statements, self.feats)
         self.promoted = frozenset(k for keys in self.promoted_from.values() for k in keys)
         for s in statements:
@@ -677,6 +733,8 @@ def promote_cues(text: str, f: Features) -> PromoteCues:
     text = normalize_script(text)  # (Serbian Cyrillic read as Latin, Chinese dates as dates)
     fired = [(name, why, base) for name, why, pattern, base in PROMOTE_RULES if pattern.search(text)
              and (name != "birthday" or _states_a_day(text, f))]
+    if not any(name == "preference" for name, _, _ in fired) and said_of_someone(text):
+        fired.append(("preference", "a preference", 0.7))
     if not fired or _TASK.search(text):
         return none
     name, why, score = max(fired, key=lambda r: r[2])
@@ -718,6 +776,10 @@ def promote_score(s: Statement, comparer: Comparer) -> tuple[float, str, str] | 
     if subject is not None and subject not in comparer.principal and not cues.first_person \
             and cues.rule not in PERSON_RULES:
         return None  # about someone else (a colleague's gym days): not the user's memory to promote
+    if cues.rule == "preference" and not _PREFERENCE_PHRASE.search(normalize_script(s.clean)):
+        known = comparer.names[s.key] | comparer.principal
+        if not said_of_someone(normalize_script(s.clean), lambda w: stem(w.casefold()) in known):
+            return None  # "Model prefers …": the capitalised word before the verb is no one the notes name
     if cues.rule == "identity" and subject is None and not cues.first_person:
         return None  # "the Wi-Fi password lives in 1Password": identity is a person's, said of someone
     return cues.score, cues.rule, "; ".join(cues.notes)
@@ -755,10 +817,22 @@ def text_info(clean: str) -> TextInfo:
     return TextInfo(f, text_one_off(clean), promote_cues(clean, f))
 
 
+def _roots(text: str) -> set[str]:
+    """A heading's or label's words, stemmed to their root ("Routines"/"routine", "Lessons"/"lesson"), and
+    its CJK characters runs as they are."""
+    return {stem(stem(w)) for w in re.findall(r"[^\W\d_]+", normalize_script(text).casefold())}
+
+
+def _names_topic(heading: str, hint: str) -> bool:
+    if CJK_RE.search(hint):
+        return hint in heading
+    return stem(stem(hint)) in _roots(heading)
+
+
 def target_section(rule: str, headings: Sequence[tuple[str, str]]) -> tuple[str, str]:
-    """(file, section) for a rule when no section reads like the statement: a curated heading named as the
-    rule's topic ("Preferences"), else the first whose heading names the topic in other words (a health fact in
-    "Who I work with", a rule in "Rules for the agent"), else MEMORY.md and that topic as a new section."""
+    """(file, section) for a rule: a curated heading named as the rule's topic ("Preferences"), else the first
+    whose heading names the topic in other words (a health fact in "Who I work with", a rule in "Pravila"),
+    else MEMORY.md and that topic as a new section."""
     topic = _DEFAULT_SECTION.get(rule, "Notes")
     for path, heading in headings:
         if heading.casefold().strip() == topic.casefold():
@@ -766,39 +840,55 @@ def target_section(rule: str, headings: Sequence[tuple[str, str]]) -> tuple[str,
     hints = _SECTION_HINTS.get(rule, ())
     for hint in hints:  # the hints in order of fit: "health" before "about" before "preferences"
         for path, heading in headings:
-            if hint in re.findall(r"[^\W\d_]+", heading.casefold()):
+            if _names_topic(heading, hint):
                 return path, heading
     return "MEMORY.md", topic
 
 
+_LEAD_LABEL = re.compile(r"^([^:：]{2,40})[:：]\s*")
+"""A statement's opening label ("Lesson worth keeping:", "GP check-up:", "Rule:")."""
+
+
 class Sections:
-    """The MEMORY.md/USER.md sections as topics: each ``## heading`` with the words of its heading and lines."""
+    """The MEMORY.md/USER.md sections as topics: each ``## heading`` with its lines' words."""
 
     def __init__(self, statements: Sequence[Statement], comparer: Comparer,
                  headings: Sequence[tuple[str, str]]) -> None:
-        words: dict[tuple[str, str], set[str]] = {h: set(features(h[1]).content) for h in headings}
+        lines: dict[tuple[str, str], list[frozenset[str]]] = {h: [] for h in headings}
         for st in statements:
-            if st.kind == CURATED and st.section and (st.path, st.section) in words:
-                words[(st.path, st.section)] |= comparer.plain_words(st.key)
-        self.words = {h: frozenset(w) for h, w in words.items()}
+            if st.kind == CURATED and st.section and (st.path, st.section) in lines:
+                lines[(st.path, st.section)].append(comparer.plain_words(st.key))
+        self.lines = lines
         self.headings = list(headings)
         self.comparer = comparer
 
     def best(self, s: Statement, rule: str) -> tuple[str, str, bool]:
-        """``(file, section, existing)``: the section whose heading and lines read most like the statement
-        (IDF-weighted shared words, at least one uncommon word's worth), else a new section named by topic."""
+        """``(file, section, existing)`` by topic: the section the statement's own label names ("Lesson
+        worth keeping: …" → "Lessons"), else the one the rule's topic names ("Health", "Ljudi"), else the
+        section holding the one line that reads most like it (IDF-weighted shared words, at least one uncommon
+        word's worth: a big section's many words do not draw every promotion), else a new section by topic."""
+        label = _LEAD_LABEL.match(s.clean)
+        if label:
+            words = label.group(1).split()  # a name in the label ("New rule from Owen") names no topic
+            said = _roots(" ".join(w for i, w in enumerate(words) if not i or not w[:1].isupper())) - STOPWORDS
+            for h in self.headings:
+                if said & (_roots(h[1]) - STOPWORDS):
+                    return h[0], h[1], True
+        path, section = target_section(rule, self.headings)
+        if (path, section) in self.lines:
+            return path, section, True
         mine = self.comparer.plain_words(s.key)
         idf = self.comparer.idf
         total = idf.total(mine)
         best: tuple[float, tuple[str, str]] | None = None
-        for h, words in self.words.items():
-            shared = idf.total(mine & words)
-            if shared >= 2.5 and total and shared / total >= 0.2 and (best is None or shared > best[0]):
-                best = (shared, h)
+        for h, words in self.lines.items():
+            for line in words:
+                shared = idf.total(mine & line)
+                if shared >= 2.5 and total and shared / total >= 0.3 and (best is None or shared > best[0]):
+                    best = (shared, h)
         if best is not None:
             return best[1][0], best[1][1], True
-        path, section = target_section(rule, self.headings)
-        return path, section, (path, section) in self.words
+        return path, section, False
 
 
 def build_findings(statements: Sequence[Statement], comparer: Comparer, pairs: Iterable[PairResult],
