@@ -171,12 +171,13 @@ _CLAUSE_BREAK = re.compile(
     r"[,;:(\[—–.!?]\s|\s-\s|\b(?:and|but|so|because|since|that|who|said|says|told|thinks|mentioned|noted|"
     r"wrote)\b", re.IGNORECASE)
 _SUBJECT = re.compile(
-    r"^(?:(?:my|our|your|his|her|their|the|[^\W\d_][\w'’-]*['’]s)\s+)?(?:(?:new|old|little|older|younger|best)\s+)?"
-    r"(?P<person>i|you|we|she|he|they|ja|ti|mi|ona|on|oni|one|user|client|customer|team|wife|husband|partner|spouse|"
-    r"mum|mom|mother|dad|father|son|daughter|kid|kids|child|children|boss|manager|friend|everyone|family|"
-    r"brother|sister|colleague|korisni[kc]\w*|klijent\w*)$"
+    r"^(?P<person>i|you|we|she|he|they|ja|ti|mi|ona|on|oni|one|the user|the korisnik"
+    r"|(?:my|our|your|his|her|their|[^\W\d_][\w'’-]*['’]s)\s+(?:(?:new|old|little|older|younger|best)\s+)?"
+    r"(?:wife|husband|partner|spouse|mum|mom|mother|dad|father|son|daughter|kid|kids|child|children|boss|"
+    r"manager|friend|family|brother|sister|colleague|team|doctor|dog|cat|supruga|suprug|žena|muž|sin|ćerka))$"
     r"|^(?:(?-i:[A-ZÀ-ÞČĆŠŽĐ][\w'’-]*)\s+){0,2}(?-i:[A-ZÀ-ÞČĆŠŽĐ][\w'’-]*)$", re.IGNORECASE)
-"""Who a preference verb's clause opens with: a pronoun or a person ("my wife", "the user"), or a name."""
+"""Who a preference verb's clause opens with: a pronoun, the user or someone's relation ("my wife", "Kai's
+team"), or a name; a bare role ("Team prefers", "client prefers") says no one in particular."""
 _ADVERBS = re.compile(r"\b(?:really|still|now|also|usually|generally|strongly|much|definitely|always|clearly|"
                       r"actually|mostly|very|so|too|even|just|i think)\b", re.IGNORECASE)
 _PREFERENCE_PHRASE = PROMOTE_RULES[[r[0] for r in PROMOTE_RULES].index("preference")][2]
@@ -192,6 +193,8 @@ def said_of_someone(text: str, is_name: Callable[[str], bool] | None = None) -> 
             continue  # nothing preferred
         before = _CLAUSE_BREAK.split(text[:m.start()])[-1]
         before = " ".join(_ADVERBS.sub(" ", before).split()).strip(" -*•\"'“”")
+        if before.casefold() == "user" and not text[:m.start()].strip(" -*•\t").casefold() != "user":
+            return True  # "User prefers …" opening the statement: the agent's word for the person
         subject = _SUBJECT.match(before) if before else None
         if subject is None:
             continue
