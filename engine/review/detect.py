@@ -193,7 +193,7 @@ def said_of_someone(text: str, is_name: Callable[[str], bool] | None = None) -> 
             continue  # nothing preferred
         before = _CLAUSE_BREAK.split(text[:m.start()])[-1]
         before = " ".join(_ADVERBS.sub(" ", before).split()).strip(" -*•\"'“”")
-        if before.casefold() == "user" and not text[:m.start()].strip(" -*•\t").casefold() != "user":
+        if before.casefold() == "user" and text[:m.start()].strip(" -*•\t").casefold() == "user":
             return True  # "User prefers …" opening the statement: the agent's word for the person
         subject = _SUBJECT.match(before) if before else None
         if subject is None:
