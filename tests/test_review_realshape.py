@@ -136,3 +136,39 @@ def test_a_standing_value_still_conflicts(tmp_path: Path) -> None:  # the trap b
              "memory/2026-03-09.md": "# 2026-03-09\n\n- The ingest pool size is now 96 connections.\n"}
     findings = _review(tmp_path, "# MEMORY.md\n\n## Infra\n- Editor: Neovim.\n", notes)
     assert [f.kind for f in findings if f.kind in ("conflict", "duplicate")] == ["conflict"]
+
+
+def test_a_change_with_its_reason_is_a_change_not_an_event(tmp_path: Path) -> None:
+    # SPEC: a newer statement of the same attribute with another value is a conflict; the reason it gives
+    # ("because the client asked") does not make the change an event
+    memory = "# MEMORY.md\n\n## Work\n- Retro is at 15:00.\n- Payroll export runs on Mondays.\n"
+    notes = {"memory/2026-03-09.md": "# 2026-03-09\n\n- Retro moved to 16:30 because the client asked.\n"
+                                     "- Payroll export moved to Tuesdays; the bank changed its cut-off.\n",
+             "memory/2026-03-10.md": "# 2026-03-10\n\n- Lunch with the client at 16:30, they asked about retro.\n"}
+    findings = _review(tmp_path, memory, notes)
+    conflicts = {tuple(i.text for i in f.items) for f in findings if f.kind == "conflict"}
+    assert ("- Retro is at 15:00.", "- Retro moved to 16:30 because the client asked.") in conflicts
+    assert ("- Payroll export runs on Mondays.",
+            "- Payroll export moved to Tuesdays; the bank changed its cut-off.") in conflicts
+    assert "- Lunch with the client at 16:30, they asked about retro." not in _cited(findings, "conflict")
+
+
+def test_a_role_handed_over_by_name_supersedes_its_holder(tmp_path: Path) -> None:
+    memory = "# MEMORY.md\n\n## Team\n- Release captain for the spring train: Bruno Salas.\n"
+    notes = {"memory/2026-03-09.md": "# 2026-03-09\n\n- Lea takes over from Bruno as release captain for the "
+                                     "spring train.\n"
+                                     "- Bruno reviewed the release notes with Lea.\n"}
+    findings = [f for f in _review(tmp_path, memory, notes) if f.kind == "conflict"]
+    assert [[i.text for i in f.items] for f in findings] == [[
+        "- Release captain for the spring train: Bruno Salas.",
+        "- Lea takes over from Bruno as release captain for the spring train."]]
+    assert "handed over: Bruno → Lea" in findings[0].reason
+
+
+def test_an_incident_role_is_no_event(tmp_path: Path) -> None:
+    memory = "# MEMORY.md\n\n## Team\n- Incident commander this quarter: Bruno Salas.\n"
+    notes = {"memory/2026-03-09.md": "# 2026-03-09\n\n- Lea takes over from Bruno as incident commander.\n",
+             "memory/2026-03-10.md": "# 2026-03-10\n\n- Incident on the payments API: 40 minutes of 502s.\n"}
+    findings = _review(tmp_path, memory, notes)
+    assert _cited(findings, "conflict") == {"- Incident commander this quarter: Bruno Salas.",
+                                            "- Lea takes over from Bruno as incident commander."}

@@ -77,7 +77,7 @@ _ONE_OFF_ANCHOR = re.compile(
     r"(at|from) \d{1,2}[:.]\d{2}\s*(?:–|-|to)\s*\d{1,2}[:.]\d{2})\b", re.IGNORECASE)
 _EVENT_WORDS = re.compile(
     r"\b(lunch|dinner|breakfast|coffee with|drinks (?:with|at|after)|meeting|met|meet with|call with|called|sync|1:1|standup notes|"
-    r"incident|outage|postmortem|demo|interview|appointment|visit|visited|trip|flight|party|went|had|attended|"
+    r"incident(?! (?:commander|manager|lead|owner|response|process|policy|runbook|channel))|outage|postmortem|demo|interview|appointment|visit|visited|trip|flight|party|went|had|attended|"
     r"discussed|reviewed|fixed|merged|deployed|shipped|released|tagged|opened|closed|filed|finished|started on|"
     r"worked on|paired|pairing|debugged|investigated|wrote|sent|booked|ordered|bought|watched|read|chatted|"
     r"talked|asked|answered|replied|joined the call|presented|ran|cancelled|canceled|"
@@ -108,8 +108,17 @@ _REVERSED = re.compile(r"\b(no longer|any ?more|stopped|gave up|quit|više ne|ne
 """Words that say a standing fact stopped holding (stronger than a plain "not")."""
 _FILE_ENTRY = re.compile(r"^\S*[/\\.]\S*\s+[—–-]+\s")
 """A file list's entry: a path or file name, a dash, and what the file holds."""
-_ASIDE = re.compile(r"\([^()]*\)")
-"""A parenthetical aside ("(merged in 50ed4bc)"): what it says of the work does not make the statement an event."""
+_HANDOVER = re.compile(r"\b(?:takes?|took|taking) over (?:from [^\W\d_][\w'’-]* )?as\b|\breplac(?:es|ed) "
+                       r"[^\W\d_][\w'’-]* as\b|\bhand(?:s|ed)? over (?:the \w+ )?to\b", re.IGNORECASE)
+"""A role handed over ("Aiko takes over from Rafa as incident commander"): who holds a role now, no event."""
+_HANDED_FROM = re.compile(r"(?-i:\b([A-ZÀ-ÞČĆŠŽĐ][\w'’-]*)) (?:takes|took|has taken) over from "
+                          r"(?-i:([A-ZÀ-ÞČĆŠŽĐ][\w'’-]*)) as\b", re.IGNORECASE)
+"""Who takes a role over from whom (both by name)."""
+_ASIDE = re.compile(r"\([^()]*\)|\s(?:because|so that|since(?! \d)|after [^\W\d_]+ (?:asked|requested|wanted))\b.*$"
+                    r"|\s*(?:;|\s[—–]\s).*$", re.IGNORECASE)
+"""A statement's aside: a parenthetical ("(merged in 50ed4bc)"), a reason clause ("because the other office
+asked"), or what follows a semicolon or a dash ("; Aiko had a clash"). What it says of how a change came
+about does not make the change an event, nor the newer statement say more than the older."""
 
 # Cues that a statement is durable, each with the rule name the reason shows and its weight.
 # The held-out set's own phrasings ("lactose", "intolerant", "call me", "sister", "kids", "works as", "hates") were
@@ -238,7 +247,8 @@ class PairResult:
 
 def _said(clean: str, f: Features) -> frozenset[str]:
     """A statement's content words but those only in its parenthetical asides ("(merged in 50ed4bc)")."""
-    return features(_ASIDE.sub(" ", clean)).content & f.content if "(" in clean else f.content
+    said = _ASIDE.sub(" ", clean)
+    return features(said).content & f.content if said != clean else f.content
 
 
 def past_tense_lead(text: str) -> bool:
@@ -256,7 +266,7 @@ def text_one_off(text: str) -> bool:
     fact."""
     if _TASK.search(text) or _LOG_LABEL.search(text) or _COMMIT_ENTRY.search(text):
         return True
-    if _RECURRING.search(_AS_ALWAYS.sub("", text)):
+    if _RECURRING.search(_AS_ALWAYS.sub("", text)) or _HANDOVER.search(text):
         return False
     return bool(_ONE_OFF_ANCHOR.search(text) or _EVENT_WORDS.search(text) or past_tense_lead(text))
 
@@ -490,8 +500,9 @@ class Comparer:
         older, newer = (a, b) if (a.order, a.path) <= (b.order, b.path) else (b, a)
         fo, fn = self.feats[older.key], self.feats[newer.key]
         owners = self.owner(older.key), self.owner(newer.key)
-        if owners[0] != owners[1] and not self._same_person(older.key, newer.key, owners):
-            return None  # Jordan's standup and the user's standup are two subjects
+        if owners[0] != owners[1] and not self._same_person(older.key, newer.key, owners) \
+                and not _HANDED_FROM.search(newer.clean):
+            return None  # Jordan's standup and the user's standup are two subjects (not a role handed on)
         diffs = _differing(self.values(older.key), self.values(newer.key))
         conflict = self._conflict(older, newer, fo, fn, diffs)
         if conflict is not None:
@@ -635,6 +646,22 @@ class Comparer:
         plain_o, plain_n = self.plain_words(older.key), self.plain_words(newer.key)
         if self.idf.total(plain_o & plain_n) < self.config.conflict_min_shared:
             return None  # a shared name (a city, a person) alone is not a subject
+        handed = _HANDED_FROM.search(newer.clean)
+        if handed is not None:
+            src = "curated" if older.kind == CURATED else "notes"
+            so, sn = self._subject(older, newer, diffs)
+            overlap, _ = weighted_overlap(so, sn, self.idf)
+            jac = weighted_jaccard(so, sn, self.idf)
+            taker, giver = (stem(g.casefold()) for g in handed.groups())
+            if overlap >= self.config.conflict_similarity and giver in self.names[older.key] \
+                    and taker not in self.names[older.key]:
+                # "Aiko takes over from Rafa as incident commander": the older line's holder of the role, by
+                # name, hands it to another (the holder named is the attribute the older line states)
+                role = (so & sn) - self.names[older.key]
+                about = ", ".join(sorted(role, key=lambda w: (-self.idf(w), w))[:3])
+                return PairResult("conflict", older.key, newer.key, min(1.0, 0.5 * overlap + 0.5 * jac + 0.15),
+                                  f"same role ({about}), handed over: {handed.group(2)} → {handed.group(1)}",
+                                  f"conflict:{src}:handover")
         if older.kind == CURATED:
             # A MEMORY.md/USER.md line is superseded only by a newer statement of the same attribute: the label it
             # gives ("Timezone: …") must be in the newer statement, and the differing value must be of a kind the
@@ -652,6 +679,7 @@ class Comparer:
         jac = weighted_jaccard(so, sn, self.idf)
         if shared < self.config.conflict_min_shared:
             return None
+
         need = self.config.conflict_similarity
         about = ", ".join(sorted(so & sn, key=lambda w: (-self.idf(w), w))[:3])
         # One side adds words, the other none: the same subject. A long curated line may say more around it, so
