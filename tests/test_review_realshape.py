@@ -172,3 +172,13 @@ def test_an_incident_role_is_no_event(tmp_path: Path) -> None:
     findings = _review(tmp_path, memory, notes)
     assert _cited(findings, "conflict") == {"- Incident commander this quarter: Bruno Salas.",
                                             "- Lea takes over from Bruno as incident commander."}
+
+
+def test_a_chinese_reversal_reads_the_same_subject(tmp_path: Path) -> None:
+    # SPEC: a reversal ("drinks oat milk" → "no longer takes oat milk") is a conflict, in Chinese too: the
+    # negation and "now" are no words of the subject, as "not" and "now" are none in English
+    memory = "# MEMORY.md\n\n## 习惯\n- 王芳每天晚上喝咖啡。\n"
+    notes = {"memory/2026-03-09.md": "# 2026-03-09\n\n- 王芳现在晚上不喝咖啡了。\n",
+             "memory/2026-03-10.md": "# 2026-03-10\n\n- 王芳晚上在咖啡馆见了客户。\n"}
+    findings = [f for f in _review(tmp_path, memory, notes) if f.kind == "conflict"]
+    assert [[i.text for i in f.items] for f in findings] == [["- 王芳每天晚上喝咖啡。", "- 王芳现在晚上不喝咖啡了。"]]
