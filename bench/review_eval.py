@@ -3,12 +3,14 @@
 Usage::
 
     python bench/review_eval.py [--write] [--half dev|heldout|realdev|both|all] [--vectors] [--out FILE]
-    python bench/review_eval.py --calibrate
+    python bench/review_eval.py --calibrate [--lexical-only]
 
 ``--calibrate`` reviews ``dev`` and ``realdev``, the planted dev sets ``tests/data/review_labels/dev_*`` and
 generated workspaces of seeds 1-3 (every finding, confident or not), counts per evidence group how many findings
 were made and how many matched a label, and writes ``engine/review/precision.json``: a finding's
-score is then its group's measured precision. The held-out half is never calibrated on.
+score is then its group's measured precision. The held-out half is never calibrated on. Each workspace is
+reviewed twice, without an index and indexed with the default local model (as a user who ran ``memdeck index``
+gets it: line vectors second the rules), and both count; ``--lexical-only`` skips the indexed run.
 
 ``realdev`` is ``bench/data/review/realdev.json``: real-shaped notes (engineering logs with hashes and paths,
 lists, runbooks, meetings, assistant lines, injected blocks) written out to a temporary workspace, its labels
@@ -308,17 +310,32 @@ def run(half: str, vectors: bool = False) -> dict[str, Any]:
     return result
 
 
-def calibrate() -> dict[str, tuple[int, int]]:
-    """Count, per evidence group, the findings ``dev`` and ``realdev`` give and how many match a label; write
-    them to ``engine/review/precision.json``."""
+def calibrate(index: bool = True) -> dict[str, tuple[int, int]]:
+    """Count, per evidence group, the findings ``dev``, ``realdev``, the planted dev sets and the generated seeds
+    give and how many match a label; write them to ``engine/review/precision.json``.
+
+    ``index``: review each workspace twice, as a user who never ran ``memdeck index`` gets it (lexical) and as
+    one who did (indexed with the default local model, so line vectors second the rules and find paraphrases
+    and cross-language copies), and count every finding either makes once (one both make on the same evidence
+    counts once, not twice as if it were two pieces of evidence). A group's precision is
+    then measured in both setups, and the groups only vectors make (``paraphrase``, ``duplicate:cross-language``)
+    are measured at all."""
     from engine.review.precision import write_table
 
     groups: dict[str, tuple[int, int]] = {}
+    modes = (False, True) if index else (False,)
+    def add(found: set[tuple[str, tuple[str, ...], bool]]) -> None:
+        for evidence, _, ok in found:
+            right, n = groups.get(evidence, (0, 0))
+            groups[evidence] = (right + int(ok), n + 1)
+
     for half in ("dev", "realdev"):
-        r = run(half)
-        for f, ok in zip(r["findings"], r["matched"], strict=True):
-            right, n = groups.get(f["evidence"], (0, 0))
-            groups[f["evidence"]] = (right + int(ok), n + 1)
+        found: set[tuple[str, tuple[str, ...], bool]] = set()  # (a finding both setups make counts once)
+        for vectors in modes:
+            r = run(half, vectors=vectors)
+            for f, ok in zip(r["findings"], r["matched"], strict=True):
+                found.add((f["evidence"], _place(f), ok))
+        add(found)
     sources = ["bench/data/review/dev", "bench/data/review/realdev.json"]
     with tempfile.TemporaryDirectory(prefix="memdeck-calibrate-") as tmp:
         planted = [REPO / "tests" / "data" / "review_labels" / name for name in PLANTED_DEV]
@@ -328,14 +345,14 @@ def calibrate() -> dict[str, tuple[int, int]]:
                             "--seed", str(seed)], check=True, capture_output=True)
             planted.append(out)
         for ws in planted:
-            for evidence, ok in planted_findings(ws):
-                right, n = groups.get(evidence, (0, 0))
-                groups[evidence] = (right + int(ok), n + 1)
+            add({x for vectors in modes for x in planted_findings(ws, vectors)})
     # A change announced for later is held back until it takes effect (engine.review.detect.build_findings): its
     # group stays unmeasured, so it is never shown by default however often it was right.
     groups = {g: c for g, c in groups.items() if not g.endswith(":later")}
     sources += [f"tests/data/review_labels/{name}" for name in PLANTED_DEV]
     sources += [f"bench/gen_review_workspace.py --seed {seed}" for seed in GENERATED_SEEDS]
+    if index:
+        sources.append("each reviewed twice: lexical, and indexed with the default local model")
     write_table(groups, sources)
     return groups
 
@@ -346,8 +363,14 @@ GENERATED_SEEDS = (1, 2, 3)
 """Generated workspaces calibrated on (seeds 7 and 8 are kept for judging and reporting)."""
 
 
-def planted_findings(ws: Path) -> list[tuple[str, bool]]:
-    """``(evidence group, matches a label)`` for every finding the review makes on a planted workspace."""
+def _place(finding: dict[str, Any]) -> tuple[str, ...]:
+    """A finding's items as ``path#Lstart-end``, sorted: the same finding in two runs has the same place."""
+    return tuple(sorted(f"{i['path']}#L{i['startLine']}-{i['endLine']}" for i in finding["items"]))
+
+
+def planted_findings(ws: Path, vectors: bool = False) -> list[tuple[str, tuple[str, ...], bool]]:
+    """``(evidence group, place, matches a label)`` for every finding the review makes on a planted workspace
+    (``vectors``: indexed first with the default local model, reviewed through ``MemoryEngine.review``)."""
     from bench.review_planted_eval import NOW as PLANTED_NOW
     from bench.review_planted_eval import matches
     from engine.config import load_config
@@ -358,8 +381,18 @@ def planted_findings(ws: Path) -> list[tuple[str, bool]]:
     os.environ["MEMDECK_NOW"] = PLANTED_NOW  # the scorer's clock (bench/review_planted_eval.py)
     try:
         with tempfile.TemporaryDirectory(prefix="memdeck-calibrate-home-") as home:
-            cfg = load_config(workspace=ws, home=Path(home), config_path=Path(home) / "none.toml")
-            report = run_review(cfg, full=True, show_all=True)
+            if vectors:
+                from engine.api import MemoryEngine
+
+                cfg = load_config(workspace=ws, home=Path(home), config_path=Path(home) / "none.toml",
+                                  overrides={"embedding": {"provider": "local"}})
+                with MemoryEngine(cfg) as eng:
+                    eng.sync()
+                    report = eng.review(full=True, show_all=True)
+            else:
+                cfg = load_config(workspace=ws, home=Path(home), config_path=Path(home) / "none.toml",
+                                  overrides={"embedding": {"provider": "none"}})
+                report = run_review(cfg, full=True, show_all=True)
     finally:
         if was is None:
             os.environ.pop("MEMDECK_NOW", None)
@@ -371,7 +404,8 @@ def planted_findings(ws: Path) -> list[tuple[str, bool]]:
             continue
         doc = {"kind": f.kind, "items": [{"path": i.path, "startLine": i.start_line, "endLine": i.end_line}
                                          for i in f.items]}
-        out.append((f.evidence, any(matches(doc, f.kind, label) for label in labels.get(f.kind, []))))
+        ok = any(matches(doc, f.kind, label) for label in labels.get(f.kind, []))
+        out.append((f.evidence, _place(doc), ok))
     return out
 
 
@@ -407,6 +441,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="measure each evidence group's precision on dev + realdev; write engine/review/"
                              "precision.json")
     parser.add_argument("--out", type=Path, default=None, help="write the Markdown section here")
+    parser.add_argument("--lexical-only", action="store_true",
+                        help="with --calibrate: review each workspace without an index only (faster)")
     parser.add_argument("--verbose", action="store_true")
     parser.add_argument("--vectors", action="store_true",
                         help="index each half with the default local model first (line vectors second the rules)")
@@ -418,7 +454,7 @@ def main(argv: list[str] | None = None) -> int:
                 shutil.rmtree(target)
             build(half, target)
     if args.calibrate:
-        for group, (right, n) in sorted(calibrate().items()):
+        for group, (right, n) in sorted(calibrate(index=not args.lexical_only).items()):
             print(f"{group}: {right}/{n}")
         return 0
     halves = {"both": ("dev", "heldout"), "all": ("dev", "realdev", "heldout")}.get(args.half, (args.half,))

@@ -31,7 +31,7 @@ from engine.review.detect import (
     promote_score,
 )
 from engine.review.model import KINDS, DismissStore, Finding, ReviewReport
-from engine.review.statements import CURATED, Statement, read_statements, review_files
+from engine.review.statements import CURATED, Statement, curated_headings, read_statements, review_files
 
 if TYPE_CHECKING:
     from engine.index.store import Store
@@ -148,7 +148,8 @@ def run_review(config: Config, kind: str | None = None, since: date | None = Non
                 found_pair = comparer.compare_across(c, s, sim)
                 if found_pair is not None:
                     pairs = [*pairs, found_pair]
-    headings = sorted({(s.path, s.section) for s in statements if s.kind == CURATED and s.section})
+    headings = sorted({(s.path, s.section) for s in statements if s.kind == CURATED and s.section}
+                      | curated_headings(files))
     try:
         today: date | None = Clock.for_config(config).today()
     except ClockError:

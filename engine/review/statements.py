@@ -410,6 +410,22 @@ def _add(found: list[FileStamp], path: Path, rel: str) -> None:
         found.append(FileStamp(rel, path, st.st_mtime_ns, st.st_size))
 
 
+def curated_headings(files: Iterable[FileStamp]) -> set[tuple[str, str]]:
+    """``(file, heading)`` of every heading below the title in ``MEMORY.md``/``USER.md``, also one with no
+    line under it yet (an empty "## Health" is still where a health fact goes)."""
+    out: set[tuple[str, str]] = set()
+    for f in files:
+        if file_kind(f.rel)[0] != CURATED:
+            continue
+        try:
+            text = f.path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        out.update((f.rel, b.text) for b in markdown.parse_blocks(text).blocks
+                   if b.kind == markdown.HEADING and b.level >= 2 and b.text)
+    return out
+
+
 def read_statements(config: Config, files: Iterable[FileStamp],
                     known: dict[str, tuple[int, int, list[Statement]]] | None = None
                     ) -> tuple[dict[str, list[Statement]], list[str]]:

@@ -109,6 +109,9 @@ _CJK_WEEKDAY = re.compile(r"(?:星期|礼拜|周)([一二三四五六日天])")
 _CJK_WEEKDAYS = {"一": "Monday", "二": "Tuesday", "三": "Wednesday", "四": "Thursday", "五": "Friday",
                  "六": "Saturday", "日": "Sunday", "天": "Sunday"}
 _CJK_NEGATION = re.compile("[不没別别]")
+_CJK_DROP = re.compile("不再|再也不|已经不|现在|改成|改为|换成|换到|以后|每天|每周|每星期|每个?月|不|没有|没")
+"""What a Chinese run's words leave out: negations, change cues and cadence words (English drops "not",
+"now", "every" as stop words and cues; the flags are read before)."""
 """A negation inside a Chinese phrase ("不吃香菜": does not eat coriander)."""
 _CJK_CHANGE = re.compile("现在|改成|改为|换成|换到|提到|调到|从.{0,6}起|不再|以后")
 """Words that say a value changed in Chinese ("now", "changed to", "raised to", "from … on", "no longer")."""
@@ -321,6 +324,11 @@ def _features(clean: str) -> Features:
                 negated = True
             if _CJK_CHANGE.search(text):
                 change = True
+            # Negations, change cues, cadence words and a closing 了 are left out of its words, as in English
+            # ("not", "now", "every"): "李梅现在早上不喝绿茶了" has the pairs of "李梅早上喝绿茶", the subject
+            # of the line it reverses.
+            text = _CJK_DROP.sub("", text) or text
+            text = text[:-1] if len(text) > 2 and text.endswith("了") else text
             words.extend(text[i:i + 2] for i in range(max(1, len(text) - 1)))
             first_word = False
             continue
