@@ -59,7 +59,7 @@ from engine.index.store import (
 from engine.index.vectors import VectorIndex
 from engine.memory.files import FlushWritten, MemoryFiles, SessionNote
 from engine.search.dates import DateSpan
-from engine.search.pipeline import Hit, SearchRequest, SearchResponse, parse, run_search
+from engine.search.pipeline import Early, Hit, SearchRequest, SearchResponse, parse, read_early, run_search
 from engine.sessions.model import (
     Entry,
     Message,
@@ -421,6 +421,32 @@ def _recovering(method: _F) -> _F:
 class _State:
     last_sync: float | None = None
     recovered: list[str] = field(default_factory=list)
+
+
+class _Background:
+    """``fn(arg)`` on a daemon thread from now; :meth:`result` waits for it and returns what it returned or
+    raises what it raised (a search's query embedding, while the search reads what needs no vector)."""
+
+    def __init__(self, fn: Callable[[str], list[float]], arg: str) -> None:
+        self._done = threading.Event()
+        self._value: list[float] = []
+        self._error: BaseException | None = None
+
+        def run() -> None:
+            try:
+                self._value = fn(arg)
+            except BaseException as exc:  # handed to the caller, which raises or degrades as it always did
+                self._error = exc
+            finally:
+                self._done.set()
+
+        threading.Thread(target=run, name="memdeck-query-embedding", daemon=True).start()
+
+    def result(self) -> list[float]:
+        self._done.wait()
+        if self._error is not None:
+            raise self._error
+        return self._value
 
 
 class MemoryEngine(MemoryFiles):
@@ -923,6 +949,9 @@ class MemoryEngine(MemoryFiles):
         warnings.extend(parsed.date_notes)  # "'tomorrow' falls outside the calendar …": the rest still runs
         qvec: list[float] | None = None
         effective = "keyword" if change else mode
+        model = self.choice.model if self.choice.provider == "local" else None
+        english_only = english_only_model(self.choice.provider, self.choice.model)
+        early: Early | None = None
         if want_vec:
             if not self.can_embed or self.embedder is None:
                 warnings.append(f"vector search {self.vector_state}; showing keyword results")
@@ -936,8 +965,20 @@ class MemoryEngine(MemoryFiles):
                     warnings.append(f"vector search unavailable: {self._load_error}; showing keyword results")
                     effective = "keyword"
                 else:
+                    # The query is embedded on a worker thread (the model runs in C without the GIL) while this
+                    # one reads what needs no vector: the keyword list, the dated chunks, their rows and line
+                    # vectors (read_early). The vector leg then waits for the vector; the hits are the same.
+                    embedding = _Background(self.embedder.embed_query, parsed.vector_text)
                     try:
-                        qvec = self.embedder.embed_query(parsed.vector_text)
+                        if mode == "hybrid":
+                            early = read_early(self.store, settings, SearchRequest(
+                                parsed, mode, None, max_results, min_score, tuple(sources), model, english_only))
+                    except BaseException:
+                        with contextlib.suppress(BaseException):
+                            embedding.result()  # no search leaves its embedding running
+                        raise
+                    try:
+                        qvec = embedding.result()
                     except EmbeddingError as exc:  # this search degrades; OpenClaw would fail it
                         warnings.append(f"vector search failed ({exc}); showing keyword results")
                         qvec, effective = None, "keyword"
@@ -948,9 +989,8 @@ class MemoryEngine(MemoryFiles):
                     if self.store.has_pending():
                         not_embedded, embed_eta = self.embed_estimate()
         request = SearchRequest(parsed, effective, qvec, max_results, min_score, tuple(sources),
-                                model=self.choice.model if self.choice.provider == "local" else None,
-                                english_only_vectors=english_only_model(self.choice.provider, self.choice.model))
-        results = run_search(self.store, settings, request, self._vindex)
+                                model=model, english_only_vectors=english_only)
+        results = run_search(self.store, settings, request, self._vindex, early=early)
         return SearchResponse(tuple(results), self.choice.provider if qvec is not None else "none",
                               self.choice.model if qvec is not None else None, effective, tuple(warnings),
                               dates=parsed.resolved, not_embedded=not_embedded, embed_seconds=embed_eta)
