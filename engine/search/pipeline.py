@@ -249,14 +249,8 @@ def line_scores_for(store: Store, qvec: list[float], ids: Sequence[int],
         return {}
     import numpy as np  # deferred: a vector search has the model (and numpy) loaded already
 
-    if known is None:
-        rows = queries.line_vectors_for(store.conn, ids)
-    else:
-        have = line_vectors_of(store, [i for i in ids if i not in known])
-        rows = [(chunk_id, line, blob) for chunk_id in _sql_order(ids)
-                for line, blob in (known[chunk_id] if chunk_id in known else have.get(chunk_id, ()))]
     q = np.asarray(qvec, dtype=np.float32)
-    rows = [r for r in rows if len(r[2]) == q.size]
+    rows = [r for r in line_rows(store, ids, known) if len(r[2]) == q.size]
     if not rows:
         return {}
     mat = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.int8).reshape(len(rows), q.size).astype(np.float32)
@@ -267,6 +261,17 @@ def line_scores_for(store: Store, qvec: list[float], ids: Sequence[int],
     for (chunk_id, line, _blob), sim in zip(rows, sims.tolist(), strict=True):
         out.setdefault(int(chunk_id), {})[int(line)] = float(sim)
     return out
+
+
+def line_rows(store: Store, ids: Sequence[int], known: Mapping[int, Sequence[tuple[int, bytes]]] | None = None
+              ) -> list[tuple[int, int, bytes]]:
+    """(chunk id, line offset, int8 vector) of these chunks' line vectors, as one read of the index returns them;
+    the chunks in ``known`` are not read again."""
+    if known is None:
+        return queries.line_vectors_for(store.conn, ids)
+    have = line_vectors_of(store, [i for i in ids if i not in known])
+    return [(chunk_id, line, blob) for chunk_id in _sql_order(ids)
+            for line, blob in (known[chunk_id] if chunk_id in known else have.get(chunk_id, ()))]
 
 
 def line_vectors_of(store: Store, ids: Sequence[int]) -> dict[int, list[tuple[int, bytes]]]:
