@@ -313,6 +313,57 @@ def edit_once(engine: Any, composer: Composer, ws: Path, n: int, started: float)
 
 
 # -- measuring -------------------------------------------------------------------------------------------------
+def critical_path(engine: Any, emb: Any, queries: list[str]) -> dict[str, dict[str, Any]] | None:
+    """Each thread's own CPU time in a hybrid search with a cold cache (``time.thread_time``, which other jobs
+    on a shared machine barely distort): the query embedding on its worker thread, what the search thread reads
+    meanwhile (``read_early`` and what precedes it), and what it does after the vector arrives. On an idle
+    machine a search takes about ``before + max(embedding, early) + after``: that sum is the last row.
+    None on a tree whose search embeds the query on its own thread (no ``engine.api.read_early``)."""
+    import engine.api as api
+
+    if not hasattr(api, "read_early"):
+        return None
+    original_read, original_query = api.read_early, emb._local._query
+    marks: dict[str, float] = {}
+
+    def read_early(*a: Any, **k: Any) -> Any:
+        marks["early_start"] = time.thread_time()
+        try:
+            return original_read(*a, **k)
+        finally:
+            marks["early_end"] = time.thread_time()
+
+    def query(text: str) -> Any:
+        t = time.thread_time()
+        try:
+            return original_query(text)
+        finally:
+            marks["embedding"] = time.thread_time() - t
+
+    parts: dict[str, list[float]] = {"before": [], "early": [], "embedding": [], "after": [], "path": []}
+    api.read_early, emb._local._query = read_early, query
+    try:
+        for q in queries:
+            marks.clear()
+            t = time.thread_time()
+            engine.search(q, mode="hybrid", ensure_fresh=False)
+            total = time.thread_time() - t
+            before, early = marks["early_start"] - t, marks["early_end"] - marks["early_start"]
+            after = total - before - early
+            for name, value in (("before", before), ("early", early), ("embedding", marks["embedding"]),
+                                ("after", after), ("path", before + max(early, marks["embedding"]) + after)):
+                parts[name].append(value)
+    finally:
+        api.read_early, emb._local._query = original_read, original_query
+    label = {"before": "thread CPU: search thread before read_early (parse …)",
+             "early": "thread CPU: read_early (while the query is embedded)",
+             "embedding": "thread CPU: query embedding (worker thread)",
+             "after": "thread CPU: search thread after read_early (waits excluded)",
+             "path": "critical path: before + max(early, embedding) + after"}
+    return {label[k]: {**latency_ms(v), "cpu_p50_ms": None, "cpu_p95_ms": None, "load_avg": load_avg()}
+            for k, v in parts.items()}
+
+
 def measure(args: argparse.Namespace, built: dict[str, Any]) -> dict[str, Any]:
     import numpy as np
 
@@ -364,6 +415,10 @@ def measure(args: argparse.Namespace, built: dict[str, Any]) -> dict[str, Any]:
     rows["hybrid, query vector cached"] = Timed(lambda q: engine.search(q, mode="hybrid", ensure_fresh=False), queries).row()
     rows["vector, query vector cached"] = Timed(lambda q: engine.search(q, mode="vector", ensure_fresh=False), queries).row()
     rows["keyword"] = Timed(lambda q: engine.search(q, mode="keyword", ensure_fresh=False), queries).row()
+    cache.clear()
+    path = critical_path(engine, emb, queries)
+    if path is not None:
+        rows.update(path)
 
     from engine.clock import Clock
 
