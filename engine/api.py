@@ -969,14 +969,9 @@ class MemoryEngine(MemoryFiles):
                     # one reads what needs no vector: the keyword list, the dated chunks, their rows and line
                     # vectors (read_early). The vector leg then waits for the vector; the hits are the same.
                     embedding = _Background(self.embedder.embed_query, parsed.vector_text)
-                    try:
-                        if mode == "hybrid":
-                            early = read_early(self.store, settings, SearchRequest(
-                                parsed, mode, None, max_results, min_score, tuple(sources), model, english_only))
-                    except BaseException:
-                        with contextlib.suppress(BaseException):
-                            embedding.result()  # no search leaves its embedding running
-                        raise
+                    if mode == "hybrid":  # an error here leaves the worker to finish alone (it reads no index)
+                        early = read_early(self.store, settings, SearchRequest(
+                            parsed, mode, None, max_results, min_score, tuple(sources), model, english_only))
                     try:
                         qvec = embedding.result()
                     except EmbeddingError as exc:  # this search degrades; OpenClaw would fail it
