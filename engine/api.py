@@ -425,22 +425,35 @@ class _State:
 
 class _Background:
     """``fn(arg)`` on a daemon thread from now; :meth:`result` waits for it and returns what it returned or
-    raises what it raised (a search's query embedding, while the search reads what needs no vector)."""
+    raises what it raised (a search's query embedding, while the search reads what needs no vector).
+
+    :meth:`running` waits until the model runs without the GIL (a local model says so: ``calling_model``) or
+    ``fn`` is done: a search that starts its own Python work only then does not pass the GIL back and forth with
+    the worker's preamble (measured on 2 busy cores: that made the overlapped search slower than the sequential).
+    """
 
     def __init__(self, fn: Callable[[str], list[float]], arg: str) -> None:
+        from engine.embed.local import when_model_runs
+
         self._done = threading.Event()
+        self._running = threading.Event()
         self._value: list[float] = []
         self._error: BaseException | None = None
 
         def run() -> None:
             try:
-                self._value = fn(arg)
+                with when_model_runs(self._running.set):
+                    self._value = fn(arg)
             except BaseException as exc:  # handed to the caller, which raises or degrades as it always did
                 self._error = exc
             finally:
+                self._running.set()
                 self._done.set()
 
         threading.Thread(target=run, name="memdeck-query-embedding", daemon=True).start()
+
+    def running(self) -> None:
+        self._running.wait()
 
     def result(self) -> list[float]:
         self._done.wait()
@@ -969,6 +982,7 @@ class MemoryEngine(MemoryFiles):
                     # one reads what needs no vector: the keyword list, the dated chunks, their rows and line
                     # vectors (read_early). The vector leg then waits for the vector; the hits are the same.
                     embedding = _Background(self.embedder.embed_query, parsed.vector_text)
+                    embedding.running()  # a model without that signal (remote, MiniLM): done, as it always ran
                     if mode == "hybrid":  # an error here leaves the worker to finish alone (it reads no index)
                         early = read_early(self.store, settings, SearchRequest(
                             parsed, mode, None, max_results, min_score, tuple(sources), model, english_only))

@@ -12,6 +12,7 @@ import pytest
 import engine.api as api
 from engine.api import MemoryEngine
 from engine.embed.choice import EmbeddingError, HashingEmbedder
+from engine.embed.local import calling_model
 from engine.index import queries
 from engine.search import pipeline
 from engine.search.pipeline import SearchRequest, parse, read_early, run_search
@@ -115,6 +116,7 @@ def test_the_query_is_embedded_while_the_keyword_side_is_read(engine: MemoryEngi
             self.saw_early: list[bool] = []
 
         def embed_query(self, text: str) -> list[float]:
+            calling_model()  # as the local models say it, right before their C call
             # Sequentially the early reads would come after this returns: the wait would run out, unset.
             self.saw_early.append(read.wait(timeout=30.0))
             return super().embed_query(text)
@@ -139,6 +141,28 @@ class _Failing(HashingEmbedder):
         if self.error is not None:
             raise self.error
         return list(self.vector) if self.vector is not None else super().embed_query(text)
+
+
+def test_without_the_models_signal_the_search_waits_for_the_vector_first(engine: MemoryEngine,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    # An embedder that does not say when its model runs (remote, MiniLM) is run as before: vector, then the rest.
+    events: list[str] = []
+    original = api.read_early
+
+    def reading(*args: object, **kwargs: object) -> pipeline.Early:
+        events.append("read_early")
+        return original(*args, **kwargs)  # type: ignore[arg-type]
+
+    class Silent(HashingEmbedder):
+        def embed_query(self, text: str) -> list[float]:
+            events.append("embedded")
+            return super().embed_query(text)
+
+    monkeypatch.setattr(api, "read_early", reading)
+    with engine:
+        engine.embedder = Silent()
+        assert engine.search("postgres connection pool", ensure_fresh=False).results
+    assert events == ["embedded", "read_early"]
 
 
 def test_an_embedding_failure_in_the_worker_degrades_to_keyword_with_the_same_warning(engine: MemoryEngine) -> None:
