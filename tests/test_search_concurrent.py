@@ -30,6 +30,11 @@ QUERIES = (
 )
 
 
+@pytest.fixture(autouse=True)
+def _a_free_core(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(api, "_idle_core", lambda: True)  # the overlap runs whatever the test machine's load
+
+
 def _workspace(tmp_path: Path) -> Path:
     ws = tmp_path / "ws"
     (ws / "memory").mkdir(parents=True)
@@ -163,6 +168,17 @@ def test_without_the_models_signal_the_search_waits_for_the_vector_first(engine:
         engine.embedder = Silent()
         assert engine.search("postgres connection pool", ensure_fresh=False).results
     assert events == ["embedded", "read_early"]
+
+
+def test_with_no_free_core_the_query_is_embedded_first_on_the_search_thread(
+        engine: MemoryEngine, monkeypatch: pytest.MonkeyPatch) -> None:
+    with engine:
+        overlapped = [engine.search(q, ensure_fresh=False) for q in QUERIES]
+        monkeypatch.setattr(api, "_idle_core", lambda: False)
+        emb = _Failing()
+        engine.embedder = emb
+        assert [engine.search(q, ensure_fresh=False) for q in QUERIES] == overlapped
+    assert set(emb.threads) == {threading.current_thread().name}
 
 
 def test_an_embedding_failure_in_the_worker_degrades_to_keyword_with_the_same_warning(engine: MemoryEngine) -> None:
