@@ -366,6 +366,33 @@ def critical_path(engine: Any, emb: Any, queries: list[str]) -> dict[str, dict[s
             for k, v in parts.items()}
 
 
+def overlap_ab(engine: Any, emb: Any, queries: list[str]) -> dict[str, dict[str, Any]]:
+    """Hybrid searches with a cold cache, each query twice in this process, alternating which goes first: once with
+    the query embedding overlapped (``engine.api._idle_core`` forced True) and once embedded first on the search
+    thread (forced False). Empty on a tree without the switch."""
+    import engine.api as api
+
+    idle_core = getattr(api, "_idle_core", None)
+    if idle_core is None:
+        return {}
+    cache = emb._local.query_cache
+    times: dict[bool, list[float]] = {True: [], False: []}
+    try:
+        for i, q in enumerate(queries):
+            for overlap in ((True, False) if i % 2 == 0 else (False, True)):
+                api._idle_core = (lambda: True) if overlap else (lambda: False)
+                cache.clear()
+                t = time.perf_counter()
+                engine.search(q, mode="hybrid", ensure_fresh=False)
+                times[overlap].append(time.perf_counter() - t)
+    finally:
+        api._idle_core = idle_core
+    return {"A/B hybrid incl. embedding: overlapped": {**latency_ms(times[True]), "cpu_p50_ms": None,
+                                                       "cpu_p95_ms": None, "load_avg": load_avg()},
+            "A/B hybrid incl. embedding: embedding first": {**latency_ms(times[False]), "cpu_p50_ms": None,
+                                                            "cpu_p95_ms": None, "load_avg": load_avg()}}
+
+
 def sequential_path(engine: Any, emb: Any, queries: list[str]) -> dict[str, dict[str, Any]]:
     """The search thread's CPU time in a hybrid search with a cold cache, when it embeds the query itself (the
     tree before the worker thread): its critical path, the embedding included (numpy's BLAS threads, if any,
@@ -452,6 +479,7 @@ def measure(args: argparse.Namespace, built: dict[str, Any]) -> dict[str, Any]:
     rows["keyword"] = Timed(lambda q: engine.search(q, mode="keyword", ensure_fresh=False), queries).row()
     cache.clear()
     rows.update(critical_path(engine, emb, queries))
+    rows.update(overlap_ab(engine, emb, queries))
 
     from engine.clock import Clock
 
