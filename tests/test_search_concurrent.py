@@ -108,7 +108,7 @@ def test_the_early_reads_stand_in_for_the_stages_reads(engine: MemoryEngine, mon
 def test_the_query_is_embedded_while_the_keyword_side_is_read(engine: MemoryEngine,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     read = threading.Event()
-    original = api.read_early
+    original = pipeline.read_early
 
     def reading(*args: object, **kwargs: object) -> pipeline.Early:
         out = original(*args, **kwargs)  # type: ignore[arg-type]
@@ -152,7 +152,7 @@ def test_without_the_models_signal_the_search_waits_for_the_vector_first(engine:
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     # An embedder that does not say when its model runs (remote, MiniLM) is run as before: vector, then the rest.
     events: list[str] = []
-    original = api.read_early
+    original = pipeline.read_early
 
     def reading(*args: object, **kwargs: object) -> pipeline.Early:
         events.append("read_early")
@@ -224,3 +224,34 @@ def test_rows_read_early_are_put_back_in_the_order_of_one_read(
             rows = pipeline.load_rows(engine.store, known_ids)
             assert list(pipeline.load_rows(engine.store, ids, rows).items()) == list(
                 pipeline.load_rows(engine.store, ids).items())
+
+
+def _blas_threads() -> int | None:
+    import ctypes
+    import glob
+
+    import numpy
+
+    for lib in sorted(glob.glob(str(Path(numpy.__file__).parent.parent / "numpy.libs" / "lib*openblas*.so*"))):
+        for name in ("scipy_openblas_get_num_threads64_", "scipy_openblas_get_num_threads", "openblas_get_num_threads"):
+            getter = getattr(ctypes.CDLL(lib), name, None)
+            if getter is not None:
+                return int(getter())
+    return None
+
+
+def test_the_e5_path_puts_numpys_blas_at_one_thread_unless_told_otherwise(monkeypatch: pytest.MonkeyPatch) -> None:
+    import numpy  # noqa: F401  (imported already: the ctypes path)
+
+    from engine.embed import local
+
+    if local._blas_setter() is None or _blas_threads() is None:
+        pytest.skip("this numpy vendors no OpenBLAS this knows")
+    monkeypatch.setenv(local.BLAS_THREADS_ENV, "2")
+    calls: list[int] = []
+    monkeypatch.setattr(local, "_blas_setter", lambda: calls.append)
+    assert not local.one_blas_thread() and calls == []  # the user's setting stands
+    monkeypatch.undo()
+    monkeypatch.delenv(local.BLAS_THREADS_ENV, raising=False)
+    assert local.one_blas_thread()
+    assert _blas_threads() == 1
