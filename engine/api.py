@@ -425,14 +425,14 @@ class _State:
 
 def _idle_core() -> bool:
     """Whether a core is free for a search to embed its query beside its other reads: the 1-minute load average
-    below the core count minus one (True where the system has no load average).
+    below the core count (True where the system has no load average).
 
-    With no free core the two threads only take turns, and preemption lands on the critical path: at 10k chunks on
-    2 cores at load 3.5-5.5 (same process, queries alternating), overlapped p95 was 0.98-1.28x the sequential
-    (p50 0.98-1.15x); at 96k, where the keyword side alone outlasts the embedding, 0.90x p50 / 0.97x p95.
+    With no free core the two threads only take turns, and preemption lands on the critical path. Same process,
+    each query both ways alternately, overlapped ÷ embedding-first on 2 cores: at 10k chunks 0.89x p50 / 0.91x p95
+    at load 1.35, but 0.97-1.15x / 0.98-1.28x at load 3.2-5.5; at 96k 0.79x / 0.84x at load 1.4, 0.90x / 0.97x at 3.4.
     """
     try:
-        return os.getloadavg()[0] < (os.cpu_count() or 1) - 1
+        return os.getloadavg()[0] < (os.cpu_count() or 1)
     except (AttributeError, OSError):
         return True
 
