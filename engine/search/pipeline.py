@@ -237,15 +237,20 @@ def vector_scores_for(
     return scores, focus
 
 
-def line_scores_for(store: Store, qvec: list[float], ids: Sequence[int]) -> dict[int, dict[int, float]]:
-    """Chunk id → {line offset in the chunk: cosine similarity} from the chunks' line vectors."""
+def line_scores_for(store: Store, qvec: list[float], ids: Sequence[int],
+                    known: Mapping[int, Sequence[tuple[int, bytes]]] | None = None) -> dict[int, dict[int, float]]:
+    """Chunk id → {line offset in the chunk: cosine similarity} from the chunks' line vectors.
+
+    ``known`` holds line vectors already read (:func:`line_vectors_of`, while the query was being embedded): only
+    the other chunks' are read now. The rows are put in the order the one read of every chunk returns them, so the
+    one matrix product gives the same floats bit for bit (a product's rounding depends on a row's position).
+    """
     if not ids:
         return {}
     import numpy as np  # deferred: a vector search has the model (and numpy) loaded already
 
-    rows = queries.line_vectors_for(store.conn, ids)
     q = np.asarray(qvec, dtype=np.float32)
-    rows = [r for r in rows if len(r[2]) == q.size]
+    rows = [r for r in line_rows(store, ids, known) if len(r[2]) == q.size]
     if not rows:
         return {}
     mat = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.int8).reshape(len(rows), q.size).astype(np.float32)
@@ -256,6 +261,34 @@ def line_scores_for(store: Store, qvec: list[float], ids: Sequence[int]) -> dict
     for (chunk_id, line, _blob), sim in zip(rows, sims.tolist(), strict=True):
         out.setdefault(int(chunk_id), {})[int(line)] = float(sim)
     return out
+
+
+def line_rows(store: Store, ids: Sequence[int], known: Mapping[int, Sequence[tuple[int, bytes]]] | None = None
+              ) -> list[tuple[int, int, bytes]]:
+    """(chunk id, line offset, int8 vector) of these chunks' line vectors, as one read of the index returns them;
+    the chunks in ``known`` are not read again."""
+    if known is None:
+        return queries.line_vectors_for(store.conn, ids)
+    have = line_vectors_of(store, [i for i in ids if i not in known])
+    return [(chunk_id, line, blob) for chunk_id in _sql_order(ids)
+            for line, blob in (known[chunk_id] if chunk_id in known else have.get(chunk_id, ()))]
+
+
+def line_vectors_of(store: Store, ids: Sequence[int]) -> dict[int, list[tuple[int, bytes]]]:
+    """Chunk id → its (line offset, int8 vector) rows by offset, for each of ``ids`` (an empty list: none)."""
+    out: dict[int, list[tuple[int, bytes]]] = {int(i): [] for i in ids}
+    for chunk_id, line, blob in queries.line_vectors_for(store.conn, list(out)):
+        out[chunk_id].append((line, blob))
+    for rows in out.values():
+        rows.sort(key=lambda r: r[0])
+    return out
+
+
+def _sql_order(ids: Sequence[int]) -> list[int]:
+    """``ids`` in the order a read of the index by ids returns them: ascending within each slice of
+    ``queries.SLICE`` ids, the slices in turn (SQLite walks an ``IN (…)`` list through a sorted index)."""
+    items = list(ids)
+    return [i for start in range(0, len(items), queries.SLICE) for i in sorted(items[start : start + queries.SLICE])]
 
 
 def range_days(ranges: Sequence[DateSpan], heuristics: SearchHeuristics = _HEURISTICS) -> dict[date, float]:
@@ -321,10 +354,13 @@ def dated_chunks(store: Store, query: ParsedQuery, sources: Sequence[str],
     return {chunk_id: boosts[path] for chunk_id, path in queries.chunk_ids_for_paths(store.conn, sorted(boosts))}
 
 
-def load_rows(store: Store, ids: Sequence[int]) -> dict[int, _Row]:
-    """The chunks for the given ids."""
+def load_rows(store: Store, ids: Sequence[int], known: Mapping[int, _Row] | None = None) -> dict[int, _Row]:
+    """The chunks for the given ids (those in ``known`` not read again), in the order the index returns them."""
     if not ids:
         return {}
+    if known:
+        have = load_rows(store, [i for i in ids if i not in known])
+        return {i: known[i] if i in known else have[i] for i in _sql_order(ids) if i in known or i in have}
     out: dict[int, _Row] = {}
     for r in queries.chunk_rows(store.conn, ids):
         line_map = tuple(json.loads(r[6])) if r[6] else None
@@ -441,15 +477,69 @@ class Legs:
 
 
 # -- the stages ---------------------------------------------------------------------------------------------
-def candidates(store: Store, settings: SearchConfig, req: SearchRequest, vindex: VectorIndex | None) -> Candidates:
+@dataclass(frozen=True)
+class Early:
+    """What a search reads before its query vector exists: :func:`read_early` runs it while the query is embedded
+    (a worker thread runs the model), and the stages take it instead of reading the same things again.
+
+    Attributes:
+        key: what it was read for (the parse, the sources, the keyword depth, the heuristics): the stages use it
+            only for a request with the same key (:func:`early_key`), so results never depend on it.
+        deep: the deep keyword list (:func:`keyword_candidates`), as :func:`candidates` reads it.
+        dated: the dated chunks (:func:`dated_chunks`).
+        rows: the top keyword candidates' chunks (:func:`load_rows`).
+        lines: the line vectors of the top keyword candidates and the dated chunks (:func:`line_vectors_of`).
+    """
+
+    key: tuple[Any, ...]
+    deep: dict[int, float]
+    dated: dict[int, float]
+    rows: dict[int, _Row]
+    lines: dict[int, list[tuple[int, bytes]]]
+
+
+def _deep_limit(settings: SearchConfig, req: SearchRequest, use_vec: bool) -> int:
+    depth = req.depth(settings)
+    return depth * COMPLETION_DEPTH if use_vec else depth
+
+
+def early_key(settings: SearchConfig, req: SearchRequest, use_vec: bool) -> tuple[Any, ...]:
+    """What :class:`Early` depends on: the same key, the same reads."""
+    return (req.query, req.sources, req.use_kw, _deep_limit(settings, req, use_vec), settings.heuristics,
+            settings.line_text_weight > 0, settings.line_weight > 0 and use_vec)
+
+
+def read_early(store: Store, settings: SearchConfig, req: SearchRequest) -> Early:
+    """Everything :func:`candidates` and :func:`legs` read that does not need the query vector, for a request
+    that will have one (``req.qvec`` is not read): the deep keyword list, the dated chunks, the top keyword
+    candidates' chunks and their line vectors (and the dated chunks')."""
+    heur = settings.heuristics
+    key = early_key(settings, req, True)
+    if not req.use_kw:
+        return Early(key, {}, {}, {}, {})
+    deep = keyword_candidates(store, req.query, _deep_limit(settings, req, True), req.sources, heur.drop_common_terms)
+    top = [k for k, _ in sorted(deep.items(), key=lambda kv: kv[1])[: req.depth(settings)]]
+    dated = dated_chunks(store, req.query, req.sources, heur) if heur.date_boosts else {}
+    rows = load_rows(store, top) if top and req.query.terms and settings.line_text_weight > 0 else {}
+    lines = line_vectors_of(store, list(dict.fromkeys([*top, *dated]))) if settings.line_weight > 0 else {}
+    return Early(key, deep, dated, rows, lines)
+
+
+def candidates(store: Store, settings: SearchConfig, req: SearchRequest, vindex: VectorIndex | None,
+               early: Early | None = None) -> Candidates:
     """Stage 1: the keyword leg's FTS matches and the vector leg's nearest chunks, each completed with the other
-    leg's score, and the chunks of the dates the query names (with their vector scores)."""
+    leg's score, and the chunks of the dates the query names (with their vector scores).
+
+    ``early`` (:func:`read_early` for this request) stands in for the keyword list and the dated chunks."""
     depth = req.depth(settings)
     heur = settings.heuristics
     # One FTS query, deeper than the candidate list: its tail completes the vector candidates' keyword scores
     # (a second MATCH restricted by rowid costs as much as the first).
-    deep = keyword_candidates(store, req.query, depth * COMPLETION_DEPTH if req.use_vec else depth, req.sources,
-                              heur.drop_common_terms) if req.use_kw else {}
+    if early is not None:
+        deep = dict(early.deep)
+    else:
+        deep = keyword_candidates(store, req.query, _deep_limit(settings, req, req.use_vec), req.sources,
+                                  heur.drop_common_terms) if req.use_kw else {}
     ranks = dict(sorted(deep.items(), key=lambda kv: kv[1])[:depth])
     vec: dict[int, float] | None = None
     focus: dict[int, tuple[int, int]] = {}
@@ -464,7 +554,10 @@ def candidates(store: Store, settings: SearchConfig, req: SearchRequest, vindex:
             vec.update(more)
             focus.update(more_focus)
             ranks.update({i: deep[i] for i in vec if i not in ranks and i in deep})
-    dated = dated_chunks(store, req.query, req.sources, heur) if req.use_kw and heur.date_boosts else {}
+    if early is not None:
+        dated = dict(early.dated)
+    else:
+        dated = dated_chunks(store, req.query, req.sources, heur) if req.use_kw and heur.date_boosts else {}
     if dated and vec is not None and qvec is not None:
         more, more_focus = scores_for(store, qvec, [c for c in dated if c not in vec])
         vec.update(more)
@@ -472,15 +565,18 @@ def candidates(store: Store, settings: SearchConfig, req: SearchRequest, vindex:
     return Candidates(deep, ranks, vec, focus, dated)
 
 
-def legs(store: Store, settings: SearchConfig, req: SearchRequest, cands: Candidates) -> Legs:
+def legs(store: Store, settings: SearchConfig, req: SearchRequest, cands: Candidates,
+         early: Early | None = None) -> Legs:
     """Stage 2: each leg's [0, 1] score: BM25 relative to the best match, blended with each chunk's best line's
-    BM25; the best window's cosine blended with the best line's (``line_weight``), min-max scaled if asked."""
+    BM25; the best window's cosine blended with the best line's (``line_weight``), min-max scaled if asked.
+
+    ``early`` (:func:`read_early` for this request) holds chunks and line vectors already read."""
     keyword = normalize_bm25(cands.ranks)
     terms = req.query.terms
     rows: dict[int, _Row] = {}
     best_lines: dict[int, float] = {}
     if keyword and terms and settings.line_text_weight > 0:
-        rows = load_rows(store, list(keyword))
+        rows = load_rows(store, list(keyword), early.rows if early is not None else None)
         best_lines = _best_lines(rows, terms)
         keyword = _mix_best_lines(best_lines, keyword, settings.line_text_weight)
     vec = cands.vector
@@ -488,7 +584,7 @@ def legs(store: Store, settings: SearchConfig, req: SearchRequest, cands: Candid
     window = dict(vec) if vec else None  # raw best-window cosines, before the best line joins them
     if vec and req.qvec is not None and settings.line_weight > 0:
         # A question usually matches one line (a turn, a bullet): each chunk's best line joins its window.
-        lines = line_scores_for(store, req.qvec, list(vec))
+        lines = line_scores_for(store, req.qvec, list(vec), early.lines if early is not None else None)
         m = settings.line_weight
         vec = {k: (1 - m) * v + m * max(lines[k].values()) if k in lines else v for k, v in vec.items()}
     if vec and settings.vector_norm == "minmax":
@@ -786,15 +882,19 @@ def to_hits(settings: SearchConfig, req: SearchRequest, chosen: list[Fused], row
 
 
 def run_search(store: Store, settings: SearchConfig, req: SearchRequest, vindex: VectorIndex | None = None,
-               hooks: SearchHooks = NO_HOOKS) -> list[Hit]:
+               hooks: SearchHooks = NO_HOOKS, early: Early | None = None) -> list[Hit]:
     """Search an index: candidates → legs → date lift → calibrate → fuse → pool → re-rank → hits.
 
     ``vindex`` holds an in-memory copy of the vectors, used instead of sqlite-vec's KNN on large indexes.
-    Every stage reads the request's one parse of the query (:func:`parse`).
+    Every stage reads the request's one parse of the query (:func:`parse`). ``early`` is what
+    :func:`read_early` read while the query was embedded; it is used only when it was read for this request
+    (a search whose embedding failed reads its keyword list again, at its own depth): the hits are the same.
     """
     cal = hooks.calibration if hooks.calibration is not None else calibration_for(req.model)
-    cands = candidates(store, settings, req, vindex)
-    leg = legs(store, settings, req, cands)
+    if early is not None and early.key != early_key(settings, req, req.use_vec):
+        early = None
+    cands = candidates(store, settings, req, vindex, early)
+    leg = legs(store, settings, req, cands, early)
     leg = replace(leg, keyword=lift_dates(leg.keyword, cands.dated))
     leg = calibrate(settings, req, leg, cands.dated, cal)
     if leg.vector is not None and (unseen := [k for k in leg.keyword if k not in leg.vector]):
