@@ -41,6 +41,7 @@ from engine.index.indexer import (
     embed_pending,
     embed_rate,
     identity_for,
+    lock_holder,
     pid_alive,
     sync_files,
     writer_lock,
@@ -391,6 +392,14 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 # The index's meta key holding the model-change message while the re-embedding it began is unfinished.
 MODEL_CHANGE_META = "model_change"
 _INDEX_ERRORS: tuple[type[BaseException], ...] = (CorruptIndex, *DB_ERRORS)
+
+
+def index_writer(index_path: Path) -> int | None:
+    """The pid of another process writing the index at ``index_path`` right now (0 if it wrote none), else None: for
+    a door to say why it is about to wait, or who is embedding (a probe that never holds a writer up)."""
+    return lock_holder(index_path)
+
+
 SEARCH_EMBED_BUDGET = 1.0
 """Seconds of embedding a CLI/MCP search may spend before it answers (what fits at the measured speed; one chunk,
 the probe, when the speed is not known yet): the rest waits for ``memdeck index`` or the next sync."""

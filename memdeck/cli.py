@@ -295,9 +295,9 @@ def index(obj: _Ctx, force: bool, as_json: bool) -> None:
 def _say_if_waiting(index_path: Path) -> None:
     """Before a wait on the writer lock, say whose it is (a TUI or another `memdeck index` embedding): the wait used
     to be 30 s of nothing, then "try again shortly"."""
-    from engine.index.indexer import lock_holder
+    from engine.api import index_writer
 
-    pid = lock_holder(index_path)
+    pid = index_writer(index_path)
     if pid is not None:
         who = f" (pid {pid})" if pid else ""
         say(f"waiting for another memdeck process{who}: it is writing this index (up to 30 s)", err=True)
@@ -489,9 +489,9 @@ def search(obj: _Ctx, query: str | None, query_opt: str | None, as_json: bool, m
     if resp.warnings:
         say_lines((f"note: {warning}" for warning in resp.warnings), err=True)
     if resp.not_embedded:
-        from engine.index.indexer import lock_holder
+        from engine.api import index_writer
 
-        writer = lock_holder(eng.config.index_path)
+        writer = index_writer(eng.config.index_path)
         say(f"note: {not_embedded_note(resp.not_embedded, resp.embed_seconds, writer)}", err=True)
     # How the query's dates were read ("yesterday → Wed 21 Oct 2026"), so a wrong reading is seen at once.
     if resp.dates:
