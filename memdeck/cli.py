@@ -505,6 +505,8 @@ def search(obj: _Ctx, query: str | None, query_opt: str | None, as_json: bool, m
             parts = f"vector {hit.vector_score:.2f} · " + parts
         if hit.rerank is not None:
             parts += f" · rerank {hit.rerank:+.2f}"
+        if hit.placed:  # above a higher score: the vector leg is surest of it (vector_slot)
+            parts += " · placed by meaning"
         # Memory text is data: escape sequences in a note are shown, never run by the terminal.
         say(f"{hit.score:.3f} {safe_name(hit.path)}:{hit.start_line}-{hit.end_line}  ({parts})")
         say(f"  L{hit.snippet_start_line}-L{hit.snippet_end_line}:")

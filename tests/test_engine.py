@@ -79,7 +79,7 @@ def test_json_shape(engine: MemoryEngine) -> None:
     required = {"path", "startLine", "endLine", "score", "vectorScore", "textScore", "snippet",
                 "snippetStartLine", "snippetEndLine", "spans", "source", "citation"}
     # the optional parts README's JSON section names: the legs' weights (keyword evidence), bestLine, context
-    assert required <= set(hit) <= required | {"vectorWeight", "textWeight", "bestLine", "context"}
+    assert required <= set(hit) <= required | {"vectorWeight", "textWeight", "bestLine", "context", "placed"}
     assert 0.0 <= hit["score"] <= 1.0
     json.dumps(payload)
 

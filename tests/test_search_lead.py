@@ -15,6 +15,7 @@ from engine.config import SearchConfig, SearchHeuristics, load_config
 from engine.search.calibration import table_from
 from engine.search.fusion import Fused, fuse_scores
 from engine.search.pipeline import (
+    Hit,
     Legs,
     SearchHooks,
     SearchRequest,
@@ -67,7 +68,7 @@ def engine(tmp_path: Path) -> MemoryEngine:
     eng.close()
 
 
-def _hits(engine: MemoryEngine, settings: SearchConfig) -> list[str]:
+def _run(engine: MemoryEngine, settings: SearchConfig) -> list[Hit]:
     assert engine.embedder is not None
     request = SearchRequest(parse_query(QUESTION, date(2026, 12, 4)), "hybrid", engine.embedder.embed_query(MEANING),
                             6, 0.0, ("memory",), model="hash")
@@ -75,7 +76,24 @@ def _hits(engine: MemoryEngine, settings: SearchConfig) -> list[str]:
     for h in hits:  # OpenClaw's formula and both parts stay the score's explanation
         assert h.vector_score is not None
         assert h.score == pytest.approx(h.vector_weight * h.vector_score + h.text_weight * h.text_score, abs=1e-9)
-    return [h.citation for h in hits]
+    return hits
+
+
+def _hits(engine: MemoryEngine, settings: SearchConfig) -> list[str]:
+    return [h.citation for h in _run(engine, settings)]
+
+
+def test_a_hit_placed_above_a_higher_score_says_so(engine: MemoryEngine) -> None:
+    hits = _run(engine, SearchConfig())
+    assert hits[0].citation == "USER.md#L5" and hits[0].score < hits[1].score
+    assert hits[0].placed == "vector" and hits[0].to_json()["placed"] == "vector"
+    assert not any(h.placed for h in hits[1:])  # in score order: nothing to explain
+    assert all("placed" not in h.to_json() for h in hits[1:])
+    # placed 3rd by the slot (lead off), still above a lower-ranked higher score? only then it says so
+    off = _run(engine, replace(SearchConfig(), heuristics=replace(SearchHeuristics(), vector_lead=0.0)))
+    line = next(h for h in off if h.citation == "USER.md#L5")
+    below = off[off.index(line) + 1:]
+    assert (line.placed == "vector") == any(h.score > line.score for h in below)
 
 
 def test_a_curated_line_the_vector_leg_is_sure_of_leads_notes_sharing_the_questions_words(
@@ -123,6 +141,9 @@ def test_a_favourite_in_second_place_moves_up_only_with_the_lead() -> None:
     chosen = [Fused(1, 0.3, 0.1, 0.7), Fused(2, 0.28, 0.4, 0.1), Fused(3, 0.2, 0.1, 0.3)]
     assert [f.key for f in vector_slot(chosen, chosen, 3, 3)] == [1, 2, 3]
     assert [f.key for f in vector_slot(chosen, chosen, 3, 3, lead=0.3)] == [2, 1, 3]
+    placed = vector_slot(chosen, chosen, 3, 3, lead=0.3)
+    assert [f.placed for f in placed] == ["vector", "", ""]  # above 1's higher score
+    assert all(not f.placed for f in vector_slot(chosen, chosen, 3, 3))  # nothing moved
     assert [f.key for f in vector_slot(chosen, chosen, 3, 3, lead=0.31)] == [1, 2, 3]
 
 

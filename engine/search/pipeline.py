@@ -72,6 +72,7 @@ class Hit:
     vector_weight: float | None = None  # the vector part's weight when the legs were weighed (None: 0.7)
     context: str = ""  # a curated entry's heading path ("Work › Projects"), empty for other chunks
     best_line: int | None = None  # the file line closest in meaning to the query (its line vector), if known
+    placed: str = ""  # "vector": placed above a higher score as the vector leg's surest candidate (vector_slot)
 
     def to_json(self) -> dict[str, Any]:
         """OpenClaw's result shape plus score parts, snippet lines and spans (camelCase)."""
@@ -93,6 +94,9 @@ class Hit:
             out["context"] = self.context
         if self.best_line is not None:
             out["bestLine"] = self.best_line
+        if self.placed:
+            # Above a higher score on purpose: the vector leg's surest candidate holds its place (vector_slot).
+            out["placed"] = self.placed
         if self.text_weight is not None:
             # score = vectorWeight·vectorScore + textWeight·textScore (OpenClaw's 0.7/0.3 at full evidence)
             vw = self.vector_weight if self.vector_weight is not None else 1.0 - self.text_weight
@@ -813,6 +817,8 @@ def vector_slot(chosen: list[Fused], candidates: list[Fused], want: int, slot: i
     place = slot - 1
     if by_score:
         place = min(place, sum(1 for f in rest if (-f.score, f.key) < (-best.score, best.key)))
+    if any(f.score > best.score for f in rest[place : max(place, want - 1)]):
+        best = replace(best, placed="vector")  # it stands above a higher score: the hit says why
     return [*rest[:place], best, *rest[place:]][:want]
 
 
@@ -878,7 +884,9 @@ def to_hits(settings: SearchConfig, req: SearchRequest, chosen: list[Fused], row
             hit = replace(hit, context=contexts[row.id])
         seen.update(range(hit.snippet_start_line, hit.snippet_end_line + 1))
         hits.append(hit)
-    return hits
+    # "placed" says why a hit stands above a higher score; where it no longer does (re-ranked), it says nothing.
+    return [replace(h, placed="") if h.placed and not any(o.score > h.score for o in hits[i + 1:]) else h
+            for i, h in enumerate(hits)]
 
 
 def run_search(store: Store, settings: SearchConfig, req: SearchRequest, vindex: VectorIndex | None = None,
@@ -1087,6 +1095,7 @@ def _to_hit(row: _Row, f: Fused, terms: Sequence[str], focus: tuple[int, int] | 
         text_weight=f.text_weight,
         vector_weight=f.vector_weight,
         best_line=best_line,
+        placed=f.placed,
     )
 
 

@@ -99,6 +99,8 @@ def score_parts(hit: Hit) -> Content:
         detail = f"vec {hit.vector_score:.2f} · " + detail
     if hit.rerank is not None:  # the learned re-ranker's change to the fused score
         detail += f" · rr {hit.rerank:+.2f}"
+    if hit.placed:  # above a higher score: the vector leg is surest of it
+        detail += " · placed by meaning"
     return Content.assemble(*parts, "  ", (detail, "$text-muted"))
 
 
