@@ -38,6 +38,7 @@ import argparse
 import json
 import math
 import random
+import shutil
 import subprocess
 import sys
 import time
@@ -188,7 +189,9 @@ def build(args: argparse.Namespace) -> dict[str, Any]:
     vocab, mat = anchors(args.root, emb)
     t = time.perf_counter()
     filled = fill(engine, Composer(vocab, mat, args.seed), emb.max_tokens, started)
-    info = {"sync_keyword_s": round(sync_s, 1), "fill_s": round(time.perf_counter() - t, 1), **filled,
+    from engine.index.indexer import CHUNKER_VERSION
+
+    info = {"chunker": CHUNKER_VERSION, "sync_keyword_s": round(sync_s, 1), "fill_s": round(time.perf_counter() - t, 1), **filled,
             "peak_rss_build_mb": peak_rss_mb()}
     engine.close()
     return info
@@ -543,8 +546,14 @@ def main(argv: list[str] | None = None) -> int:
         (home_for(args) / ".built.json").write_text(json.dumps(info))
         print("BUILD " + json.dumps(info), flush=True)
         return 0
+    from engine.index.indexer import CHUNKER_VERSION
+
     built: dict[str, Any] = {"reused": True}
     stamp = home_for(args) / ".built.json"
+    if stamp.exists() and json.loads(stamp.read_text()).get("chunker") != CHUNKER_VERSION:
+        # Another chunker's index would re-chunk on open and embed every chunk for real (hours): build it anew.
+        print(f"rebuilding {home_for(args)}: built by another chunker version", flush=True)
+        shutil.rmtree(home_for(args))
     if stamp.exists():
         built = {**json.loads(stamp.read_text()), "reused": True}
     else:  # in a child, so this process's peak RSS is the searching one's
