@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import stat
@@ -19,7 +18,7 @@ from engine.clock import note_timezone
 from engine.config import Config
 from engine.display import byte_size, plural
 from engine.index import queries, schema
-from engine.index.indexer import pid_alive
+from engine.index.indexer import lock_holder, pid_alive
 from engine.secrets import find_secrets
 from engine.sessions.scan import scan_sources
 from engine.textio import read_text_file
@@ -159,25 +158,6 @@ def _rebuild_owner(name: str) -> int | None:
     return int(pid) if pid.isdigit() else None
 
 
-def _lock_holder(index_path: Path) -> int | None:
-    """The pid holding the writer lock, 0 when held by an unknown process, None when free."""
-    lock_path = index_path.with_name(index_path.name + ".lock")
-    try:
-        fd = os.open(lock_path, os.O_RDONLY)
-    except OSError:
-        return None
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raw = os.read(fd, 32).decode("ascii", "replace").strip()
-            return int(raw) if raw.isdigit() else 0
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return None
-    finally:
-        os.close(fd)
-
-
 def workspace_temp_files(config: Config, now: float) -> list[Path]:
     """Temp files a crashed save left in the workspace (``.<name>.<random>.tmp``, older than 10 minutes).
 
@@ -263,7 +243,7 @@ def _check_files_on_disk(config: Config, now: float) -> list[Finding]:
                 owner = _rebuild_owner(entry.name)
                 base = folder / entry.name.split(".rebuild-", 1)[0]
                 # Nobody holds that index's writer lock, or its owner is dead: nobody is rebuilding into it.
-                if _lock_holder(base) is None or owner is None or not pid_alive(owner):
+                if lock_holder(base) is None or owner is None or not pid_alive(owner):
                     leftovers.append(entry)
             elif ".corrupt-" in entry.name:
                 copies.append(entry)
@@ -286,7 +266,7 @@ def _check_files_on_disk(config: Config, now: float) -> list[Finding]:
                            len(temps), rels, f"move them to {config.home / 'recovered'}"))
     else:
         out.append(Finding("workspace-temp", "ok", "no unfinished saves in the workspace"))
-    holder = _lock_holder(config.index_path)
+    holder = lock_holder(config.index_path)
     if holder is not None:
         who = f"pid {holder}" if holder else "another process"
         out.append(Finding("lock", "info", f"the index is being written by {who}; repairs wait for it", 1))
