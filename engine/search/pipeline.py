@@ -685,26 +685,26 @@ def keyword_evidence(settings: SearchConfig, req: SearchRequest, leg: Legs, rows
     matched = [rows[k].text.lower() for k in leg.keyword if k in rows] if mode in ("terms", "best", "chunk") else []
     full = settings.heuristics.evidence_full
     per_chunk: dict[int, float] = {}
-    if mode == "chunk" and terms and matched:
+    if mode in ("terms", "best", "chunk") and terms and matched:
         probes = {t: t if t in req.query.bigrams else stem(t) for t in terms}
-        weights = term_weights(matched, terms)
-        total = sum(weights.values()) or 1.0
-        for k in leg.keyword:
-            if k in rows:
-                text = rows[k].text.lower()
-                held = sum(weights[t] for t in bridged(terms, {t for t in terms if probes[t] in text})) / total
-                per_chunk[k] = min(1.0, held / full) if full > 0 else 1.0
-    if mode in ("terms", "best") and terms and matched:
-        probes = {t: t if t in req.query.bigrams else stem(t) for t in terms}
+
+        def counted(value: float) -> float:  # a share counts in full from evidence_full up
+            return min(1.0, value / full) if full > 0 else 1.0
+
         if mode == "terms":
             found = bridged(terms, {t for t in terms if any(probes[t] in text for text in matched)})
-            share = len(found) / len(terms)
+            share = counted(len(found) / len(terms))
         else:
             weights = term_weights(matched, terms)
             total = sum(weights.values()) or 1.0
-            share = max(sum(weights[t] for t in bridged(terms, {t for t in terms if probes[t] in text}))
-                        for text in matched) / total
-        share = min(1.0, share / full) if full > 0 else 1.0
+
+            def held(text: str) -> float:  # the IDF-weighted share of the terms ``text`` holds
+                return sum(weights[t] for t in bridged(terms, {t for t in terms if probes[t] in text})) / total
+
+            if mode == "best":
+                share = counted(max(held(text) for text in matched))
+            else:
+                per_chunk = {k: counted(held(rows[k].text.lower())) for k in leg.keyword if k in rows}
     scripts = query_scripts(req.query.text)
     keys = set(leg.vector or {}) | set(leg.keyword)
     dated = dated or {}
