@@ -156,3 +156,33 @@ def test_a_supersede_that_takes_effect_later_is_held_back_until_then(tmp_path: P
     monkeypatch.setenv("MEMDECK_TODAY", "2026-05-02")
     late = [f for f in _review(tmp_path / "b", memory, notes) if f.kind == "conflict"]
     assert len(late) == 1 and not late[0].evidence.endswith(":later") and late[0].confident
+
+
+def test_a_year_after_a_version_word_or_a_product_name_is_a_version() -> None:
+    from engine.review.text import features
+
+    assert features("Na laptopu je Trados Studio 2022.").values["version"] == frozenset({"2022"})
+    assert features("Trados ažuriran na verziju 2024.").values["version"] == frozenset({"2024"})
+    # a year alone, after a month or at a sentence's start is a year (no value a conflict compares)
+    assert "version" not in features("In 2022 we moved to Novi Sad.").values
+    assert "version" not in features("Since March 2022 he runs every day.").values
+
+
+def test_a_product_year_updated_is_a_conflict(tmp_path: Path) -> None:
+    notes = {"memory/2026-01-07.md": "# 2026-01-07\n\n- Na laptopu je Trados Studio 2022.\n",
+             "memory/2026-03-03.md": "# 2026-03-03\n\n- Trados na laptopu ažuriran na verziju 2024, licenca prebačena.\n"}
+    conflicts = [f for f in _review(tmp_path, "# MEMORY\n", notes) if f.kind == "conflict"]
+    assert len(conflicts) == 1 and conflicts[0].items[conflicts[0].current or 0].citation == "memory/2026-03-03.md#L3"
+
+
+def test_a_thing_named_first_is_no_owner_and_an_aside_is_no_subject(tmp_path: Path) -> None:
+    # "Kitchen" starts the line but the notes write "kitchen" too: a thing, not a person whose quote it is;
+    # "(worktops went up)" says why the quote changed, not what it is about.
+    notes = {"memory/2026-01-07.md": "# 2026-01-07\n\n- Kitchen refit quote from Oakbeam: £14,200 including fitting.\n",
+             "memory/2026-02-18.md": "# 2026-02-18\n\n- Oakbeam revised the kitchen refit quote to £15,650 (worktops went up).\n"}
+    conflicts = [f for f in _review(tmp_path, "# MEMORY\n", notes) if f.kind == "conflict"]
+    assert len(conflicts) == 1 and "14200 → 15650" in conflicts[0].reason
+    # a dash that carries the statement itself is no aside: the reversal is still found
+    notes = {"memory/2026-02-18.md": "# 2026-02-18\n\n- Owen's eating meat again — he's no longer vegetarian as of this month.\n"}
+    found = _review(tmp_path / "b", "# MEMORY\n\n## People\n- Owen is vegetarian.\n", notes)
+    assert any(f.kind == "conflict" and "MEMORY.md#L4" in _cited([f]) for f in found)

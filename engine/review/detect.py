@@ -452,7 +452,10 @@ class Comparer:
         """Whose statement it is when it starts with someone's name ("Jordan's standup …"); None for the user (or
         no one named)."""
         f = self.feats[key]
-        if f.initial is not None and f.initial in self.names[key] and f.initial not in self.principal:
+        if f.initial is not None and f.initial in self.names[key] and f.initial not in self.principal \
+                and f.initial not in self.common:
+            # (a capitalised first word the workspace also writes in lower case is a thing, not a person:
+            # "Kitchen refit quote …" / "revised the kitchen refit quote")
             return f.initial
         return None
 
@@ -677,8 +680,14 @@ class Comparer:
                     return None
         src = "curated" if older.kind == CURATED else "notes"
         so, sn = self._subject(older, newer, diffs)
-        overlap, shared = weighted_overlap(so, sn, self.idf)
-        jac = weighted_jaccard(so, sn, self.idf)
+        # A change's aside ("moved to Python 3.12 (merged in 50ed4bc)", "… to £15,650 (worktops went up)") says
+        # how it came about: its words are no part of the subject the two statements are compared on.
+        # (only when the aside holds no word the two share: "— he's no longer vegetarian" is the statement itself)
+        sn_said = sn & _said(newer.clean, fn) if fn.change else sn
+        if so & sn_said != so & sn:
+            sn_said = sn
+        overlap, shared = weighted_overlap(so, sn_said, self.idf)
+        jac = weighted_jaccard(so, sn_said, self.idf)
         if shared < self.config.conflict_min_shared:
             return None
 
@@ -686,9 +695,6 @@ class Comparer:
         about = ", ".join(sorted(so & sn, key=lambda w: (-self.idf(w), w))[:3])
         # One side adds words, the other none: the same subject. A long curated line may say more around it, so
         # then one extra word on the short side is fine.
-        # A change's aside ("moved to Python 3.12 (merged in 50ed4bc)") says how it came about: no word of it
-        # makes the newer say more than the older.
-        sn_said = sn & _said(newer.clean, fn) if fn.change else sn
         # … nor does a name the older gives that the newer leaves out ("at Parkside Baths" / "the baths").
         so_named = so - (self.names[older.key] - self.common - self.names[newer.key])
         fewer = min(len(so_named - sn), len(sn_said - so))

@@ -26,7 +26,7 @@ CHANGE_CUES = frozenset({"moved", "move", "moves", "switched", "switch", "switch
                          "now", "instead", "replaced", "replaces", "new", "from", "rescheduled", "shifted",
                          "updated", "upgraded", "downgraded", "relocated", "became", "anymore", "longer",
                          "starting", "today", "onwards", "going", "forward", "raised", "lowered", "increased",
-                         "reduced", "cut", "bumped", "dropped", "later", "earlier",
+                         "reduced", "cut", "bumped", "dropped", "later", "earlier", "revised", "adjusted",
                          # Serbian: now, from now on, switched, changed, moved, updated, transferred
                          "sada", "ubuduće", "prešao", "prešla", "prešli", "promenio", "promenila", "promenjeno",
                          "pomeren", "pomerena", "pomereno", "ažuriran", "ažurirana", "prebačen", "prebačena"})
@@ -283,6 +283,30 @@ class Features:
         return cls(words, values, bool(negated), bool(change), squashed, initial, starts)
 
 
+_VERSION_WORD = re.compile(r"(?:\b(?:version|ver|verzij[a-z]*|release|edition|izdanj[a-z]*)\.?|版本?)\s*$", re.IGNORECASE)
+_NAME_BEFORE = re.compile(r"(?<![.:;!?\-–—•(\"'\w])\s*([A-Z][\w+]*)\s+$")
+
+
+def year_kind(text: str, start: int) -> str:
+    """A four-digit year's kind by what stands before it: ``version`` after a version word ("verziju 2024",
+    "edition 2022") or a product's name ("Trados Studio 2022", "Office 2019"), else ``year``.
+
+    A product's name is a capitalised word inside a sentence that is neither a month ("March 2022" is a time)
+    nor a function word ("In 2022")."""
+    before = text[max(0, start - 40):start]
+    if _VERSION_WORD.search(before):
+        return "version"
+    m = _NAME_BEFORE.search(text[:start])
+    if m is not None:
+        word = m.group(1)
+        low = word.casefold()
+        head = text[:m.start(1)].rstrip()
+        if head and head[-1] not in _SENTENCE_START and low not in MONTHS and low[:3] not in MONTHS.values() \
+                and low not in STOPWORDS and not word.isupper():
+            return "version"
+    return "year"
+
+
 _MEMO: dict[str, Features] = {}
 
 
@@ -311,6 +335,8 @@ def _features(clean: str) -> Features:
         values["ref"] = set(refs)
     for m in _TOKEN.finditer(clean):
         kind = "word" if m.lastgroup == "meet" else m.lastgroup
+        if kind == "year":
+            kind = year_kind(clean, m.start())
         text = m.group(0)
         at = m.start() - 1
         while at >= 0 and clean[at] == " " and original[at] == " ":
@@ -393,6 +419,8 @@ def value_units(clean: str) -> dict[tuple[str, str], frozenset[str]]:
     last = 0
     for m in _TOKEN.finditer(text):
         kind = "word" if m.lastgroup == "meet" else m.lastgroup
+        if kind == "year":
+            kind = year_kind(text, m.start())
         raw = m.group(0)
         apart.append(bool(text[last:m.start()].strip()))
         last = m.end()
