@@ -186,3 +186,34 @@ def test_a_thing_named_first_is_no_owner_and_an_aside_is_no_subject(tmp_path: Pa
     notes = {"memory/2026-02-18.md": "# 2026-02-18\n\n- Owen's eating meat again — he's no longer vegetarian as of this month.\n"}
     found = _review(tmp_path / "b", "# MEMORY\n\n## People\n- Owen is vegetarian.\n", notes)
     assert any(f.kind == "conflict" and "MEMORY.md#L4" in _cited([f]) for f in found)
+
+
+def test_quoted_titles_and_word_ids_are_no_names_counts_or_changes() -> None:
+    from engine.review.text import features
+
+    f = features('Click "Create New Workspace"')
+    assert "name" not in f.values and not f.change and "workspac" in f.words
+    assert "number" not in features('All songs from the "Video 2 Spring Farm Porch" workspace').values
+    slug = features("Slug: forge-staff-engineer-release-captain-b9bf88f1")
+    assert slug.values["ref"] == frozenset({"forge-staff-engineer-release-captain-b9bf88f1"}) and slug.words == ("slug",)
+    # a short model name and an ISO date keep what they were
+    assert features("Standup on 2026-03-04").values["date"] == frozenset({"2026-03-04"})
+    assert "ref" not in features("gpt-4o-mini is the default").values
+
+
+def test_a_ui_walkthrough_and_a_reading_at_a_moment_conflict_with_nothing(tmp_path: Path) -> None:
+    notes = {"memory/2026-03-06.md": "# 2026-03-06\n\n- Workspace: `/home/b/.openclaw/workspace`\n"
+                                     "- **2,710 credits** as of ~7pm MDT\n",
+             "memory/2026-03-20.md": "# 2026-03-20\n\n## Flow\n- Click \"Create New Workspace\"\n"
+                                     "- Credits starting: 2670 → now 2600 (80 credits used)\n"
+                                     "Instead of managing individual songs and playlists, the new workspace view allows:\n"}
+    found = _review(tmp_path, "# MEMORY\n", notes)
+    assert not [f for f in found if f.kind == "conflict"]
+    assert "memory/2026-03-20.md#L6" not in _cited(found, "promote")  # a line ending in a colon introduces a list
+
+
+def test_a_promotion_goes_to_no_section_that_only_shares_its_verbs(tmp_path: Path) -> None:
+    memory = ("# MEMORY\n\n## GitHub Account Created\n- **Next:** generate a token and run the login to enable pushes\n")
+    notes = {"memory/2026-03-18.md": "# 2026-03-18\n\n- Always enable the Instrumental toggle in Suno before generating\n"}
+    promos = [f for f in _review(tmp_path, memory, notes) if f.kind == "promote"]
+    assert promos and all("GitHub" not in f.suggestion for f in promos)

@@ -76,7 +76,10 @@ _RECURRING = re.compile(
 _ONE_OFF_ANCHOR = re.compile(
     r"\b(today|yesterday|tomorrow|tonight|this (morning|afternoon|evening|week)|last (night|week|month)|"
     r"next (week|month)|earlier|later today|just now|right now|on \d{1,2} \w+|"
-    r"(at|from) \d{1,2}[:.]\d{2}\s*(?:–|-|to)\s*\d{1,2}[:.]\d{2})\b", re.IGNORECASE)
+    r"(at|from) \d{1,2}[:.]\d{2}\s*(?:–|-|to)\s*\d{1,2}[:.]\d{2}|"
+    # a reading at a moment ("2,710 credits as of ~7pm", "… as of today"): a snapshot, no standing fact
+    r"as of (?:~\s*)?(?:\d{1,2}(?::\d{2})?\s*(?:[ap]\.?m\b\.?)|\d{1,2}:\d{2}|today|tonight|now|this (?:morning|afternoon|evening)))"
+    r"\b", re.IGNORECASE)
 _EVENT_WORDS = re.compile(
     r"\b(lunch|dinner|breakfast|coffee with|drinks (?:with|at|after)|meeting|met|meet with|call with|called|sync|1:1|standup notes|"
     r"incident(?! (?:commander|manager|lead|owner|response|process|policy|runbook|channel))|outage|postmortem|demo|interview|appointment|visit|visited|trip|flight|party|went|had|attended|"
@@ -906,7 +909,7 @@ class Sections:
         lines: dict[tuple[str, str], list[frozenset[str]]] = {h: [] for h in headings}
         for st in statements:
             if st.kind == CURATED and st.section and (st.path, st.section) in lines:
-                lines[(st.path, st.section)].append(comparer.plain_words(st.key))
+                lines[(st.path, st.section)].append(comparer.feats[st.key].content)
         self.lines = lines
         self.headings = list(headings)
         self.comparer = comparer
@@ -926,14 +929,16 @@ class Sections:
         path, section = target_section(rule, self.headings)
         if (path, section) in self.lines:
             return path, section, True
-        mine = self.comparer.plain_words(s.key)
+        # (names count here: a section about Suno is the place for a rule about Suno, and a line sharing only
+        # its verbs with a section's line is no sign of the topic)
+        mine = self.comparer.feats[s.key].content
         idf = self.comparer.idf
         total = idf.total(mine)
         best: tuple[float, tuple[str, str]] | None = None
         for h, words in self.lines.items():
             for line in words:
                 shared = idf.total(mine & line)
-                if shared >= 2.5 and total and shared / total >= 0.3 and (best is None or shared > best[0]):
+                if shared >= 2.5 and total and shared / total >= 0.5 and (best is None or shared > best[0]):
                     best = (shared, h)
         if best is not None:
             return best[1][0], best[1][1], True

@@ -48,7 +48,7 @@ _ASSISTANT = re.compile(
 _TRANSCRIPT = re.compile(r"^(?:[*_]{1,2})?(?:user|human|system|tool)(?:[*_]{1,2})?\s*:(?:[*_]{1,2})?\s",
                          re.IGNORECASE)
 _QUOTED = re.compile(r"^[\"“„«'‘].{8,}[\"”“»'’]\W*$")
-_LABEL_LINE = re.compile(r"^[^.!?。！？]{1,60}[:：]\s*$")  # (a full-width colon in Chinese: "他更喜欢：")
+_LABEL_LINE = re.compile(r"^[^.!?。！？]{1,150}[:：]\s*$")  # a line ending in a colon introduces what follows ("他更喜欢：")
 _OPTIONS_LABEL = re.compile(r"\b(options?|choices?|alternatives?|candidates?|either|pick one|proposals?|"
                             r"possibilities|variants?|opcij\w*|izbor\w*|mogućnost\w*|varijant\w*)\b|选项|方案|可选",
                             re.IGNORECASE)  # (and in Serbian and Chinese)

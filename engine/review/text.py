@@ -76,10 +76,11 @@ _TOKEN = re.compile(
 # as a ``ref`` (two statements that name different commits are not the same statement, nor do they conflict).
 _REFS = re.compile(
     r"(?P<url>\b(?:https?|ftp|file)://\S+|\bwww\.\S+)"
-    r"|(?P<path>(?<![\w/])(?:~|\.{1,2})?/?(?:[\w.@+-]+/)+[\w.@+-]*|`[^`\s]*[/\\.][^`\s]*`)"
+    r"|(?P<path>(?<![\w/])(?:~|\.{1,2})?/?(?:[\w.@+-]+/)+[\w.@+-]*|`[^`\s]*[/\\._-][^`\s]*`)"
     r"|(?P<file>\b[\w-]+(?:\.[\w-]+)*\.(?:md|py|ts|tsx|js|mjs|cjs|json|jsonl|toml|yaml|yml|ini|cfg|txt|log|csv|sh|"
     r"sql|sqlite|db|lock|rs|go|java|kt|rb|php|c|h|cpp|hpp|css|html|xml|pdf|png|jpe?g|svg|zip|gz|tgz|env|conf)\b)"
     r"|(?P<uuid>\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b)"
+    r"|(?P<slug>\b(?=[\w-]*\d)(?=[\w-]*[^\W\d_])(?=[\w-]{20})[^\W_]+(?:-[^\W_]+){3,}\b)"  # an id of words ("forge-staff-engineer-b9bf88f1")
     r"|(?P<hash>\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,64}\b)"
     r"|(?P<ticket>\b[A-Z][A-Z0-9]{1,9}-\d+\b|(?<![\w&])#\d+\b|\bPR\s?#?\d+\b)"
     r"|(?P<mixed>\b(?=\w*[^\W\d_])(?=\w*\d)\w*[^\W\d_]\d\w*\b|\b\d+[^\W\d_]{2,}\w*\b)"
@@ -307,6 +308,8 @@ def year_kind(text: str, start: int) -> str:
     return "year"
 
 
+_QUOTED = re.compile(r'"[^"\n]{1,80}"|“[^”\n]{1,80}”|„[^“”\n]{1,80}[“”]|«[^»\n]{1,80}»')
+"""A quoted span: a title, a button's or a message's words."""
 _MEMO: dict[str, Features] = {}
 
 
@@ -333,11 +336,21 @@ def _features(clean: str) -> Features:
     clean, refs = blank_refs(clean)
     if refs:
         values["ref"] = set(refs)
+    quoted = [(q.start(), q.end()) for q in _QUOTED.finditer(clean)]
     for m in _TOKEN.finditer(clean):
         kind = "word" if m.lastgroup == "meet" else m.lastgroup
         if kind == "year":
             kind = year_kind(clean, m.start())
         text = m.group(0)
+        if quoted and kind in ("word", "number", "year") and any(a < m.start() < b for a, b in quoted):
+            # A quoted title, button or message ("Click \"Create New Workspace\"", "the \"Video 2 Spring Farm\"
+            # workspace") names a thing by its words: no person, count, change or negation in it.
+            low = text.casefold()
+            if kind == "word" and not (low in STOPWORDS or low in CHANGE_CUES or low in NEGATIONS or len(low) < 2
+                                       or CJK_RE.match(text)):
+                words.append(stem(low))
+            first_word = False
+            continue
         at = m.start() - 1
         while at >= 0 and clean[at] == " " and original[at] == " ":
             at -= 1
