@@ -1200,14 +1200,21 @@ class MemoryEngine(MemoryFiles):
         ``item``: the statement (0-based) — default: promote's only one, a duplicate's last deletable copy, every older
         statement of a conflict (superseded by the finding's current one). ``section``/``target`` (promote):
         default the review's suggestion, else the target's first section. ``text``: promote's wording or the
-        merged line (default: the statement; :func:`merge_text`).
+        merged line (default: the statement; for a merge :func:`merge_text`, the longest statement, only when it
+        holds every word and value of the others — else a merge needs ``text``).
 
         Raises:
             ReviewActionError: no such finding now (stale: its statements changed, it was acted on or
                 dismissed), or ``action`` is not one its kind allows; StatementChanged, ReviewWriteConflict as the
                 action raises them (nothing written).
         """
-        from engine.review.actions import ReviewActionError, merge_text, promote_target, statement_text
+        from engine.review.actions import (
+            ReviewActionError,
+            merge_keeps_all,
+            merge_text,
+            promote_target,
+            statement_text,
+        )
 
         allowed = {"duplicate": ("delete", "merge", "dismiss"), "conflict": ("supersede", "merge", "dismiss"),
                    "promote": ("promote", "dismiss"), "budget": ("move", "dismiss")}
@@ -1239,6 +1246,10 @@ class MemoryEngine(MemoryFiles):
             default = finding.deletable[-1] if finding.deletable else len(finding.items) - 1
             return self.review_delete(finding, default if item is None else item)
         if action == "merge":
+            if not text and not merge_keeps_all(finding):
+                raise ReviewActionError(
+                    f"no statement of {finding.id} holds every word and value of the others, so a merge into one "
+                    "of them would lose a detail: give the merged line with --text")
             return self.review_merge(finding, text or merge_text(finding))
         if action == "move":
             return self.review_move(finding)

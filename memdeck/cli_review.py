@@ -134,7 +134,8 @@ def build_review_command(make_engine: Callable[[bool], Any]) -> click.Command:
                   help="promote: the ## section (made when missing; default the suggested one, else the first).")
     @click.option("--target", type=click.Choice(["MEMORY.md", "USER.md"]), default=None,
                   help="promote: the file (default the suggested one).")
-    @click.option("--text", default=None, help="promote: the wording; merge: the merged line (default suggested).")
+    @click.option("--text", default=None, help="promote: the wording; merge: the merged line (default: the longest statement, "
+                       "only when it holds every word and value of the others).")
     @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
     def apply(finding_id: str, action: str, item: int | None, section: str | None, target: str | None,
               text: str | None, as_json: bool) -> None:

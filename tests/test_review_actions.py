@@ -327,3 +327,17 @@ def test_a_heading_inside_a_four_backtick_fence_is_no_section(engine: MemoryEngi
     path = engine.config.workspace / "MEMORY.md"
     path.write_text(MEMORY + "\n````md\n```\n## Fake\n```\n````\n\n## Later\n\n- a fact\n", encoding="utf-8")
     assert engine.review_sections() == ["Preferences", "People", "Later"]
+
+
+def test_a_merge_keeps_every_detail_or_needs_a_wording_and_keeps_the_indent(tmp_path: Path) -> None:
+    from engine.review.actions import merge_keeps_all
+    from engine.review.model import Finding, ReviewItem
+
+    def finding(*texts: str) -> Finding:
+        items = tuple(ReviewItem("MEMORY.md", i + 1, i + 1, t, None) for i, t in enumerate(texts))
+        return Finding("duplicate", items, "r", 0.9, "s", id="d-000000000001", evidence="duplicate:notes:high")
+
+    assert merge_keeps_all(finding("- Prefers tea over coffee.", "- prefers tea over coffee"))
+    assert not merge_keeps_all(finding("- 时间: 2026年1月31日", "- 时间: 2026年2月1日"))
+    assert not merge_keeps_all(finding("- Card.cs optimised (dict cache, dirty flags)",
+                                       "- Card.cs optimised: dict cache, static empty lists"))

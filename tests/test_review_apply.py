@@ -108,7 +108,15 @@ def test_apply_by_id_writes_what_the_review_screen_would_and_undo_restores_the_b
     ws = demo_workspace
     f = _finding(ws, kind)
     before = _files(ws)
-    code, out, err = _run(ws, "review", "apply", f["id"], "--action", action, "--json")
+    more: tuple[str, ...] = ()
+    if action == "merge":
+        # A merge into the longest copy would lose a word of another ("Mara repeated: …"): it is refused, writing
+        # nothing, until the merged line is given.
+        code, _, err = _run(ws, "review", "apply", f["id"], "--action", "merge")
+        assert code == 1 and "would lose a detail" in err and _files(ws) == before
+        more = ("--text", "Never force-push to main or any shared branch (Mara repeated it); "
+                          "`--force-with-lease` is fine on her own feature branches.")
+    code, out, err = _run(ws, "review", "apply", f["id"], "--action", action, "--json", *more)
     assert code == 0, err
     done = json.loads(out)
     assert done["ok"] is True and done["action"] == action and done["findingId"] == f["id"]

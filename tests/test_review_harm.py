@@ -90,7 +90,7 @@ def test_a_procedure_s_step_is_never_offered_for_deletion(tmp_path: Path) -> Non
     found = _review(tmp_path, "# MEMORY\n\n## Notes\n- Nothing yet.\n", notes)
     dups = [f for f in found if f.kind == "duplicate"]
     assert dups and all(f.deletable == () and f.evidence == "duplicate:step" for f in dups)
-    assert all("merge" in f.suggestion and "delete" not in f.suggestion for f in dups)
+    assert all("leave" in f.suggestion and "merge" not in f.suggestion and "delete" not in f.suggestion for f in dups)
     assert all(f.score == precision("duplicate:step") for f in dups)  # its group's measured precision
     # A revised step is still a change of the procedure (10 → 15 minutes).
     assert any(f.kind == "conflict" and "10 → 15" in f.reason for f in found)

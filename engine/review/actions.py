@@ -514,6 +514,20 @@ def merge_text(finding: Finding) -> str:
     return max((statement_text(i.text) for i in finding.items), key=len, default="")
 
 
+def merge_keeps_all(finding: Finding) -> bool:
+    """Whether :func:`merge_text`'s default (the longest statement) holds every content word and value of the
+    others: merging into it then loses nothing. When it does not, only a wording the person writes can keep
+    both's details."""
+    from engine.review.detect import holds
+    from engine.review.statements import clean_text
+    from engine.review.text import features
+
+    texts = [clean_text(statement_text(i.text)) for i in finding.items]
+    longest = max(texts, key=len, default="")
+    kept = features(longest)
+    return all(holds(kept, features(t)) for t in texts if t is not longest)
+
+
 def merge(ctx: Context, finding: Finding, text: str, indices: Sequence[int] | None = None) -> ReviewAction:
     """Merge statements (default: all, in the finding's order) into one line: the first one's lines become ``text``
     (keeping its list marker), the others are deleted.
@@ -535,7 +549,8 @@ def merge(ctx: Context, finding: Finding, text: str, indices: Sequence[int] | No
     blocks = [opened.locate(finding.items[i], taken) for i in dict.fromkeys(chosen)]
     first_file, (start, end) = blocks[0]
     first_line = first_file.lines[start]
-    marker = _MARKER.match(first_line.replace("\ufeff", ""))
+    bare = first_line.replace("\ufeff", "")
+    marker = _MARKER.match(bare) or re.match(r"[ \t]*", bare)  # (an unmarked line keeps its indent: its list's)
     prefix = ("\ufeff" if first_line.startswith("\ufeff") else "") + (marker.group(0) if marker else "")
     line = merged if _MARKER.match(merged) else prefix + merged
     first_file.add_edit(start, end, [line + _ending(first_file.lines[end - 1]) or first_file.newline])

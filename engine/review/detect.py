@@ -405,6 +405,8 @@ class Comparer:
         self.common = frozenset(
             w for f in self.feats.values() for w in f.content - f.values.get("name", frozenset()) - f.starts)
         proper = {n for f in self.feats.values() for n in f.values.get("name", ())}
+        self.proper = frozenset(proper) - self.common
+        self._heading_names: dict[str, frozenset[str]] = {}
         # A capitalised first word is a name when the workspace capitalises it mid-sentence too ("Sam's dog …").
         self.names: dict[str, frozenset[str]] = {}
         for key, f in self.feats.items():
@@ -439,6 +441,13 @@ class Comparer:
             if s.origin not in (OWN, STEP) or not self.feats[s.key].words
             or (len(self.feats[s.key].words) <= 3 and len(recurs[s.clean.casefold()]) >= 4)
             or all(len(sentences[x]) >= TEMPLATE_FILES for x in split_sentences(s.clean)))
+        # The newest day a curated file's headings name ("### Balance alert (Feb 12, 2026)"): a file kept as dated
+        # entries was written up to that day, so a daily note older than it cannot be known to supersede its
+        # undated lines.
+        self.curated_latest: dict[str, int] = defaultdict(int)
+        for section, path in {(s.section, s.path) for s in statements if s.kind == CURATED and s.section}:
+            days = [_day_ordinal(d) for d in features(section).values.get("date", ())]
+            self.curated_latest[path] = max(self.curated_latest[path], *days, 0)
         self.promoted_from = promotions(statements, self.feats)
         self.promoted = frozenset(k for keys in self.promoted_from.values() for k in keys)
         for s in statements:
@@ -476,6 +485,36 @@ class Comparer:
             found = self.plain[key] = f.content - (self.names[key] - self.common) - self.principal
         return found
 
+    def heading_names(self, section: str) -> frozenset[str]:
+        """The names a section's heading gives (words the workspace writes only capitalised: "Proton", "GitHub")."""
+        found = self._heading_names.get(section)
+        if found is None:
+            found = self._heading_names[section] = frozenset(
+                w for w in features(section).content | {stem(x.casefold()) for x in re.findall(r"[^\W\d_]+", section)}
+                if w in self.proper)
+        return found
+
+    def other_subjects(self, a: Statement, b: Statement) -> bool:
+        """Whether two short label lines ("Email: …", "Display name: …") sit under headings of which one names
+        a thing the other does not ("## Proton Mail Account" / "## GitHub Account"): one value of two subjects."""
+        if not (_CURATED_LABEL.match(a.clean) and _CURATED_LABEL.match(b.clean)) or \
+                len(a.clean.split()) > 12 or len(b.clean.split()) > 12:
+            return False
+        wa, wb = features(a.section).content, features(b.section).content
+        if not wa or not wb:
+            return False  # a dated or unnamed section says nothing of the subject
+        return bool(self.heading_names(a.section) - wb or self.heading_names(b.section) - wa)
+
+    def value_only(self, s: Statement) -> bool:
+        """Whether a label line says nothing but its label and values ("时间: 2026年1月31日", "Site: https://…"):
+        its fact is the value."""
+        label = _CURATED_LABEL.match(s.clean)
+        if label is None:
+            return False
+        f = self.feats[s.key]
+        rest = f.content - features(label.group(1)).content
+        return not rest and any(k != "name" for k in f.values)
+
     def values(self, key: str) -> dict[str, frozenset[str]]:
         """A statement's typed values, its names including a capitalised first word that is a name."""
         out = dict(self.feats[key].values)
@@ -505,6 +544,8 @@ class Comparer:
             return None  # assistant lines, quotes, injected text, labels, options and boilerplate: no facts
         if b.key in self.promoted_from.get(a.key, ()) or a.key in self.promoted_from.get(b.key, ()):
             return None  # a curated line citing the other statement is its promotion, not a repeat of it
+        if self.other_subjects(a, b):
+            return None  # one e-mail address for two accounts is two facts
         older, newer = (a, b) if (a.order, a.path) <= (b.order, b.path) else (b, a)
         fo, fn = self.feats[older.key], self.feats[newer.key]
         owners = self.owner(older.key), self.owner(newer.key)
@@ -530,6 +571,10 @@ class Comparer:
         if len(ca - cb) == 1 and len(cb - ca) == 1 and len(ca) >= 3 and \
                 [w for w in fo.words if w in cb] == [w for w in fn.words if w in ca]:
             return None  # one word swapped in the same sentence ("the billing/search service runs on …")
+        if self.value_only(older) or self.value_only(newer):
+            va, vb = self.values(older.key), self.values(newer.key)
+            if not any(va[k] & vb[k] for k in va.keys() & vb.keys() if k != "name"):
+                return None  # "时间: 2026年1月31日" / "时间：19:30": a label's value is its fact, and they share none
         if older.checkbox or newer.checkbox:
             return None  # a task carried over to the next day's list is not a repeated fact
         if self.one_off[older.key] and self.one_off[newer.key] and older.dated and newer.dated:
@@ -670,6 +715,8 @@ class Comparer:
                 return PairResult("conflict", older.key, newer.key, min(1.0, 0.5 * overlap + 0.5 * jac + 0.15),
                                   f"same role ({about}), handed over: {handed.group(2)} → {handed.group(1)}",
                                   f"conflict:{src}:handover")
+        if older.kind == CURATED and older.order[0] == 0 and newer.order[0] < self.curated_latest[older.path]:
+            return None  # an undated MEMORY.md line may be newer than a note older than the file's newest date
         if older.kind == CURATED:
             # A MEMORY.md/USER.md line is superseded only by a newer statement of the same attribute: the label it
             # gives ("Timezone: …") must be in the newer statement, and the differing value must be of a kind the
@@ -732,6 +779,14 @@ class Comparer:
             return PairResult("conflict", older.key, newer.key, min(1.0, 0.3 + 0.5 * overlap),
                               f"same subject ({about}), changed: {old_w} → {new_w}", f"conflict:{src}:changed")
         return None
+
+
+def _day_ordinal(value: str) -> int:
+    """A typed date value's day as an ordinal (0 when it gives no year: "02-18")."""
+    try:
+        return date.fromisoformat(value).toordinal() if len(value) == 10 else 0
+    except ValueError:
+        return 0
 
 
 def candidate_pairs(statements: Sequence[Statement], comparer: Comparer, changed: set[str] | None,
@@ -1009,11 +1064,15 @@ def build_findings(statements: Sequence[Statement], comparer: Comparer, pairs: I
         # A step holds its procedure's context (its place, the steps around it): no other line holds all of it.
         deletable = () if steps else tuple(
             i for i, s in enumerate(members) if i and holds(kept, comparer.feats[s.key], ignore))
-        rest = [s for i, s in enumerate(members) if i and i not in deletable]
+        rest = [s for i, s in enumerate(members) if i and i not in deletable and s.key not in comparer.steps]
         where = "MEMORY.md/USER.md already holds it" if keep.kind == CURATED else "said again in later notes"
         if steps:
             where += "; a step of a numbered procedure, which deleting it would break"
         parts = [f"keep {cite(keep)}"]
+        left = [s for s in members[1:] if s.key in comparer.steps]
+        if left:
+            # (a step stays in its procedure: merging it away would break the list as much as deleting it)
+            parts.append("leave " + ", ".join(cite(s) for s in left) + " where it is (a step of its procedure)")
         if deletable:
             parts.append("delete " + ", ".join(cite(members[i]) for i in deletable) + " (it holds every word and "
                          "value of them)")

@@ -80,7 +80,7 @@ class Statement:
         day: the note's date (from its name), else None.
         section: the nearest heading above it ("" when none).
         order: the position in time for "which is newer": (date ordinal, time of day, line); curated and
-            topic lines are undated-oldest (date 0) unless the line itself names a date.
+            topic lines are undated-oldest (date 0) unless the line or its section's heading names a date.
         key: stable id: the file, the clean text, which occurrence of it in the file, and whether it is marked
             superseded.
         superseded: the line already carries a ``(superseded …)`` mark.
@@ -268,7 +268,9 @@ def parse_statements(rel: str, text: str) -> list[Statement]:
         stripped = _BULLET.sub("", raw.lstrip(), count=1)
         line_day = None
         if kind in (CURATED, TOPIC):
-            found = _LINE_DATE.search(clean)
+            # the line's own date, else its section's ("## Primary model (2026-02-12)"): a curated section dated
+            # after a daily note is the newer of the two
+            found = _LINE_DATE.search(clean) or _LINE_DATE.search(section)
             line_day = found.group(0) if found else None
         order = (_ordinal(day) or _ordinal(line_day), minute, start)
         folded = clean.casefold()
