@@ -63,13 +63,15 @@ def _keyword(engine: MemoryEngine, drop: bool) -> list[str]:
 
 def test_the_users_name_is_read_from_the_name_labels() -> None:
     names = names_in([("USER.md", USER), ("MEMORY.md", MEMORY)])
-    assert {"jay", "hertz", "jays"} <= names
+    assert {"jay", "jays"} <= names
+    assert "hertz" not in names  # the surname also names domains and Wi-Fis ("hertz.dev"): only the given name
     assert "heronbot" not in names  # MEMORY.md names tools and projects too: only its address labels count
     assert "he" not in names and "him" not in names  # pronouns are no name
     # a template's placeholder, a sentence and a Chinese name
     assert names_in([("USER.md", "- **Name:** _(optional)_\n- **Name:** the person who runs this whole lab")]) \
         == frozenset()
     assert "小明" in names_in([("USER.md", "- **称呼：** 小明")])
+    assert names_in([("USER.md", "- Name: Jonas Keller. Call him Jonas; no Mr. Keller.")]) == {"jonas", "jonass"}
 
 
 def test_the_name_leaves_the_terms_unless_nothing_else_is_left() -> None:

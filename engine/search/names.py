@@ -27,28 +27,33 @@ def _label(words: str) -> re.Pattern[str]:
                       r"\s*(?:\*\*|__)?\s*[:：]\s*(?:\*\*|__)?\s*(?P<value>.*)$", re.IGNORECASE)
 
 
-_LABEL = _label(_ADDRESS + "|" + _NAME)  # USER.md is about the user: its "Name:" is theirs
 _ADDRESS_LABEL = _label(_ADDRESS)  # MEMORY.md also names projects, tools and people: only how to address the user
-_VALUE_END = re.compile(r"[(\[{,;/|—–]| - | or | oder |或")
+_NAME_LABEL = _label(_NAME)  # USER.md is about the user: its "Name:" is theirs (its first word: a surname also
+# names the family's domain or Wi-Fi, "keller.dev", and is rarely how a question names the user)
+_VALUE_END = re.compile(r"[(\[{,;/|—–。，；]|\.\s| - | or | oder |或")
 _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
 MAX_NAME_WORDS = 4  # "Aidan Gorny", "Jay He": a longer value is a sentence, not a name
 
 
 def names_in(texts: Iterable[tuple[str, str]]) -> frozenset[str]:
     """The lowercased words of the user's name on the name label lines of ``texts`` ((path, text) of curated
-    files: every name label of ``USER.md``, only the address labels of another file), with the possessive
+    files: the address labels ("What to call them:") of any, and the first word of a ``USER.md`` "Name:"; a
+    value ends at a bracket, a comma or a sentence's end, and one of more than four words is no name), with the possessive
     ``name + s`` of a Latin name ("Adrians Kinder"); CJK names as the search's bigrams."""
     out: set[str] = set()
     for path, text in texts:
-        label = _LABEL if path.casefold() == "user.md" else _ADDRESS_LABEL
+        user = path.casefold() == "user.md"
         for line in text.split("\n"):
-            m = label.match(line)
+            m = _ADDRESS_LABEL.match(line)
+            given = m is None and user and (m := _NAME_LABEL.match(line)) is not None
             if m is None:
                 continue
             value = _VALUE_END.split(m.group("value").replace("*", " ").replace("_", " "), maxsplit=1)[0]
             words = _WORD.findall(value)
             if not words or len(words) > MAX_NAME_WORDS:
                 continue
+            if given:
+                words = words[:1]
             for word in words:
                 low = word.lower()
                 if has_cjk(low):
