@@ -110,6 +110,10 @@ class SearchHeuristics:
             22 (top-3 18), XQuAD ru .894 → .903, zh .956 → .953, en and cross-lingual unchanged, multilingual
             18/20 and dates 44/45 unchanged. The score (OpenClaw's 0.7·vector + 0.3·keyword) does not change,
             only the favourite's place.
+        drop_user_name: a query term that is the workspace user's name (a name label of ``USER.md``, an
+            address label of ``MEMORY.md``: ``engine.search.names``) leaves the keyword query when other terms
+            remain: it says who is asked about, which every line about them shares, and BM25 ranked the
+            one-line "What to call them: Jay" above the line that answers "Jay在哪个时区?".
     """
 
     date_boosts: bool = True
@@ -128,6 +132,7 @@ class SearchHeuristics:
     keyword_evidence: str = "script"
     evidence_full: float = 1.0
     vector_lead: float = 0.15
+    drop_user_name: bool = True
 
 
 INTERNAL = {"internal": True}

@@ -24,10 +24,11 @@ from engine.search.fusion import (
     query_scripts,
     script_overlap,
 )
+from engine.search.names import names_in, without_names
 from engine.search.query import ParsedQuery, build_fts_query, parse_query
 from engine.search.rerank import LegInputs, Reranker, candidate_features, shipped_reranker
 from engine.search.snippets import best_line_bm25, extract_snippet, stem, term_weights
-from engine.workspace import is_curated
+from engine.workspace import ROOT_MEMORY_FILES, is_curated
 
 MIN_CANDIDATES = 50
 COMPLETION_DEPTH = 8
@@ -316,7 +317,31 @@ def parse(store: Store, text: str, today: date, sources: Sequence[str],
     ``heuristics.date_words_without_notes`` off drops every relative phrase's words (the evals' switch).
     """
     keeps = (lambda span: not _has_notes(store, span, sources)) if heuristics.date_words_without_notes else None
-    return parse_query(text, today, keeps_words=keeps, date_words_in_terms=heuristics.date_words_in_terms)
+    parsed = parse_query(text, today, keeps_words=keeps, date_words_in_terms=heuristics.date_words_in_terms)
+    if heuristics.drop_user_name and "memory" in sources and parsed.terms:
+        terms = without_names(parsed.terms, user_names(store))
+        if terms != parsed.terms:
+            parsed = replace(parsed, terms=terms, bigrams=tuple(t for t in parsed.bigrams if t in terms))
+    return parsed
+
+
+def user_names(store: Store) -> frozenset[str]:
+    """The workspace user's name as its curated files give it (:func:`engine.search.names.names_in`), read from
+    the index once per version of those files."""
+    hashes = queries.file_hashes(store.conn, ROOT_MEMORY_FILES)
+    key = tuple(sorted(hashes.items()))
+    if not hashes:
+        return frozenset()
+    if key not in _NAMES:
+        rows = load_rows(store, [chunk_id for chunk_id, _ in queries.chunk_ids_for_paths(store.conn, sorted(hashes))])
+        if len(_NAMES) >= _CONTEXTS_KEPT:
+            _NAMES.pop(next(iter(_NAMES)))
+        _NAMES[key] = names_in((r.path, r.text) for r in rows.values())
+    return _NAMES[key]
+
+
+_NAMES: dict[tuple[tuple[str, str], ...], frozenset[str]] = {}
+"""(curated file, its content hash) pairs → the user's name words read from them (:func:`user_names`)."""
 
 
 def _has_notes(store: Store, span: DateSpan, sources: Sequence[str]) -> bool:
