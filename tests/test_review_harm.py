@@ -217,3 +217,29 @@ def test_a_promotion_goes_to_no_section_that_only_shares_its_verbs(tmp_path: Pat
     notes = {"memory/2026-03-18.md": "# 2026-03-18\n\n- Always enable the Instrumental toggle in Suno before generating\n"}
     promos = [f for f in _review(tmp_path, memory, notes) if f.kind == "promote"]
     assert promos and all("GitHub" not in f.suggestion for f in promos)
+
+
+def test_a_change_log_entry_or_a_part_label_is_not_promoted(tmp_path: Path) -> None:
+    notes = {"memory/2026-02-09.md": "# 2026-02-09\n\n"
+             "- **Backup System Hardened:** the backup job must always verify the archive now\n"
+             "- **Added spawn rules section:** always stagger spawns by 30s\n"
+             "- **Workaround:** Always pass the target parameter\n"
+             "- ⏰ **时间**：每天早上 8:00\n"
+             "- 把月报改成日报，每天早8点自动运行\n"
+             "- Always keep the fixes small; see 3f6c2a9e for the pattern\n"
+             "- Always answer in English unless Mara writes in Serbian.\n"}
+    promoted = _cited(_review(tmp_path, "# MEMORY\n", notes), "promote")
+    assert promoted == {"memory/2026-02-09.md#L9"}
+
+
+def test_a_bold_label_line_is_a_heading_and_a_bold_rule_is_a_rule() -> None:
+    text = "# 2026-02-10\n\n**规则2: 阶段性汇总**\n- 每次改动后汇总\n- **ALWAYS use `message.send(channel=\"slack\")`**\n"
+    origins = {s.clean: s.origin for s in parse_statements("memory/2026-02-10.md", text)}
+    assert origins["规则2: 阶段性汇总"] == LABEL
+    assert [o for c, o in origins.items() if c.startswith("ALWAYS")] == [OWN]
+
+
+def test_a_label_word_the_newer_line_says_in_lower_case_is_no_other_name(tmp_path: Path) -> None:
+    memory = "# MEMORY\n\n## Status\n- **Voice**: Working correctly with proper timing\n"
+    notes = {"memory/2026-02-12.md": "# 2026-02-12\n\n- Leeloo voice now working correctly\n"}
+    assert not [f for f in _review(tmp_path, memory, notes) if f.kind == "conflict"]

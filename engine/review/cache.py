@@ -17,7 +17,7 @@ from engine.review.statements import Statement
 from engine.textio import atomic_write_bytes, make_private_dir
 
 CACHE_VERSION = 2
-RULES_VERSION = "2026-12-06.3"  # bump when a rule changes: every cached pair is then recomputed
+RULES_VERSION = "2026-12-06.5"  # bump when a rule changes: every cached pair is then recomputed
 log = logging.getLogger(__name__)
 
 

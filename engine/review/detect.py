@@ -165,7 +165,7 @@ PROMOTE_RULES: tuple[tuple[str, str, re.Pattern[str], float], ...] = (
      re.compile(r"\b(?<!as )(always|never|from now on|going forward|don't ever|do not ever|make sure (?:to|you)|"
                 r"remember to always|by default|no (?:calls|meetings|pings|messages) (?:after|before|on)|"
                 r"only (?:ever )?(?:use|reply|answer|write|book|schedule)|must (?:always|never)|"
-                r"uvek|nikad|nikada|ubuduće)\b|规定|总是|从不|永远|一律", re.IGNORECASE), 0.7),
+                r"uvek|nikad|nikada|ubuduće)\b|^规定[：:]|总是|从不|永远|一律", re.IGNORECASE), 0.7),
     ("commitment", "a commitment or a recurring arrangement",
      re.compile(r"\b(promised to|committed to|agreed to always|"
                 r"every (?:(?:first|second|third|fourth|last|other) )?(?:mon|tues|wednes|thurs|fri|satur|sun)day|"
@@ -552,7 +552,12 @@ class Comparer:
         if owners[0] != owners[1] and not self._same_person(older.key, newer.key, owners) \
                 and not _HANDED_FROM.search(newer.clean):
             return None  # Jordan's standup and the user's standup are two subjects (not a role handed on)
-        diffs = _differing(self.values(older.key), self.values(newer.key))
+        diffs = []
+        for kind, va, vb in _differing(self.values(older.key), self.values(newer.key)):
+            if kind == "name" and (not va - (fn.content - self.names[newer.key])
+                                   or not vb - (fo.content - self.names[older.key])):
+                continue  # one side's names are plain words of the other ("Voice: Working …" / "voice now working")
+            diffs.append((kind, va, vb))
         conflict = self._conflict(older, newer, fo, fn, diffs)
         if conflict is not None:
             return conflict
@@ -773,7 +778,9 @@ class Comparer:
         if new_value is None and any(vb - va for _, va, vb in diffs):
             return None  # the newer adds a value of something the older does not state: a detail, not a change
         if fn.change and not fo.change and overlap >= need and len(sn - so) >= 1 and len(so - sn) >= 1 \
-                and len(sn - so) <= 2 and len(so - sn) <= 2 and so & STATE_VERBS:
+                and len(sn - so) <= 2 and len(so - sn) <= 2 and so & STATE_VERBS \
+                and (sn - so) - fn.starts - self.names[newer.key]:
+            # (the newer's new words must say something: "Leeloo voice now working" only names whose voice)
             old_w = ", ".join(sorted(so - sn))
             new_w = ", ".join(sorted(sn - so))
             return PairResult("conflict", older.key, newer.key, min(1.0, 0.3 + 0.5 * overlap),
@@ -832,11 +839,31 @@ class PromoteCues:
     blocked: bool  # a task, a question, a one-off time anchor, too short or too long
 
 
+_DONE_LABEL = re.compile(
+    r"^[^:：]{0,50}\b(?:implemented|added|created|installed|fixed|hardened|switched|updated|upgraded|built|deployed|"
+    r"shipped|completed|finished|configured|migrated|merged|released|removed|deleted|enabled|disabled|resolved|"
+    r"launched|tested|verified|set up|done|changed|renamed|refactored|integrated|wired|downloaded|published)"
+    r"\s*[:：]", re.IGNORECASE)
+"""A log entry's label: what was done ("Backup System Hardened: …", "Added spawn rules section: …")."""
+_DONE_LEAD = re.compile(r"^(?:added|created|implemented|installed|fixed|updated|removed|wrote|built)\b", re.IGNORECASE)
+_CHANGE_TO = re.compile(r"\b(?:switched|changed|moved|rescheduled|shifted)\s+(?:[\w/-]+\s+){0,3}to\b|改为|改成|换成|换到|调到",
+                        re.IGNORECASE)
+"""A change said as one ("把月报改成日报", "switched the backup job to restic"): an event of the day it was said; the
+state it leads to is a conflict with what MEMORY.md says, not a new fact to promote."""
+_PART_LABEL = re.compile(r"^\W{0,3}(?:time|date|when|where|status|result|results|workaround|fix|next|todo|"
+                         r"时间|日期|地点|状态|结果|进度|备注)\s*[:：]", re.IGNORECASE)
+"""A label that names a part of something the heading or the line above says ("⏰ 时间：每天早上 8:00",
+"Workaround: always pass the target parameter"): no subject of its own, nothing to promote alone."""
+
+
 def promote_cues(text: str, f: Features) -> PromoteCues:
     """The promote rules on a statement's text: which fired, the score, and what speaks against it."""
     none = PromoteCues("", 0.0, (), False, True)
     if len(f.words) < 2 or text.endswith("?") or len(text) > 300:
         return none
+    if _DONE_LABEL.match(text) or _DONE_LEAD.match(text) or _PART_LABEL.match(text) or _CHANGE_TO.search(text) \
+            or f.values.get("ref", frozenset()) - cited_refs(f.values.get("ref", frozenset())):
+        return none  # a change log's entry (what was done, a commit) or a part of something said above
     text = normalize_script(text)  # (Serbian Cyrillic read as Latin, Chinese dates as dates)
     fired = [(name, why, base) for name, why, pattern, base in PROMOTE_RULES if pattern.search(text)
              and (name != "birthday" or _states_a_day(text, f))]

@@ -48,6 +48,9 @@ _ASSISTANT = re.compile(
 _TRANSCRIPT = re.compile(r"^(?:[*_]{1,2})?(?:user|human|system|tool)(?:[*_]{1,2})?\s*:(?:[*_]{1,2})?\s",
                          re.IGNORECASE)
 _QUOTED = re.compile(r"^[\"“„«'‘].{8,}[\"”“»'’]\W*$")
+_BOLD_HEADING = re.compile(r"^(?:\*\*|__)(?:[^*_]{0,60}[:：][^*_]{0,60}|[^*_]{1,80}(?:\*\*|__)\s*[:：])(?:\*\*|__)?$")
+"""A line that is all bold and a label ("**规则2: 阶段性汇总**", "**Deploy steps:**", "**Deploy steps**:"): a heading
+for the lines below it (a bold rule without a colon, "**ALWAYS use message.send**", is the rule itself)."""
 _LABEL_LINE = re.compile(r"^[^.!?。！？]{1,150}[:：]\s*$")  # a line ending in a colon introduces what follows ("他更喜欢：")
 _OPTIONS_LABEL = re.compile(r"\b(options?|choices?|alternatives?|candidates?|either|pick one|proposals?|"
                             r"possibilities|variants?|opcij\w*|izbor\w*|mogućnost\w*|varijant\w*)\b|选项|方案|可选",
@@ -180,7 +183,7 @@ def origin_of(raw: str, clean: str) -> str:
         return QUOTE
     if is_injected(body) or injected_kinds(body):
         return INJECTED
-    if _LABEL_LINE.match(clean) or _QUESTION.search(clean):
+    if _LABEL_LINE.match(clean) or _QUESTION.search(clean) or _BOLD_HEADING.match(body.strip()):
         return LABEL
     return OWN
 
