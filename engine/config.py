@@ -110,6 +110,14 @@ class SearchHeuristics:
             22 (top-3 18), XQuAD ru .894 → .903, zh .956 → .953, en and cross-lingual unchanged, multilingual
             18/20 and dates 44/45 unchanged. The score (OpenClaw's 0.7·vector + 0.3·keyword) does not change,
             only the favourite's place.
+        modal_stop_words: the query also drops the modal and hedge words ("must might may shall likely
+            probably maybe perhaps", :data:`engine.lexicon.MODAL_WORDS`) from its terms; off by default
+            (bench/results/2026-12-06-retrieval.md).
+        vector_prf: vector pseudo-relevance feedback (Rocchio), β (0: off): the query vector becomes
+            ``normalize(q + β·mean of the best-window vectors of the first vector pass's top prf_k chunks)``
+            and the vector leg (windows and line vectors) is searched with it (``engine.search.pipeline.
+            feedback_vector``); off by default (bench/results/2026-12-06-retrieval.md).
+        prf_k: under ``vector_prf``, how many of the first pass's nearest chunks feed the query back.
     """
 
     date_boosts: bool = True
@@ -128,6 +136,9 @@ class SearchHeuristics:
     keyword_evidence: str = "script"
     evidence_full: float = 1.0
     vector_lead: float = 0.15
+    modal_stop_words: bool = False
+    vector_prf: float = 0.0
+    prf_k: int = 3
 
 
 INTERNAL = {"internal": True}

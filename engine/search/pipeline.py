@@ -221,6 +221,38 @@ def vector_candidates(
     return scores, focus
 
 
+def feedback_vector(store: Store, qvec: list[float], k: int, beta: float, sources: Sequence[str],
+                    vindex: VectorIndex | None = None) -> list[float]:
+    """Vector pseudo-relevance feedback (Rocchio; ``SearchHeuristics.vector_prf``): ``normalize(q + β·m)``, where
+    ``m`` is the mean of the (unit) best-window vectors of the ``k`` chunks nearest ``qvec``; ``qvec`` itself when
+    no chunk is near or ``beta`` ≤ 0. The window vectors are read from the index by chunk id (≤ ``k`` chunks'
+    windows), so the cost is one more nearest-chunk search. A hit's vector score is then its cosine to the new
+    vector."""
+    if beta <= 0 or k <= 0:
+        return qvec
+    import numpy as np  # deferred: a vector search has the model (and numpy) loaded already
+
+    in_memory = vindex is not None and vindex.worthwhile(store)
+    nearest = vindex.nearest if in_memory and vindex is not None else vector_candidates
+    scores, focus = nearest(store, qvec, k, sources)
+    top = sorted(scores, key=lambda c: (-scores[c], c))[:k]
+    if not top:
+        return qvec
+    q = np.asarray(qvec, dtype=np.float32)
+    windows = {(c, first, last): blob for c, first, last, blob in queries.window_vectors_for(store.conn, top)}
+    picked = [windows.get((c, *focus[c])) for c in top if c in focus]
+    vecs = [np.frombuffer(b, dtype=np.float32) for b in picked if b is not None and len(b) == 4 * q.size]
+    if not vecs:
+        return qvec
+    mat = np.stack(vecs)
+    norms = np.linalg.norm(mat, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    q_norm = float(np.linalg.norm(q)) or 1.0
+    moved = q / q_norm + beta * (mat / norms).mean(axis=0)
+    length = float(np.linalg.norm(moved))
+    return [float(x) for x in (moved / length if length > 0 else q)]
+
+
 def vector_scores_for(
     store: Store, qvec: list[float], ids: Sequence[int]
 ) -> tuple[dict[int, float], dict[int, tuple[int, int]]]:
@@ -316,7 +348,8 @@ def parse(store: Store, text: str, today: date, sources: Sequence[str],
     ``heuristics.date_words_without_notes`` off drops every relative phrase's words (the evals' switch).
     """
     keeps = (lambda span: not _has_notes(store, span, sources)) if heuristics.date_words_without_notes else None
-    return parse_query(text, today, keeps_words=keeps, date_words_in_terms=heuristics.date_words_in_terms)
+    return parse_query(text, today, keeps_words=keeps, date_words_in_terms=heuristics.date_words_in_terms,
+                       modal_stop_words=heuristics.modal_stop_words)
 
 
 def _has_notes(store: Store, span: DateSpan, sources: Sequence[str]) -> bool:
@@ -899,6 +932,9 @@ def run_search(store: Store, settings: SearchConfig, req: SearchRequest, vindex:
     (a search whose embedding failed reads its keyword list again, at its own depth): the hits are the same.
     """
     cal = hooks.calibration if hooks.calibration is not None else calibration_for(req.model)
+    heur = settings.heuristics
+    if heur.vector_prf > 0 and req.use_vec and req.qvec is not None:
+        req = replace(req, qvec=feedback_vector(store, req.qvec, heur.prf_k, heur.vector_prf, req.sources, vindex))
     if early is not None and early.key != early_key(settings, req, req.use_vec):
         early = None
     cands = candidates(store, settings, req, vindex, early)

@@ -1,0 +1,115 @@
+"""The 2026-12-06 search knobs, both off by default: modal / hedge words as stop words
+(``SearchHeuristics.modal_stop_words``) and vector pseudo-relevance feedback (``SearchHeuristics.vector_prf``)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import replace
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from engine.api import MemoryEngine
+from engine.config import SearchConfig, SearchHeuristics, load_config
+from engine.search.pipeline import SearchRequest, feedback_vector, parse, run_search
+from engine.search.query import parse_query
+
+TODAY = date(2026, 12, 6)
+
+
+def test_modal_words_are_terms_unless_asked() -> None:
+    text = "What might Caroline probably paint, and must she? Will maybe knows perhaps"
+    plain = parse_query(text, TODAY).terms
+    modal = parse_query(text, TODAY, modal_stop_words=True).terms
+    for word in ("might", "probably", "must", "maybe", "perhaps"):
+        assert word in plain
+        assert word not in modal
+    # "will" stays a term either way (a name, "last will"); the content words stay
+    assert "will" in plain and "will" in modal
+    assert {"caroline", "paint", "knows"} <= set(modal)
+
+
+def test_may_the_month_is_still_read_as_a_date() -> None:
+    parsed = parse_query("what did I plant in May 2026", TODAY, modal_stop_words=True)
+    assert "may" not in parsed.terms
+    assert (2026, 5) in parsed.months
+
+
+def test_default_heuristics_keep_both_knobs_off() -> None:
+    h = SearchHeuristics()
+    assert h.modal_stop_words is False
+    assert h.vector_prf == 0.0
+
+
+@pytest.fixture
+def engine(tmp_path: Path) -> Iterator[MemoryEngine]:
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    notes = {
+        "hedges": "I might go, maybe, perhaps; it will probably rain and we must see.",
+        "paint": "Caroline paints sunsets over the lake.",
+        "near": "alpha beta gamma delta",
+        "echo": "gamma delta epsilon zeta",
+        "far": "kappa lambda omicron sigma",
+    }
+    for name, text in notes.items():
+        (ws / "memory" / f"{name}.md").write_text(text + "\n", encoding="utf-8")
+    config = load_config(workspace=ws, home=tmp_path / "home", overrides={"embedding": {"provider": "hash"}},
+                         config_path=tmp_path / "none.toml")
+    eng = MemoryEngine(config)
+    eng.sync()
+    yield eng
+    eng.close()
+
+
+def _keyword_paths(engine: MemoryEngine, text: str, modal: bool) -> list[str]:
+    settings = replace(SearchConfig(), heuristics=replace(SearchHeuristics(), modal_stop_words=modal))
+    parsed = parse(engine.store, text, TODAY, ("memory",), settings.heuristics)
+    request = SearchRequest(parsed, "keyword", None, 6, 0.0, ("memory",))
+    return [h.path for h in run_search(engine.store, settings, request)]
+
+
+def test_modal_stop_words_drop_a_note_matched_by_hedges_only(engine: MemoryEngine) -> None:
+    question = "might Caroline maybe paint"
+    assert "memory/hedges.md" in _keyword_paths(engine, question, modal=False)
+    modal = _keyword_paths(engine, question, modal=True)
+    assert modal == ["memory/paint.md"]
+
+
+def _cos(a: list[float], b: list[float]) -> float:
+    return sum(x * y for x, y in zip(a, b, strict=True)) / (
+        math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b)))
+
+
+def test_feedback_vector_moves_the_query_towards_its_nearest_chunk(engine: MemoryEngine) -> None:
+    assert engine.embedder is not None
+    q = engine.embedder.embed_query("alpha")
+    near = engine.embedder.embed_documents(["alpha beta gamma delta"])[0]
+    assert feedback_vector(engine.store, q, 1, 0.0, ("memory",)) == q  # β 0: unchanged
+    moved = feedback_vector(engine.store, q, 1, 0.6, ("memory",))
+    assert math.isclose(math.sqrt(sum(x * x for x in moved)), 1.0, rel_tol=1e-5)
+    assert _cos(moved, near) > _cos(q, near) + 0.05
+    assert _cos(moved, q) < 0.999  # it did move
+    # a larger β moves it further
+    assert _cos(feedback_vector(engine.store, q, 1, 1.5, ("memory",)), near) > _cos(moved, near)
+
+
+def _vector_hits(engine: MemoryEngine, beta: float) -> dict[str, float]:
+    assert engine.embedder is not None
+    settings = replace(SearchConfig(), heuristics=replace(SearchHeuristics(), vector_prf=beta, prf_k=1))
+    parsed = parse(engine.store, "alpha", TODAY, ("memory",), settings.heuristics)
+    request = SearchRequest(parsed, "vector", engine.embedder.embed_query("alpha"), 6, -1.0, ("memory",))
+    return {h.path: h.vector_score or 0.0 for h in run_search(engine.store, settings, request)}
+
+
+def test_feedback_finds_the_neighbour_of_the_best_match(engine: MemoryEngine) -> None:
+    # "echo" shares no word with the query, only with its nearest chunk ("near"): feedback lifts it over "far"
+    plain = _vector_hits(engine, 0.0)
+    fed = _vector_hits(engine, 0.6)
+    assert max(plain, key=lambda p: plain[p]) == "memory/near.md"
+    assert max(fed, key=lambda p: fed[p]) == "memory/near.md"
+    # without feedback only the chunk sharing the query's word scores above 0; with it the neighbour does too
+    assert "memory/echo.md" not in plain
+    assert fed.get("memory/echo.md", 0.0) > fed.get("memory/far.md", 0.0) + 0.1
