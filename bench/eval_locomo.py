@@ -551,6 +551,10 @@ GRID: tuple[Variant, ...] = (
               own_calibration=True,
               about=f"vector leg searched again with normalize(q + {b:g}·mean of the top-3 chunks' window vectors)")
       for b in (0.3, 0.6)),
+    # the snippet of a window ending in a question takes the answer line (heuristics.snippet_answer): the same
+    # ranking, other snippets (exploratory, not a candidate of the 2026-12-06 rule)
+    Variant("snippet-answer", heuristics={"snippet_answer": True}, modes=("keyword", "vector", "hybrid"),
+            about="a snippet whose last line asks takes the next line in place of its first ones"),
     # the query's relative date words as the runner before 2026-12-02 parsed them: always dropped
     Variant("date-words-dropped", heuristics={"date_words_without_notes": False}, modes=("keyword", "hybrid"),
             about="a relative phrase whose days hold no note drops its words all the same"),

@@ -118,6 +118,9 @@ class SearchHeuristics:
             and the vector leg (windows and line vectors) is searched with it (``engine.search.pipeline.
             feedback_vector``); off by default (bench/results/2026-12-06-retrieval.md).
         prf_k: under ``vector_prf``, how many of the first pass's nearest chunks feed the query back.
+        snippet_answer: a snippet whose last line asks a question takes the next line (the answer) in place of
+            its first lines (``engine.search.snippets.extract_snippet``); off by default
+            (bench/results/2026-12-06-retrieval.md).
     """
 
     date_boosts: bool = True
@@ -139,6 +142,7 @@ class SearchHeuristics:
     modal_stop_words: bool = False
     vector_prf: float = 0.0
     prf_k: int = 3
+    snippet_answer: bool = False
 
 
 INTERNAL = {"internal": True}

@@ -113,3 +113,23 @@ def test_feedback_finds_the_neighbour_of_the_best_match(engine: MemoryEngine) ->
     # without feedback only the chunk sharing the query's word scores above 0; with it the neighbour does too
     assert "memory/echo.md" not in plain
     assert fed.get("memory/echo.md", 0.0) > fed.get("memory/far.md", 0.0) + 0.1
+
+
+def test_snippet_answer_takes_the_line_after_a_question() -> None:
+    from engine.search.snippets import extract_snippet
+
+    lines = [f"Mel: filler line number {n} " + "x" * 150 for n in range(2)]
+    lines += ["Mel: here is my pottery, pretty proud of it " + "w" * 130,
+              "Caro: What gave you the idea for the colors and patterns of the bowl?",
+              "Mel: I am obsessed with those, so I made something to catch the eye " + "y" * 230,
+              "Caro: filler after " + "z" * 150]
+    text = "\n".join(lines)
+    terms = ("pottery", "idea", "colors", "patterns", "bowl")
+    plain = extract_snippet(text, 1, terms, max_chars=500)
+    asked = extract_snippet(text, 1, terms, max_chars=500, answer=True)
+    assert plain.end_line == 4  # the question ends the window: the answer (line 5) does not fit
+    assert asked.end_line == 5 and asked.start_line <= 4  # the question stays, the answer joins it
+    assert len(asked.text) <= 500 and "obsessed" in asked.text and "obsessed" not in plain.text
+    # a window not ending in a question is left as it was
+    no_q = text.replace("bowl?", "bowl.")
+    assert extract_snippet(no_q, 1, terms, max_chars=500, answer=True) == extract_snippet(no_q, 1, terms, max_chars=500)

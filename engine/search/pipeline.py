@@ -912,7 +912,8 @@ def to_hits(settings: SearchConfig, req: SearchRequest, chosen: list[Fused], row
         if row is None:
             continue
         seen = shown.setdefault(row.path, set())
-        hit = _to_hit(row, f, req.query.terms, focus.get(f.key), weights, lines.get(f.key), seen, deltas.get(f.key))
+        hit = _to_hit(row, f, req.query.terms, focus.get(f.key), weights, lines.get(f.key), seen, deltas.get(f.key),
+                      settings.heuristics.snippet_answer)
         if row.id in contexts:
             hit = replace(hit, context=contexts[row.id])
         seen.update(range(hit.snippet_start_line, hit.snippet_end_line + 1))
@@ -1099,10 +1100,10 @@ def _mix_best_lines(best: dict[int, float], keyword: dict[int, float], share: fl
 
 def _to_hit(row: _Row, f: Fused, terms: Sequence[str], focus: tuple[int, int] | None,
             weights: dict[str, float] | None = None, line_scores: dict[int, float] | None = None,
-            shown: set[int] | None = None, rerank: float | None = None) -> Hit:
+            shown: set[int] | None = None, rerank: float | None = None, answer: bool = False) -> Hit:
     skip = {i for i, n in enumerate(_file_lines(row)) if n in shown} if shown else None
     snippet = extract_snippet(row.text, 1, terms, focus=focus, term_weights=weights, line_scores=line_scores,
-                              skip=skip)
+                              skip=skip, answer=answer)
     if row.line_map is not None:
         s_start = row.line_map[min(len(row.line_map), snippet.start_line) - 1]
         s_end = row.line_map[min(len(row.line_map), snippet.end_line) - 1]
