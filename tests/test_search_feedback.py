@@ -119,12 +119,12 @@ def test_snippet_answer_takes_the_line_after_a_question() -> None:
     from engine.search.snippets import extract_snippet
 
     lines = [f"Mel: filler line number {n} " + "x" * 150 for n in range(2)]
-    lines += ["Mel: here is my pottery, pretty proud of it " + "w" * 130,
+    lines += ["Mel: here is my bowl, the bowl I made, proud of the bowl " + "w" * 130,
               "Caro: What gave you the idea for the colors and patterns of the bowl?",
               "Mel: I am obsessed with those, so I made something to catch the eye " + "y" * 230,
               "Caro: filler after " + "z" * 150]
     text = "\n".join(lines)
-    terms = ("pottery", "idea", "colors", "patterns", "bowl")
+    terms = ("idea", "colors", "patterns", "bowl")
     plain = extract_snippet(text, 1, terms, max_chars=500)
     asked = extract_snippet(text, 1, terms, max_chars=500, answer=True)
     assert plain.end_line == 4  # the question ends the window: the answer (line 5) does not fit
@@ -133,3 +133,8 @@ def test_snippet_answer_takes_the_line_after_a_question() -> None:
     # a window not ending in a question is left as it was
     no_q = text.replace("bowl?", "bowl.")
     assert extract_snippet(no_q, 1, terms, max_chars=500, answer=True) == extract_snippet(no_q, 1, terms, max_chars=500)
+    # a first line holding a word the rest of the window lacks is not given up for the answer
+    own = text.replace("proud of the bowl", "proud of the pottery")
+    terms_own = (*terms, "pottery")
+    assert extract_snippet(own, 1, terms_own, max_chars=500, answer=True) == \
+        extract_snippet(own, 1, terms_own, max_chars=500)
