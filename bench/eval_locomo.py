@@ -541,6 +541,8 @@ GRID: tuple[Variant, ...] = (
     # each chunk's keyword weight by its own IDF-weighted share of the query's terms
     Variant("evidence-chunk", heuristics={"keyword_evidence": "chunk"}, modes=("hybrid",),
             about="keyword weight × the chunk's own IDF-weighted share of the query's terms (× script overlap)"),
+    Variant("evidence-chunk-no-cjk", heuristics={"keyword_evidence": "chunk-no-cjk"}, modes=("hybrid",),
+            about="evidence-chunk for queries without CJK, evidence-script for the others (exploratory, 2026-12-06)"),
     Variant("evidence-chunk-50", heuristics={"keyword_evidence": "chunk", "evidence_full": 0.5}, modes=("hybrid",),
             about="evidence-chunk, the share counting in full from .5 up"),
     # 2026-12-06 candidates (bench/results/2026-12-06-retrieval-plan.md): modal / hedge words as stop words, and

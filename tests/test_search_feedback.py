@@ -138,3 +138,30 @@ def test_snippet_answer_takes_the_line_after_a_question() -> None:
     terms_own = (*terms, "pottery")
     assert extract_snippet(own, 1, terms_own, max_chars=500, answer=True) == \
         extract_snippet(own, 1, terms_own, max_chars=500)
+
+
+def test_chunk_evidence_without_cjk_is_the_chunk_share_and_script_for_cjk_queries() -> None:
+    from engine.search.pipeline import Legs, _Row, keyword_evidence
+
+    rows = {1: _Row(1, "memory/a.md", "memory", 1, 1, "The rent goes up next year, to 7200.", None),
+            2: _Row(2, "memory/b.md", "memory", 1, 1, "Rent day: the first. 房租 day.", None)}
+    leg = Legs({1: 0.9, 2: 0.6}, {1: 0.1, 2: 0.05}, {1: 0.1, 2: 0.05}, {}, {}, rows, True)
+
+    def with_(mode: str) -> SearchConfig:
+        return replace(SearchConfig(), heuristics=replace(SearchHeuristics(), keyword_evidence=mode))
+
+    def req(text: str) -> SearchRequest:
+        return SearchRequest(parse_query(text, TODAY), "hybrid", [1.0, 0.0], 10, 0.0, ("memory",))
+
+    english = req("How much will the rent go up next year?")
+    chunk = keyword_evidence(with_("chunk"), english, leg, rows)
+    assert chunk is not None and chunk[2] < 1.0  # note 2 holds only "rent" of the question
+    assert keyword_evidence(with_("chunk-no-cjk"), english, leg, rows) == chunk
+    zh_rows = {1: _Row(1, "memory/a.md", "memory", 1, 1, "明年房租涨到七千二。", None),
+               2: _Row(2, "memory/b.md", "memory", 1, 1, "房租日是每月一号。", None)}
+    zh_leg = replace(leg, rows=zh_rows)
+    chinese = req("明年房租涨多少")
+    no_cjk = keyword_evidence(with_("chunk-no-cjk"), chinese, zh_leg, zh_rows)
+    assert no_cjk == keyword_evidence(with_("script"), chinese, zh_leg, zh_rows) == {1: 1.0, 2: 1.0}
+    zh_chunk = keyword_evidence(with_("chunk"), chinese, zh_leg, zh_rows)
+    assert zh_chunk is not None and zh_chunk[2] < 1.0

@@ -680,7 +680,7 @@ def fuse(settings: SearchConfig, req: SearchRequest, leg: Legs) -> list[Fused]:
     return fuse_scores(leg.vector, leg.keyword, wv, wt, leg.evidence, leg.unembedded)
 
 
-EVIDENCE = ("off", "script", "terms", "best", "chunk")
+EVIDENCE = ("off", "script", "terms", "best", "chunk", "chunk-no-cjk")
 """How a hybrid search weighs its keyword leg (:attr:`engine.config.SearchHeuristics.keyword_evidence`)."""
 
 
@@ -699,7 +699,9 @@ def keyword_evidence(settings: SearchConfig, req: SearchRequest, leg: Legs, rows
     terms (a note holding one ordinary word of the question votes with that word's share of the weight, not
     with the full weight its BM25 relative to the best match gives it). Any share counts in full from
     ``heuristics.evidence_full`` up: ``min(1, share / evidence_full)`` (a Chinese question's bigrams that span
-    two words match no note, so even the right paragraph holds only part of the query).
+    two words match no note, so even the right paragraph holds only part of the query). ``"chunk-no-cjk"``:
+    ``"chunk"`` for a query without CJK, ``"script"`` for one with it (XQuAD zh hybrid hit@1 under ``"chunk"``
+    .940 against .953; bench/results/2026-12-06-retrieval.md).
 
     A chunk of a dated note the query names (``dated``: "昨天", "last Friday") is read in full whatever its
     script: the leg's date lift reads the note's date, not its words, so a Chinese question about yesterday
@@ -710,6 +712,8 @@ def keyword_evidence(settings: SearchConfig, req: SearchRequest, leg: Legs, rows
         raise ValueError(f"unknown keyword evidence {mode!r} (one of {', '.join(EVIDENCE)})")
     if mode == "off" or req.mode != "hybrid" or not req.use_vec:
         return None
+    if mode == "chunk-no-cjk":  # "chunk" unless the query holds CJK (its bigrams span words: "script" for it)
+        mode = "script" if req.query.has_cjk else "chunk"
     if not leg.keyword:
         return {}
     share = 1.0
