@@ -541,8 +541,22 @@ GRID: tuple[Variant, ...] = (
     # each chunk's keyword weight by its own IDF-weighted share of the query's terms
     Variant("evidence-chunk", heuristics={"keyword_evidence": "chunk"}, modes=("hybrid",),
             about="keyword weight × the chunk's own IDF-weighted share of the query's terms (× script overlap)"),
+    Variant("evidence-chunk-no-cjk", heuristics={"keyword_evidence": "chunk-no-cjk"}, modes=("hybrid",),
+            about="evidence-chunk for queries without CJK, evidence-script for the others (exploratory, 2026-12-06)"),
     Variant("evidence-chunk-50", heuristics={"keyword_evidence": "chunk", "evidence_full": 0.5}, modes=("hybrid",),
             about="evidence-chunk, the share counting in full from .5 up"),
+    # 2026-12-06 candidates (bench/results/2026-12-06-retrieval-plan.md): modal / hedge words as stop words, and
+    # vector pseudo-relevance feedback (its cosines live on another scale: calibrations fitted on its own candidates)
+    Variant("modal-stop", heuristics={"modal_stop_words": True}, modes=("keyword", "hybrid"),
+            about="the query also drops must might may shall likely probably maybe perhaps (heuristics.modal_stop_words)"),
+    *(Variant(f"prf-{round(b * 100)}", heuristics={"vector_prf": b, "prf_k": 3}, modes=("vector", "hybrid"),
+              own_calibration=True,
+              about=f"vector leg searched again with normalize(q + {b:g}·mean of the top-3 chunks' window vectors)")
+      for b in (0.3, 0.6)),
+    # the snippet of a window ending in a question takes the answer line (heuristics.snippet_answer): the same
+    # ranking, other snippets (exploratory, not a candidate of the 2026-12-06 rule)
+    Variant("snippet-answer", heuristics={"snippet_answer": True}, modes=("keyword", "vector", "hybrid"),
+            about="a snippet whose last line asks takes the next line in place of its first ones"),
     # the query's relative date words as the runner before 2026-12-02 parsed them: always dropped
     Variant("date-words-dropped", heuristics={"date_words_without_notes": False}, modes=("keyword", "hybrid"),
             about="a relative phrase whose days hold no note drops its words all the same"),

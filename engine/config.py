@@ -114,6 +114,19 @@ class SearchHeuristics:
             address label of ``MEMORY.md``: ``engine.search.names``) leaves the keyword query when other terms
             remain: it says who is asked about, which every line about them shares, and BM25 ranked the
             one-line "What to call them: Jay" above the line that answers "Jay在哪个时区?".
+        modal_stop_words: the query also drops the modal and hedge words ("must might may shall likely
+            probably maybe perhaps", :data:`engine.lexicon.MODAL_WORDS`) from its terms; off by default
+            (bench/results/2026-12-06-retrieval.md).
+        vector_prf: vector pseudo-relevance feedback (Rocchio), β (0: off): the query vector becomes
+            ``normalize(q + β·mean of the best-window vectors of the first vector pass's top prf_k chunks)``
+            and the vector leg (windows and line vectors) is searched with it (``engine.search.pipeline.
+            feedback_vector``); off by default (bench/results/2026-12-06-retrieval.md).
+        prf_k: under ``vector_prf``, how many of the first pass's nearest chunks feed the query back.
+        snippet_answer: a snippet whose last line asks a question with the query's words takes the next line
+            (the answer) in place of first lines whose query words the rest holds
+            (``engine.search.snippets._answer``); off by default: LoCoMo hybrid snip@1 .649 → .661, snip@5
+            .831 → .836, keyword snip@5 .823 → .816, shaped on the same questions
+            (bench/results/2026-12-06-retrieval.md).
     """
 
     date_boosts: bool = True
@@ -133,6 +146,10 @@ class SearchHeuristics:
     evidence_full: float = 1.0
     vector_lead: float = 0.15
     drop_user_name: bool = True
+    modal_stop_words: bool = False
+    vector_prf: float = 0.0
+    prf_k: int = 3
+    snippet_answer: bool = False
 
 
 INTERNAL = {"internal": True}

@@ -29,6 +29,11 @@ SEARCH_STOP_WORDS = (FUNCTION_WORDS - {"will"}) | frozenset(
 """Words a search query drops: they match nearly every chunk and only add noise to BM25. "will" stays a term
 (the list the search was measured with never had it: "Will" is a name, "last will" a thing)."""
 
+MODAL_WORDS = frozenset("must might may shall likely probably maybe perhaps".split())
+"""Modal and hedge words a query may also drop (``SearchHeuristics.modal_stop_words``, off by default): they say how
+sure the asker is, not what the note is about. "will" is not one of them (see :data:`SEARCH_STOP_WORDS`); "may"
+is also a month, which the date reader finds in the query text whatever the terms are."""
+
 REVIEW_STOP_WORDS = FUNCTION_WORDS | frozenset(
     # filler of a memory statement, and the words of its cadence ("weekly reminder"), which say nothing of
     # whether two statements are about the same thing

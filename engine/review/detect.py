@@ -577,8 +577,8 @@ class Comparer:
                 [w for w in fo.words if w in cb] == [w for w in fn.words if w in ca]:
             return None  # one word swapped in the same sentence ("the billing/search service runs on …")
         if self.value_only(older) or self.value_only(newer):
-            va, vb = self.values(older.key), self.values(newer.key)
-            if not any(va[k] & vb[k] for k in va.keys() & vb.keys() if k != "name"):
+            vo, vn = self.values(older.key), self.values(newer.key)
+            if not any(vo[k] & vn[k] for k in vo.keys() & vn.keys() if k != "name"):
                 return None  # "时间: 2026年1月31日" / "时间：19:30": a label's value is its fact, and they share none
         if older.checkbox or newer.checkbox:
             return None  # a task carried over to the next day's list is not a repeated fact

@@ -222,6 +222,38 @@ def vector_candidates(
     return scores, focus
 
 
+def feedback_vector(store: Store, qvec: list[float], k: int, beta: float, sources: Sequence[str],
+                    vindex: VectorIndex | None = None) -> list[float]:
+    """Vector pseudo-relevance feedback (Rocchio; ``SearchHeuristics.vector_prf``): ``normalize(q + β·m)``, where
+    ``m`` is the mean of the (unit) best-window vectors of the ``k`` chunks nearest ``qvec``; ``qvec`` itself when
+    no chunk is near or ``beta`` ≤ 0. The window vectors are read from the index by chunk id (≤ ``k`` chunks'
+    windows), so the cost is one more nearest-chunk search. A hit's vector score is then its cosine to the new
+    vector."""
+    if beta <= 0 or k <= 0:
+        return qvec
+    import numpy as np  # deferred: a vector search has the model (and numpy) loaded already
+
+    in_memory = vindex is not None and vindex.worthwhile(store)
+    nearest = vindex.nearest if in_memory and vindex is not None else vector_candidates
+    scores, focus = nearest(store, qvec, k, sources)
+    top = sorted(scores, key=lambda c: (-scores[c], c))[:k]
+    if not top:
+        return qvec
+    q = np.asarray(qvec, dtype=np.float32)
+    windows = {(c, first, last): blob for c, first, last, blob in queries.window_vectors_for(store.conn, top)}
+    picked = [windows.get((c, *focus[c])) for c in top if c in focus]
+    vecs = [np.frombuffer(b, dtype=np.float32) for b in picked if b is not None and len(b) == 4 * q.size]
+    if not vecs:
+        return qvec
+    mat = np.stack(vecs)
+    norms = np.linalg.norm(mat, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    q_norm = float(np.linalg.norm(q)) or 1.0
+    moved = q / q_norm + beta * (mat / norms).mean(axis=0)
+    length = float(np.linalg.norm(moved))
+    return [float(x) for x in (moved / length if length > 0 else q)]
+
+
 def vector_scores_for(
     store: Store, qvec: list[float], ids: Sequence[int]
 ) -> tuple[dict[int, float], dict[int, tuple[int, int]]]:
@@ -317,7 +349,8 @@ def parse(store: Store, text: str, today: date, sources: Sequence[str],
     ``heuristics.date_words_without_notes`` off drops every relative phrase's words (the evals' switch).
     """
     keeps = (lambda span: not _has_notes(store, span, sources)) if heuristics.date_words_without_notes else None
-    parsed = parse_query(text, today, keeps_words=keeps, date_words_in_terms=heuristics.date_words_in_terms)
+    parsed = parse_query(text, today, keeps_words=keeps, date_words_in_terms=heuristics.date_words_in_terms,
+                         modal_stop_words=heuristics.modal_stop_words)
     if heuristics.drop_user_name and "memory" in sources and parsed.terms:
         terms = without_names(parsed.terms, user_names(store))
         if terms != parsed.terms:
@@ -672,7 +705,7 @@ def fuse(settings: SearchConfig, req: SearchRequest, leg: Legs) -> list[Fused]:
     return fuse_scores(leg.vector, leg.keyword, wv, wt, leg.evidence, leg.unembedded)
 
 
-EVIDENCE = ("off", "script", "terms", "best", "chunk")
+EVIDENCE = ("off", "script", "terms", "best", "chunk", "chunk-no-cjk")
 """How a hybrid search weighs its keyword leg (:attr:`engine.config.SearchHeuristics.keyword_evidence`)."""
 
 
@@ -691,7 +724,9 @@ def keyword_evidence(settings: SearchConfig, req: SearchRequest, leg: Legs, rows
     terms (a note holding one ordinary word of the question votes with that word's share of the weight, not
     with the full weight its BM25 relative to the best match gives it). Any share counts in full from
     ``heuristics.evidence_full`` up: ``min(1, share / evidence_full)`` (a Chinese question's bigrams that span
-    two words match no note, so even the right paragraph holds only part of the query).
+    two words match no note, so even the right paragraph holds only part of the query). ``"chunk-no-cjk"``:
+    ``"chunk"`` for a query without CJK, ``"script"`` for one with it (XQuAD zh hybrid hit@1 under ``"chunk"``
+    .940 against .953; bench/results/2026-12-06-retrieval.md).
 
     A chunk of a dated note the query names (``dated``: "昨天", "last Friday") is read in full whatever its
     script: the leg's date lift reads the note's date, not its words, so a Chinese question about yesterday
@@ -702,6 +737,8 @@ def keyword_evidence(settings: SearchConfig, req: SearchRequest, leg: Legs, rows
         raise ValueError(f"unknown keyword evidence {mode!r} (one of {', '.join(EVIDENCE)})")
     if mode == "off" or req.mode != "hybrid" or not req.use_vec:
         return None
+    if mode == "chunk-no-cjk":  # "chunk" unless the query holds CJK (its bigrams span words: "script" for it)
+        mode = "script" if req.query.has_cjk else "chunk"
     if not leg.keyword:
         return {}
     share = 1.0
@@ -904,7 +941,8 @@ def to_hits(settings: SearchConfig, req: SearchRequest, chosen: list[Fused], row
         if row is None:
             continue
         seen = shown.setdefault(row.path, set())
-        hit = _to_hit(row, f, req.query.terms, focus.get(f.key), weights, lines.get(f.key), seen, deltas.get(f.key))
+        hit = _to_hit(row, f, req.query.terms, focus.get(f.key), weights, lines.get(f.key), seen, deltas.get(f.key),
+                      settings.heuristics.snippet_answer)
         if row.id in contexts:
             hit = replace(hit, context=contexts[row.id])
         seen.update(range(hit.snippet_start_line, hit.snippet_end_line + 1))
@@ -924,6 +962,9 @@ def run_search(store: Store, settings: SearchConfig, req: SearchRequest, vindex:
     (a search whose embedding failed reads its keyword list again, at its own depth): the hits are the same.
     """
     cal = hooks.calibration if hooks.calibration is not None else calibration_for(req.model)
+    heur = settings.heuristics
+    if heur.vector_prf > 0 and req.use_vec and req.qvec is not None:
+        req = replace(req, qvec=feedback_vector(store, req.qvec, heur.prf_k, heur.vector_prf, req.sources, vindex))
     if early is not None and early.key != early_key(settings, req, req.use_vec):
         early = None
     cands = candidates(store, settings, req, vindex, early)
@@ -1088,10 +1129,10 @@ def _mix_best_lines(best: dict[int, float], keyword: dict[int, float], share: fl
 
 def _to_hit(row: _Row, f: Fused, terms: Sequence[str], focus: tuple[int, int] | None,
             weights: dict[str, float] | None = None, line_scores: dict[int, float] | None = None,
-            shown: set[int] | None = None, rerank: float | None = None) -> Hit:
+            shown: set[int] | None = None, rerank: float | None = None, answer: bool = False) -> Hit:
     skip = {i for i, n in enumerate(_file_lines(row)) if n in shown} if shown else None
     snippet = extract_snippet(row.text, 1, terms, focus=focus, term_weights=weights, line_scores=line_scores,
-                              skip=skip)
+                              skip=skip, answer=answer)
     if row.line_map is not None:
         s_start = row.line_map[min(len(row.line_map), snippet.start_line) - 1]
         s_end = row.line_map[min(len(row.line_map), snippet.end_line) - 1]

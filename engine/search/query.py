@@ -9,7 +9,7 @@ from datetime import date
 
 from engine.index.chunking import has_cjk, nfc
 from engine.index.fts import split_cjk
-from engine.lexicon import SEARCH_STOP_WORDS
+from engine.lexicon import MODAL_WORDS, SEARCH_STOP_WORDS
 from engine.search.dates import DateSpan, Day, Month, query_dates, query_months, resolve_dates_noting
 from engine.textio import scrub_surrogates
 
@@ -19,6 +19,7 @@ MAX_TERMS = 48
 MAX_PARTS = 96
 
 STOP_WORDS = SEARCH_STOP_WORDS  # English function words that match nearly every chunk: noise to BM25
+MODAL_STOP_WORDS = STOP_WORDS | MODAL_WORDS  # and the modal / hedge words (SearchHeuristics.modal_stop_words)
 
 _WORD_RE = re.compile(r"[^\W_]+|_+", re.UNICODE)
 
@@ -71,16 +72,17 @@ class ParsedQuery:
         return tuple(s for s in self.resolved if s.kind == "range")
 
 
-def _keep(term: str) -> bool:
-    if term in STOP_WORDS:
+def _keep(term: str, stop: frozenset[str] = STOP_WORDS) -> bool:
+    if term in stop:
         return False
     if term.isascii() and len(term) == 1 and not term.isdigit():
         return False
     return term.strip("_") != ""
 
 
-def split_query(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The query's terms and phrases (see :class:`ParsedQuery`), from one pass over its words.
+def split_query(text: str, stop: frozenset[str] = STOP_WORDS) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The query's terms and phrases (see :class:`ParsedQuery`), from one pass over its words (``stop``: the
+    words that are never terms).
 
     Words are split at whitespace, then into runs of letters and digits (``_WORD_RE`` never matches
     whitespace, so this finds the same pieces as matching the whole text); CJK runs become bigrams.
@@ -93,7 +95,7 @@ def split_query(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         for term in pieces:
             if len(terms) >= MAX_TERMS:
                 break
-            if term and term not in seen and _keep(term):
+            if term and term not in seen and _keep(term, stop):
                 seen.add(term)
                 terms.append(term)
         parts = [p for p in pieces if p.strip("_")]
@@ -107,7 +109,7 @@ def split_query(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 
 def parse_query(text: str, today: date, keeps_words: Callable[[DateSpan], bool] | None = None,
-                date_words_in_terms: bool = False) -> ParsedQuery:
+                date_words_in_terms: bool = False, modal_stop_words: bool = False) -> ParsedQuery:
     """Parse a query once for the whole search; relative dates count from ``today`` (the caller's one clock).
 
     The text is taken in NFC, as the index holds it (:func:`engine.index.chunking.nfc`: ``Vrac`` + U+030C +
@@ -118,13 +120,15 @@ def parse_query(text: str, today: date, keeps_words: Callable[[DateSpan], bool] 
     day is lifted anyway (the dates eval, bench/eval_dates.py, measured both ways). ``keeps_words`` settles each
     such phrase before the words are split: true keeps its words (a search passes "its days hold no note": see
     :func:`engine.search.pipeline.parse`). ``date_words_in_terms`` keeps every phrase's words (an eval switch).
+    ``modal_stop_words`` also drops the modal / hedge words (:data:`engine.lexicon.MODAL_WORDS`) from the terms.
     """
     text = query_text(text)
     resolved, date_notes = resolve_dates_noting(text, today)
     if keeps_words is not None and not date_words_in_terms:
         resolved = tuple(replace(s, keeps_words=True) if s.relative and not s.keeps_words and keeps_words(s) else s
                          for s in resolved)
-    terms, phrases = split_query(text if date_words_in_terms else _without_relative_dates(text, resolved))
+    terms, phrases = split_query(text if date_words_in_terms else _without_relative_dates(text, resolved),
+                                 MODAL_STOP_WORDS if modal_stop_words else STOP_WORDS)
     days = query_dates(text, today)
     months = query_months(text, today, days)
     for span in resolved:
