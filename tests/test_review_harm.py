@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
+from engine.config import load_config
 from engine.review.model import Finding
 from engine.review.precision import precision
 from engine.review.run import run_review
@@ -47,6 +48,17 @@ def test_a_restatement_that_says_less_is_no_conflict_but_a_stated_change_of_name
     conflicts = [[i.citation for i in f.items] for f in found if f.kind == "conflict"]
     assert ["MEMORY.md#L4", "memory/2026-04-04.md#L3"] not in conflicts
     assert ["memory/2026-04-20.md#L3", "memory/2026-05-02.md#L3"] in conflicts  # Berlin → Prague, said so
+
+
+def test_the_user_s_name_opening_a_restatement_is_who_said_it_not_a_new_name(demo_workspace: Path,
+                                                                             tmp_path: Path) -> None:
+    # the demo's "Mara: squash merges for feature PRs from now on; …" restates MEMORY.md's decision of that day:
+    # the user's name (the one most dated lines start with) says who decided, it is no name that changed
+    config = load_config(workspace=demo_workspace, home=tmp_path / "home", config_path=tmp_path / "none.toml")
+    found = run_review(config, show_all=True, full=True).findings
+    pairs = [{i.citation for i in f.items} for f in found if f.kind == "conflict"]
+    assert {"MEMORY.md#L67", "memory/2026-11-20.md#L14"} not in pairs
+    assert {"memory/2026-10-23.md#L14", "memory/2026-11-27.md#L35"} in pairs  # Lena's lessons still move
 
 
 def test_value_units_name_what_each_value_counts() -> None:

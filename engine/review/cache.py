@@ -8,6 +8,7 @@ import logging
 import marshal
 import sys
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -17,13 +18,29 @@ from engine.review.statements import Statement
 from engine.textio import atomic_write_bytes, make_private_dir
 
 CACHE_VERSION = 2
-RULES_VERSION = "2026-12-06.5"  # bump when a rule changes: every cached pair is then recomputed
+RULES_VERSION = "2026-12-06.6"  # bump for a change the source digest below cannot see (a data file)
+RULE_MODULES = ("detect.py", "statements.py", "text.py", "run.py", "vectors.py", "precision.py")
+"""The modules whose source decides a pair's finding: a cache written by other rules is recomputed."""
 log = logging.getLogger(__name__)
 
 
+@lru_cache(maxsize=1)
+def rules_digest() -> str:
+    """:data:`RULES_VERSION` and a digest of the rule modules' source (read once a process)."""
+    here = Path(__file__).resolve().parent
+    h = hashlib.sha256(RULES_VERSION.encode())
+    for name in RULE_MODULES:
+        try:
+            h.update(name.encode() + b"\0" + (here / name).read_bytes())
+        except OSError:
+            h.update(name.encode() + b"\0missing")
+    return h.hexdigest()[:16]
+
+
 def settings_fingerprint(review: ReviewConfig, vectors: str) -> str:
-    """What the cached pairs depend on: the rules' version, the thresholds and which vectors were used."""
-    raw = json.dumps({"rules": RULES_VERSION, "review": asdict(review), "vectors": vectors}, sort_keys=True)
+    """What the cached pairs depend on: the rules (their version and source), the thresholds and which vectors
+    were used."""
+    raw = json.dumps({"rules": rules_digest(), "review": asdict(review), "vectors": vectors}, sort_keys=True)
     return hashlib.sha256(raw.encode()).hexdigest()[:16]
 
 

@@ -471,6 +471,10 @@ class Comparer:
             return f.initial
         return None
 
+    def _speaker(self, f: Features) -> frozenset[str]:
+        """The user's name when it opens a statement ("Mara: …", "Mara said …"), else nothing."""
+        return frozenset({f.initial}) if f.initial is not None and f.initial in self.principal else frozenset()
+
     def _same_person(self, a: str, b: str, owners: tuple[str | None, str | None]) -> bool:
         """Whether two statements that start with different people are still about the same one: each side's
         owner is named in the other ("Alex (Sam's partner) works as a nurse" / "Sam's partner is Alex, a
@@ -554,6 +558,12 @@ class Comparer:
             return None  # Jordan's standup and the user's standup are two subjects (not a role handed on)
         diffs = []
         for kind, va, vb in _differing(self.values(older.key), self.values(newer.key)):
+            if kind == "name":
+                # (the user's name opening a line that the other does not name says who said it, not a value:
+                # "Mara: squash merges …")
+                va, vb = va - (self._speaker(fo) - vb), vb - (self._speaker(fn) - va)
+                if va == vb or not va or not vb:
+                    continue
             if kind == "name" and (not va - (fn.content - self.names[newer.key])
                                    or not vb - (fo.content - self.names[older.key])):
                 continue  # one side's names are plain words of the other ("Voice: Working …" / "voice now working")
