@@ -61,6 +61,16 @@ def test_the_user_s_name_opening_a_restatement_is_who_said_it_not_a_new_name(dem
     assert {"memory/2026-10-23.md#L14", "memory/2026-11-27.md#L35"} in pairs  # Lena's lessons still move
 
 
+def test_a_fact_in_both_user_md_and_memory_md_is_kept_in_user_md(tmp_path: Path) -> None:
+    memory = "# MEMORY\n\n## Context\n- Works from home on Mondays and Fridays; the office is in Novi Sad.\n"
+    notes = {"USER.md": "# USER\n\n## Work\n- Works from home on Mondays and Fridays, office in Novi Sad.\n",
+             "memory/2026-04-01.md": "# 2026-04-01\n\n- Booked the dentist for Tuesday.\n"}
+    found = [f for f in _review(tmp_path, memory, notes) if f.kind == "duplicate"]
+    assert len(found) == 1
+    assert found[0].items[0].citation == "USER.md#L4"  # the file for facts about the person keeps the fact
+    assert found[0].suggestion.startswith("keep USER.md#L4")
+
+
 def test_value_units_name_what_each_value_counts() -> None:
     units = value_units("Work laptop: Fedora 40 + 32 GB RAM, upgraded last week.")
     assert units[("number", "32")] == {"gb"} and units[("number", "40")] == frozenset()

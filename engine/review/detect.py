@@ -1093,7 +1093,8 @@ def build_findings(statements: Sequence[Statement], comparer: Comparer, pairs: I
         clusters[find(key)].append(by_key[key])
     ignore = frozenset(comparer.principal)
     for members in clusters.values():
-        members.sort(key=lambda s: (s.kind != CURATED, s.order, s.path, s.start_line))
+        # (USER.md first: the file for facts about the person holds the copy a MEMORY.md line repeats)
+        members.sort(key=lambda s: (s.kind != CURATED, s.path != "USER.md", s.order, s.path, s.start_line))
         scores = [x for s in members for x in dup_scores[s.key]]
         keep = members[0]
         kept = comparer.feats[keep.key]
