@@ -337,6 +337,8 @@ def _differing(a: dict[str, frozenset[str]], b: dict[str, frozenset[str]]
 
 
 _CURATED_LABEL = re.compile(r"^([^:.!?]{2,40}):\s")
+_SPEAKER = re.compile(r"^\W*[^\W\d_]+\W*:[*_]*\s")
+"""A line that opens with one word and a colon: who says it ("Mara: …", "**Mara:** …")."""
 
 
 def holds(kept: Features, copy: Features, ignore: frozenset[str] = frozenset()) -> bool:
@@ -471,9 +473,13 @@ class Comparer:
             return f.initial
         return None
 
-    def _speaker(self, f: Features) -> frozenset[str]:
-        """The user's name when it opens a statement ("Mara: …", "Mara said …"), else nothing."""
-        return frozenset({f.initial}) if f.initial is not None and f.initial in self.principal else frozenset()
+    def _speaker(self, s: Statement) -> frozenset[str]:
+        """The user's name when it opens a statement as who says it ("Mara: …", "**Mara:** …"), else nothing
+        ("Sam drives a blue Skoda" is about the user: the name is its subject)."""
+        f = self.feats[s.key]
+        if f.initial is None or f.initial not in self.principal or not _SPEAKER.match(s.clean):
+            return frozenset()
+        return frozenset({f.initial})
 
     def _same_person(self, a: str, b: str, owners: tuple[str | None, str | None]) -> bool:
         """Whether two statements that start with different people are still about the same one: each side's
@@ -557,18 +563,20 @@ class Comparer:
                 and not _HANDED_FROM.search(newer.clean):
             return None  # Jordan's standup and the user's standup are two subjects (not a role handed on)
         diffs = []
+        unnamed: frozenset[str] = frozenset()  # names that differ only by who said it: no value, nor subject
         for kind, va, vb in _differing(self.values(older.key), self.values(newer.key)):
             if kind == "name":
                 # (the user's name opening a line that the other does not name says who said it, not a value:
                 # "Mara: squash merges …")
-                va, vb = va - (self._speaker(fo) - vb), vb - (self._speaker(fn) - va)
-                if va == vb or not va or not vb:
+                said_a, said_b = va - (self._speaker(older) - vb), vb - (self._speaker(newer) - va)
+                if said_a == said_b or not said_a or not said_b:
+                    unnamed = va ^ vb
                     continue
             if kind == "name" and (not va - (fn.content - self.names[newer.key])
                                    or not vb - (fo.content - self.names[older.key])):
                 continue  # one side's names are plain words of the other ("Voice: Working …" / "voice now working")
             diffs.append((kind, va, vb))
-        conflict = self._conflict(older, newer, fo, fn, diffs)
+        conflict = self._conflict(older, newer, fo, fn, diffs, unnamed)
         if conflict is not None:
             return conflict
         strict = [d for d in diffs if d[0] in STRICT_KINDS]
@@ -669,10 +677,13 @@ class Comparer:
                           CROSS_LANGUAGE)
 
     def _subject(self, older: Statement, newer: Statement,
-                 diffs: Iterable[tuple[str, frozenset[str], frozenset[str]]]) -> tuple[frozenset[str], frozenset[str]]:
-        """The two statements' subject words: their content words but the names they differ in and the user's."""
+                 diffs: Iterable[tuple[str, frozenset[str], frozenset[str]]], unnamed: frozenset[str] = frozenset()
+                 ) -> tuple[frozenset[str], frozenset[str]]:
+        """The two statements' subject words: their content words but the names they differ in (``unnamed``: in
+        who said it only) and the user's."""
         fo, fn = self.feats[older.key], self.feats[newer.key]
         drop = {stem(v) for kind, va, vb in diffs if kind == "name" for v in va ^ vb} | self.principal
+        drop |= {stem(v) for v in unnamed}
         return fo.content - drop, fn.content - drop
 
     @staticmethod
@@ -702,7 +713,8 @@ class Comparer:
         return None
 
     def _conflict(self, older: Statement, newer: Statement, fo: Features, fn: Features,
-                  diffs: list[tuple[str, frozenset[str], frozenset[str]]]) -> PairResult | None:
+                  diffs: list[tuple[str, frozenset[str], frozenset[str]]], unnamed: frozenset[str] = frozenset()
+                  ) -> PairResult | None:
         if self.one_off[older.key]:
             return None  # an event that happened once is not a fact that can go stale
         if self.one_off[newer.key] and not (fn.change and not _EVENT_WORDS.search(_ASIDE.sub(" ", newer.clean))):
@@ -717,7 +729,7 @@ class Comparer:
         handed = _HANDED_FROM.search(newer.clean)
         if handed is not None:
             src = "curated" if older.kind == CURATED else "notes"
-            so, sn = self._subject(older, newer, diffs)
+            so, sn = self._subject(older, newer, diffs, unnamed)
             overlap, _ = weighted_overlap(so, sn, self.idf)
             jac = weighted_jaccard(so, sn, self.idf)
             taker, giver = (stem(g.casefold()) for g in handed.groups())
@@ -744,7 +756,7 @@ class Comparer:
                 if wanted and not wanted <= fn.content:
                     return None
         src = "curated" if older.kind == CURATED else "notes"
-        so, sn = self._subject(older, newer, diffs)
+        so, sn = self._subject(older, newer, diffs, unnamed)
         # A change's aside ("moved to Python 3.12 (merged in 50ed4bc)", "… to £15,650 (worktops went up)") says
         # how it came about: its words are no part of the subject the two statements are compared on.
         # (only when the aside holds no word the two share: "— he's no longer vegetarian" is the statement itself)
