@@ -19,7 +19,8 @@ def _measured(monkeypatch: pytest.MonkeyPatch) -> None:
     from engine.review import precision
 
     table = {"duplicate:curated:high": (20, 20), "conflict:curated:value:cue": (20, 20)}
-    monkeypatch.setattr(precision, "_table", lambda path: table)
+    monkeypatch.setattr(precision, "_table",
+                        lambda path, section="groups": table if section == "groups" else {})
 
 
 def _run(ws: Path, *args: str) -> tuple[int, str]:

@@ -173,15 +173,15 @@ def test_an_incremental_review_after_a_supersede_drops_the_conflict_and_undo_bri
     monkeypatch.setenv("MEMDECK_TODAY", "2026-07-02")
     ws = _workspace(tmp_path)
     with _engine(ws, tmp_path) as eng:
-        conflict = next(f for f in eng.review().findings if f.kind == "conflict")
+        conflict = next(f for f in eng.review(show_all=True).findings if f.kind == "conflict")
         eng.review_supersede(conflict)
         assert "(superseded 2026-07-02" in (ws / "MEMORY.md").read_text(encoding="utf-8")
-        after = eng.review()
+        after = eng.review(show_all=True)
         assert after.incremental and after.compared >= 1  # the marked line is a changed statement
         assert not [f for f in after.findings if f.kind == "conflict"]
-        assert {f.id for f in after.findings} == {f.id for f in eng.review(full=True).findings}
+        assert {f.id for f in after.findings} == {f.id for f in eng.review(full=True, show_all=True).findings}
         eng.review_undo()
-        back = eng.review()
+        back = eng.review(show_all=True)
         assert back.incremental and conflict.id in {f.id for f in back.findings}
 
 
@@ -197,18 +197,18 @@ def test_a_superseded_statement_is_neither_in_a_conflict_nor_proposed(tmp_path: 
 def test_a_promoted_line_is_not_a_duplicate_of_its_source_nor_proposed_again(tmp_path: Path) -> None:
     ws = _workspace(tmp_path)
     with _engine(ws, tmp_path) as eng:
-        promote = next(f for f in eng.review().findings if f.kind == "promote")
+        promote = next(f for f in eng.review(show_all=True).findings if f.kind == "promote")
         source = promote.items[0].citation
         eng.review_promote(promote.items[0], "Preferences")
         assert f"(from {source})" in (ws / "MEMORY.md").read_text(encoding="utf-8")
-        after = eng.review()
+        after = eng.review(show_all=True)
         cited = [{i.citation for i in f.items} for f in after.findings]
         assert not [c for c in cited if source in c], cited
-        assert {f.id for f in after.findings} == {f.id for f in eng.review(full=True).findings}
+        assert {f.id for f in after.findings} == {f.id for f in eng.review(full=True, show_all=True).findings}
         # Reworded when promoted: still that statement's promotion, not a duplicate nor a conflict.
         eng.review_undo()
         eng.review_promote(promote.items[0], "Preferences", text="Sam has a penicillin allergy.")
-        assert not [f for f in eng.review().findings if source in {i.citation for i in f.items}]
+        assert not [f for f in eng.review(show_all=True).findings if source in {i.citation for i in f.items}]
 
 
 def test_a_mention_of_a_feast_or_birthday_without_its_date_is_not_proposed(tmp_path: Path) -> None:

@@ -145,3 +145,18 @@ def test_one_fact_in_serbian_and_in_chinese_is_a_duplicate_only_all_shows(tmp_pa
     assert [{i.citation for i in f.items} for f in cross] == [{"MEMORY.md#L4", "memory/2026-11-20.md#L4"}]
     assert cross[0].deletable == () and "merge" in cross[0].suggestion  # no shared word: never "delete"
     assert cross[0].id not in {f.id for f in shown.findings}  # unmeasured (.50): only --all shows it
+
+
+def test_a_group_is_as_sure_as_it_was_on_real_notes_too(tmp_path: Path) -> None:
+    path = tmp_path / "precision.json"
+    path.write_text(json.dumps({"groups": {"conflict:curated:value:cue": {"right": 18, "n": 18},
+                                           "duplicate:curated:mid": {"right": 15, "n": 15},
+                                           "promote:rule": {"right": 3, "n": 4}},
+                                "real": {"duplicate:curated:mid": {"right": 4, "n": 4},
+                                         "promote:rule": {"right": 9, "n": 10}}}), encoding="utf-8")
+    assert precision("duplicate:curated:mid", path) == pytest.approx(5 / 6)  # the lower: real notes'
+    assert precision("promote:rule", path) == pytest.approx(4 / 6)  # the lower: the labelled sets'
+    assert precision("conflict:curated:value:cue", path) == UNMEASURED < CONFIDENT  # never judged on real notes
+    write_table({"conflict:curated:value:cue": (19, 19)}, ["a set"], path)  # a calibration keeps the verdicts
+    assert json.loads(path.read_text(encoding="utf-8"))["real"]["promote:rule"] == {"right": 9, "n": 10}
+    assert precision("duplicate:curated:mid", path) == pytest.approx(0.5)  # no longer in the labelled sets

@@ -288,7 +288,8 @@ async def test_a_shows_the_less_sure_findings_and_hides_them_again(config: Confi
     # Duplicates measured sure, the rest unmeasured (so hidden by default), whatever the calibration measured.
     table = {g: (20, 20) for g in ("duplicate:curated:high", "duplicate:curated:mid", "duplicate:curated:low",
                                    "duplicate:curated:contained", "duplicate:notes:high", "duplicate:notes:mid")}
-    monkeypatch.setattr(precision, "_table", lambda path: table)
+    monkeypatch.setattr(precision, "_table",
+                        lambda path, section="groups": table if section == "groups" else {})
     app = _app(config)
     async with app.run_test(size=(120, 36)) as pilot:
         screen = await open_review(pilot)
