@@ -28,7 +28,14 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
-from _eval_common import engine_location, git_revision, markdown_table, now_iso, write_outputs
+from _eval_common import (
+    engine_location,
+    git_revision,
+    markdown_table,
+    now_iso,
+    variant_heuristics,
+    write_outputs,
+)
 
 TODAY = date(2026, 10, 22)  # a Thursday
 FIRST = date(2026, 8, 24)
@@ -268,7 +275,7 @@ def write_workspace(root: Path) -> Path:
 
 
 def run(modes: Sequence[str], home: Path, date_words: str | None, show_misses: bool,
-        boosts: Sequence[float] = (), model: str | None = None) -> dict[str, Any]:
+        boosts: Sequence[float] = (), model: str | None = None, more: str = "") -> dict[str, Any]:
     """Every question in every mode; per-question ranks and per-form/language top-1/top-3."""
     os.environ["MEMDECK_TODAY"] = TODAY.isoformat()
     from dataclasses import replace
@@ -281,6 +288,8 @@ def run(modes: Sequence[str], home: Path, date_words: str | None, show_misses: b
         heur["date_words_in_terms"] = date_words == "keep"
     heur.update(zip(("day_boost", "range_boost", "near_boost", "month_boost"), boosts, strict=False))
     heuristics = replace(SearchHeuristics(), **heur)
+    if more:  # --heuristics key=value+key=value
+        heuristics = variant_heuristics(heuristics, more)
     ws = write_workspace(home)
     out: dict[str, Any] = {"modes": {}}
     for mode in modes:
@@ -435,6 +444,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="also ask LoCoMo single-hop questions with relative dates (locomo-dev.json)")
     parser.add_argument("--locomo-per-conv", type=int, default=40)
     parser.add_argument("--model", default=None, help="the embedding model for hybrid (default: the config's)")
+    parser.add_argument("--heuristics", default="",
+                        help="key=value heuristics joined by + (curated_prior=0.3+curated_slot=0.3)")
     parser.add_argument("--label", default="")
     parser.add_argument("--show-misses", action="store_true")
     args = parser.parse_args(argv)
@@ -442,7 +453,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     home = Path(env_home) / "dates" if env_home else Path(tempfile.mkdtemp(prefix="memdeck-dates-"))
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     boosts = [float(x) for x in args.boosts.split(",") if x.strip()]
-    result = run(modes, home, args.date_words, args.show_misses, boosts, args.model)
+    result = run(modes, home, args.date_words, args.show_misses, boosts, args.model, args.heuristics)
     if args.locomo is not None:
         result["locomo"] = run_locomo(args.locomo, home, args.locomo_per_conv)
     result.update({"today": TODAY.isoformat(), "revision": git_revision(Path(__file__).resolve().parent.parent),

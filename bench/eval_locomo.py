@@ -562,6 +562,18 @@ GRID: tuple[Variant, ...] = (
             about="a relative phrase whose days hold no note drops its words all the same"),
     Variant("pool-raw+date-words-dropped", heuristics={"pool": "raw", "date_words_without_notes": False},
             modes=("hybrid",), own_calibration=True, about="both: the code before the one score scale, as its CV runner ran it"),
+    # a curated chunk's fused score × 1 + b, and the best curated candidate near the 3rd score at the 3rd place
+    # (heuristics.curated_prior / curated_slot, 2026-12-06-curated-prior.md): LoCoMo has no MEMORY.md / USER.md,
+    # so these rank as the default by construction; the rows check it. Decay (OpenClaw's, [search] decay) beside.
+    *(Variant(f"curated-prior-{round(b * 100)}", heuristics={"curated_prior": b}, modes=("keyword", "hybrid"),
+              about=f"a curated chunk's fused score × {1 + b:g}") for b in (0.05, 0.1, 0.2, 0.3)),
+    *(Variant(f"curated-slot-{round(m * 100)}", heuristics={"curated_slot": m}, modes=("keyword", "hybrid"),
+              about=f"the best curated candidate scoring ≥ {1 - m:g} × the 3rd's takes the 3rd place")
+      for m in (0.05, 0.1, 0.2, 0.3)),
+    Variant("curated-prior-30+slot-30", heuristics={"curated_prior": 0.3, "curated_slot": 0.3},
+            modes=("keyword", "hybrid"), about="curated-prior-30 and curated-slot-30"),
+    *(Variant(f"decay-{h}", {"decay": True, "half_life_days": float(h)}, modes=("keyword", "hybrid"),
+              about=f"[search] decay on, half-life {h} days (today: the clock's)") for h in (30, 90, 180, 365)),
     # the threshold on the score a hit shows (the fixed rows run at --min-score, 0 unless given)
     *(Variant(f"min-score-{t:g}", {"min_score": t}, modes=("keyword", "hybrid"), about=f"min_score {t:g}")
       for t in (0.02, 0.03, 0.05, 0.08, 0.1, 0.15)),

@@ -24,6 +24,7 @@ part of the repository (their licences are their owners'), only these counts are
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 import tomllib
@@ -115,6 +116,46 @@ def copy_workspace(src: Path, dest: Path) -> int:
     return copied
 
 
+def newest_note_day(workspace: Path) -> str | None:
+    """The date (``YYYY-MM-DD``) of the workspace's newest dated note, or None when it has none: a benchmark's
+    "today" for the notes' decay (``--today newest``), so the ages do not depend on the day the eval runs."""
+    from engine.search.dates import file_date
+
+    days = [d for p in workspace.rglob("*.md") if (d := file_date(p.relative_to(workspace).as_posix())) is not None]
+    return max(days).isoformat() if days else None
+
+
+def variant_config(base: Any, variant: str) -> Any:
+    """``base`` (a ``Config``) under a hybrid label's variant: ``search.<field>=value`` parts (joined by ``+``)
+    set ``[search]`` fields (``search.decay=1+search.half_life_days=90``), the rest are heuristics
+    (:func:`_eval_common.variant_heuristics`)."""
+    parts = variant.split("+")
+    fields = [p for p in parts if p.startswith("search.")]
+    rest = "+".join(p for p in parts if not p.startswith("search."))
+    search = base.search
+    if fields:
+        values: dict[str, Any] = {}
+        for part in fields:
+            key, _, raw = part.removeprefix("search.").partition("=")
+            current = getattr(search, key)
+            values[key] = raw in ("1", "true") if isinstance(current, bool) else type(current)(raw)
+        search = replace(search, **values)
+    if rest:
+        search = replace(search, heuristics=variant_heuristics(search.heuristics, rest))
+    return replace(base, search=search)
+
+
+def print_miss(q: FactQuestion, label: str, hits: Sequence[Any]) -> None:
+    """What outranks a missed answer line (file, lines and score parts: no note text), to stderr."""
+    rank = first_hit_rank([Ranged(h.path, h.start_line, h.end_line) for h in hits], [(q.path, q.line)], MAX_RESULTS)
+    print(f"MISS {label} {q.workspace} {q.kind} {q.path}:{q.line} rank={rank or '-'} q={q.text!r}", file=sys.stderr)
+    for i, h in enumerate(hits[:5], start=1):
+        mark = "*" if h.path == q.path and h.start_line <= q.line <= h.end_line else " "
+        print(f"  {mark}{i} {h.citation} score={h.score:.4f} v={h.vector_score if h.vector_score is None else round(h.vector_score, 4)}"
+              f" k={h.text_score:.4f} lines={h.end_line - h.start_line + 1}{' placed=' + h.placed if h.placed else ''}",
+              file=sys.stderr)
+
+
 def score(hits: Sequence[Any], q: FactQuestion) -> dict[str, float]:
     """top-1, top-3 and MRR@10 of the first result whose line range holds the answer line."""
     rank = first_hit_rank([Ranged(h.path, h.start_line, h.end_line) for h in hits], [(q.path, q.line)],
@@ -186,11 +227,20 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     model = None
     summary: dict[str, Any] = {}
     load_start = load_average()
+    todays: dict[str, str | None] = {}
+    pinned = os.environ.get("MEMDECK_TODAY")
     with Stopwatch() as total:
         for src in [Path(d) for d in args.workspaces]:
             questions = load_questions(src)
             workspace = home / "realws" / src.name
             files = copy_workspace(src, workspace)
+            if args.today == "newest":
+                day = newest_note_day(workspace)
+                if day is not None:
+                    os.environ["MEMDECK_TODAY"] = day
+                else:
+                    os.environ.pop("MEMDECK_TODAY", None)
+                todays[src.name] = day
             config = load_config(workspace=workspace, home=home / "homes" / src.name, overrides=overrides)
             summary = summary or config_summary(config)
             with MemoryEngine(config) as engine:
@@ -210,21 +260,27 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     for label in labels:
                         mode, _, variant = label.partition("@")
                         if variant:
-                            engine.config = replace(base, search=replace(base.search, heuristics=variant_heuristics(
-                                base.search.heuristics, variant)))
+                            engine.config = variant_config(base, variant)
                         resp = engine.search(q.text, mode=mode, max_results=MAX_RESULTS, min_score=args.min_score,
                                              ensure_fresh=False)
                         engine.config = base
                         row["scores"][label] = score(resp.results, q)
+                        if args.misses and mode == "hybrid" and not row["scores"][label]["top-3"]:
+                            print_miss(q, label, resp.results)
                         row["ranks"][label] = first_hit_rank(
                             [Ranged(h.path, h.start_line, h.end_line) for h in resp.results], [(q.path, q.line)],
                             MAX_RESULTS)
                     rows.append(row)
+    if args.today == "newest":  # the caller's own pin (if any) back
+        if pinned is None:
+            os.environ.pop("MEMDECK_TODAY", None)
+        else:
+            os.environ["MEMDECK_TODAY"] = pinned
     payload: dict[str, Any] = {label: aggregate([r["scores"][label] for r in rows], METRICS) for label in labels}
     payload["questions"] = rows
     payload["meta"] = {
         "date": now_iso(), "modes": modes, "labels": labels, "workspaces": spaces, "model": model,
-        "min_score": args.min_score, "overrides": overrides, "config_file": args.config,
+        "min_score": args.min_score, "today": args.today, "todays": todays, "overrides": overrides, "config_file": args.config,
         "config": summary,
         "load_average": {"start": load_start, "end": load_average()},
         "timings": {"total_seconds": round(total.seconds, 2)}, "machine": machine_info(), "git": git_revision(REPO),
@@ -243,7 +299,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--min-score", type=float, default=0.0, help="every search's threshold (default 0)")
     p.add_argument("--evidence", default="",
                    help="comma-separated hybrid variants (a keyword_evidence value or key=value+key=value "
-                        "heuristics): hybrid again under each")
+                        "heuristics; search.<field>=value sets a [search] field): hybrid again under each")
+    p.add_argument("--today", choices=("clock", "newest"), default="clock",
+                   help="the searches' today: the clock's (MEMDECK_TODAY or the system's), or each workspace's "
+                        "newest dated note (a benchmark's today for decay)")
+    p.add_argument("--misses", action="store_true",
+                   help="print what outranks each answer line a hybrid label misses at top 3 (stderr; no note text)")
     p.add_argument("--home", default=None, help="data dir for the copies and indexes (default: MEMDECK_HOME, else temp)")
     p.add_argument("--torch-threads", type=int, default=1,
                    help="torch.set_num_threads(N) after the model loads (0: leave torch's default)")

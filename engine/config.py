@@ -127,6 +127,12 @@ class SearchHeuristics:
             (``engine.search.snippets._answer``); off by default: LoCoMo hybrid snip@1 .649 → .661, snip@5
             .831 → .836, keyword snip@5 .823 → .816, shaped on the same questions
             (bench/results/2026-12-06-retrieval.md).
+        curated_prior: b (0: off): a curated chunk's (``MEMORY.md`` / ``USER.md``) fused score × ``1 + b``, after
+            decay and importance (stage 5b, ``engine.search.pipeline.weigh``), so it weighs the raw pool too; off by
+            default (bench/results/2026-12-06-curated-prior.md).
+        curated_slot: m (0: off): the best curated candidate whose shown score is at least ``(1 − m)`` × the 3rd
+            result's takes the 3rd place when it stands lower (or outside the raw pool), after the vector slot
+            (``engine.search.pipeline.curated_slot``); off by default (bench/results/2026-12-06-curated-prior.md).
     """
 
     date_boosts: bool = True
@@ -150,6 +156,8 @@ class SearchHeuristics:
     vector_prf: float = 0.0
     prf_k: int = 3
     snippet_answer: bool = False
+    curated_prior: float = 0.0
+    curated_slot: float = 0.0
 
 
 INTERNAL = {"internal": True}

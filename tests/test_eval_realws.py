@@ -75,3 +75,23 @@ def test_keyword_run_end_to_end(tmp_path: Path) -> None:
     assert ranks[1] is not None  # "bike shop": the daily line
     assert payload["meta"]["workspaces"][0]["curated_chunks"] >= 1
     assert (ws / "questions.toml").exists() and not (tmp_path / "home" / "realws" / "ws" / "questions.toml").exists()
+
+
+def test_a_variant_sets_search_fields_and_heuristics(tmp_path: Path) -> None:
+    from engine.config import Config
+
+    base = Config(tmp_path, tmp_path, tmp_path / "config.toml")
+    out = eval_realws.variant_config(base, "search.decay=1+search.half_life_days=90+curated_prior=0.3")
+    assert out.search.decay is True and out.search.half_life_days == 90.0
+    assert out.search.heuristics.curated_prior == 0.3
+    assert base.search.decay is False and base.search.heuristics.curated_prior == 0.0
+
+
+def test_the_benchmarks_today_is_the_newest_dated_note(tmp_path: Path) -> None:
+    (tmp_path / "memory" / "archive").mkdir(parents=True)
+    for rel in ("MEMORY.md", "memory/2026-01-03.md", "memory/archive/2026-02-01-trip.md", "memory/notes.md"):
+        (tmp_path / rel).write_text("x\n", encoding="utf-8")
+    assert eval_realws.newest_note_day(tmp_path) == "2026-02-01"
+    (tmp_path / "memory" / "archive" / "2026-02-01-trip.md").unlink()
+    (tmp_path / "memory" / "2026-01-03.md").unlink()
+    assert eval_realws.newest_note_day(tmp_path) is None

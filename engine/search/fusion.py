@@ -30,7 +30,7 @@ class Fused:
     keyword: float
     text_weight: float | None = None
     vector_weight: float | None = None
-    placed: str = ""  # "vector": the vector leg's surest candidate, placed above a higher score (vector_slot)
+    placed: str = ""  # "vector" / "curated": placed above a higher score (vector_slot / curated_slot)
 
 
 # -- what the keyword leg can see ----------------------------------------------------------------------------

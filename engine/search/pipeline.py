@@ -73,7 +73,8 @@ class Hit:
     vector_weight: float | None = None  # the vector part's weight when the legs were weighed (None: 0.7)
     context: str = ""  # a curated entry's heading path ("Work › Projects"), empty for other chunks
     best_line: int | None = None  # the file line closest in meaning to the query (its line vector), if known
-    placed: str = ""  # "vector": placed above a higher score as the vector leg's surest candidate (vector_slot)
+    placed: str = ""  # "vector": placed above a higher score as the vector leg's surest candidate (vector_slot);
+    # "curated": as the best curated candidate (curated_slot)
 
     def to_json(self) -> dict[str, Any]:
         """OpenClaw's result shape plus score parts, snippet lines and spans (camelCase)."""
@@ -800,7 +801,22 @@ def weigh(settings: SearchConfig, req: SearchRequest, fused: list[Fused], rows: 
         fused.sort(key=lambda f: (-f.score, f.key))
     if settings.importance:
         fused = apply_importance(fused, rows)
+    if settings.heuristics.curated_prior > 0:
+        fused = apply_curated_prior(fused, rows, settings.heuristics.curated_prior)
     return fused
+
+
+def _curated(row: _Row | None) -> bool:
+    return row is not None and row.source == "memory" and is_curated(row.path)
+
+
+def apply_curated_prior(fused: list[Fused], rows: dict[int, _Row], prior: float) -> list[Fused]:
+    """A curated chunk's (``MEMORY.md`` / ``USER.md``) score × ``1 + prior`` (``SearchHeuristics.curated_prior``):
+    a one-line curated fact and a long daily note whose cosines differ by hundredths are not ordered by the
+    note's extra words alone. Every other score is unchanged."""
+    out = [replace(f, score=f.score * (1.0 + prior)) if _curated(rows.get(f.key)) else f for f in fused]
+    out.sort(key=lambda f: (-f.score, f.key))
+    return out
 
 
 POOLS = ("shown", "raw", "union", "slot", "raw-slot")
@@ -824,12 +840,43 @@ def pool(settings: SearchConfig, req: SearchRequest, fused: list[Fused], leg: Le
     the query's words, while the places above it stay the fused score's; ``"raw-slot"``: the raw pool, with
     that slot. In a calibrated hybrid search a favourite that leads the vector leg's next candidate by
     ``heuristics.vector_lead`` holds the 1st place instead of the slot. Either way ``min_score`` then judges
-    the shown score (:func:`to_hits`), so no hit below it is returned.
+    the shown score (:func:`to_hits`), so no hit below it is returned. ``heuristics.curated_slot`` (> 0) then
+    gives the best curated candidate the 3rd place when its score is near enough the 3rd's (:func:`curated_slot`).
     """
     mode = settings.heuristics.pool
     if mode not in POOLS:
         raise ValueError(f"unknown search pool {mode!r} (one of {', '.join(POOLS)})")
     spread = [f for f in spread_overlaps(fused, rows, settings.heuristics.spread_limit) if f.score > 0]
+    chosen = _pool(settings, req, fused, leg, rows, want, mode, spread)
+    margin = settings.heuristics.curated_slot
+    return curated_slot(chosen, spread, rows, want, margin) if margin > 0 else chosen
+
+
+CURATED_PLACE = 3
+"""The place the best curated candidate takes under ``SearchHeuristics.curated_slot``."""
+
+
+def curated_slot(chosen: list[Fused], candidates: list[Fused], rows: dict[int, _Row], want: int, margin: float,
+                 place: int = CURATED_PLACE) -> list[Fused]:
+    """``chosen`` with the best-scoring curated candidate of ``candidates`` (``chosen``'s superset, best first)
+    at the ``place``-th place when it stands lower (or ``chosen`` lacks it) and its score is at least
+    ``(1 − margin)`` × the score of ``chosen``'s ``place``-th (``SearchHeuristics.curated_slot``). Its score is
+    unchanged; above a higher score it says so (``placed = "curated"``)."""
+    if len(chosen) < place:
+        return chosen
+    best = next((f for f in candidates if _curated(rows.get(f.key))), None)
+    if best is None or any(f.key == best.key for f in chosen[:place]):
+        return chosen
+    if best.score < (1.0 - margin) * chosen[place - 1].score:
+        return chosen
+    rest = [f for f in chosen if f.key != best.key]
+    if any(f.score > best.score for f in rest[place - 1 : max(place - 1, want - 1)]):
+        best = replace(best, placed="curated")  # it stands above a higher score: the hit says why
+    return [*rest[: place - 1], best, *rest[place - 1 :]][: max(want, len(chosen))]
+
+
+def _pool(settings: SearchConfig, req: SearchRequest, fused: list[Fused], leg: Legs, rows: dict[int, _Row],
+          want: int, mode: str, spread: list[Fused]) -> list[Fused]:
     slot = max(1, settings.heuristics.vector_slot)
     if mode == "union":
         tops: set[int] = set()
