@@ -73,6 +73,15 @@ def test_a_fact_in_both_user_md_and_memory_md_is_kept_in_user_md(tmp_path: Path)
     assert found[0].suggestion.startswith("keep USER.md#L4")
 
 
+def test_an_event_under_a_dated_heading_is_no_copy_of_an_event_on_another_day(tmp_path: Path) -> None:
+    notes = {"memory/2026-02-18.md": "# 2026-02-18\n\n- All committed and pushed to GitHub.\n"}
+    def dups(heading: str) -> list[Finding]:
+        memory = f"# MEMORY\n\n## {heading}\n- About 25 commits pushed to GitHub.\n"
+        return [f for f in _review(tmp_path / heading[:6].strip(), memory, notes) if f.kind == "duplicate"]
+    assert not dups("Feb 13 Sprint Summary")  # the push of 13 Feb is not the push of 18 Feb
+    assert dups("Feb 18 Sprint Summary")  # the same day's push, said twice
+
+
 def test_value_units_name_what_each_value_counts() -> None:
     units = value_units("Work laptop: Fedora 40 + 32 GB RAM, upgraded last week.")
     assert units[("number", "32")] == {"gb"} and units[("number", "40")] == frozenset()

@@ -481,6 +481,16 @@ class Comparer:
             return frozenset()
         return frozenset({f.initial})
 
+    def _other_days(self, a: Statement, b: Statement) -> bool:
+        """Whether an undated statement's section names days ("## Feb 13 Sprint Summary") and the other statement
+        was said on none of them: two events on two days."""
+        for undated, dated in ((a, b), (b, a)):
+            if not undated.dated and dated.day and undated.section:
+                days = features(undated.section).values.get("date", frozenset())
+                if days and not any(same_dates(frozenset({d}), frozenset({dated.day})) for d in days):
+                    return True
+        return False
+
     def _same_person(self, a: str, b: str, owners: tuple[str | None, str | None]) -> bool:
         """Whether two statements that start with different people are still about the same one: each side's
         owner is named in the other ("Alex (Sam's partner) works as a nurse" / "Sam's partner is Alex, a
@@ -600,7 +610,8 @@ class Comparer:
                 return None  # "时间: 2026年1月31日" / "时间：19:30": a label's value is its fact, and they share none
         if older.checkbox or newer.checkbox:
             return None  # a task carried over to the next day's list is not a repeated fact
-        if self.one_off[older.key] and self.one_off[newer.key] and older.dated and newer.dated:
+        if self.one_off[older.key] and self.one_off[newer.key] and (
+                (older.dated and newer.dated) or self._other_days(older, newer)):
             return None  # two lunches with the same person are two lunches
         sim = self.similarity(older, newer)
         if sim < self.config.duplicate_similarity:
