@@ -25,7 +25,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from engine.review.cache import UNREADABLE, read_marshal
+from engine.review.cache import UNREADABLE, read_marshal, source_digest
 from engine.sessions.model import SessionInfo
 from engine.textio import atomic_write_bytes, make_private_dir
 
@@ -49,14 +49,7 @@ log = logging.getLogger(__name__)
 @lru_cache(maxsize=1)
 def rules_version() -> str:
     """:data:`AUDIT_RULES_VERSION` and a digest of the rule modules' source (read once a process)."""
-    root = Path(__file__).resolve().parents[2]
-    h = hashlib.sha256(f"{AUDIT_RULES_VERSION}/{CACHE_VERSION}".encode())
-    for rel in RULE_MODULES:
-        try:
-            h.update(rel.encode() + b"\0" + (root / rel).read_bytes())
-        except OSError:
-            h.update(rel.encode() + b"\0missing")
-    return h.hexdigest()[:16]
+    return source_digest(f"{AUDIT_RULES_VERSION}/{CACHE_VERSION}", Path(__file__).resolve().parents[2], RULE_MODULES)
 
 
 def cache_path(home: Path, index_name: str) -> Path:

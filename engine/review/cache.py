@@ -24,17 +24,22 @@ RULE_MODULES = ("detect.py", "statements.py", "text.py", "run.py", "vectors.py",
 log = logging.getLogger(__name__)
 
 
+def source_digest(version: str, root: Path, modules: tuple[str, ...]) -> str:
+    """``version`` and the source of ``modules`` (paths under ``root``) as one short digest: a cache written by
+    other rules is recomputed, whether or not someone bumped the version."""
+    h = hashlib.sha256(version.encode())
+    for rel in modules:
+        try:
+            h.update(rel.encode() + b"\0" + (root / rel).read_bytes())
+        except OSError:
+            h.update(rel.encode() + b"\0missing")
+    return h.hexdigest()[:16]
+
+
 @lru_cache(maxsize=1)
 def rules_digest() -> str:
     """:data:`RULES_VERSION` and a digest of the rule modules' source (read once a process)."""
-    here = Path(__file__).resolve().parent
-    h = hashlib.sha256(RULES_VERSION.encode())
-    for name in RULE_MODULES:
-        try:
-            h.update(name.encode() + b"\0" + (here / name).read_bytes())
-        except OSError:
-            h.update(name.encode() + b"\0missing")
-    return h.hexdigest()[:16]
+    return source_digest(RULES_VERSION, Path(__file__).resolve().parent, RULE_MODULES)
 
 
 def settings_fingerprint(review: ReviewConfig, vectors: str) -> str:
