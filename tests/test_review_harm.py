@@ -277,3 +277,59 @@ def test_a_label_word_the_newer_line_says_in_lower_case_is_no_other_name(tmp_pat
     memory = "# MEMORY\n\n## Status\n- **Voice**: Working correctly with proper timing\n"
     notes = {"memory/2026-02-12.md": "# 2026-02-12\n\n- Leeloo voice now working correctly\n"}
     assert not [f for f in _review(tmp_path, memory, notes) if f.kind == "conflict"]
+
+
+def test_a_list_item_records_what_it_is_an_item_of() -> None:
+    text = ("# 2026-04-02\n\nRevenue streams ready:\n- Consulting\n- Job search\n  - LinkedIn refresh\n\n"
+            "## Next\n- Ship the beta\n")
+    parents = {s.clean: s.parent for s in parse_statements("memory/2026-04-02.md", text)}
+    assert parents["Consulting"] == parents["Job search"] == "Revenue streams ready:"
+    assert parents["LinkedIn refresh"] == "Job search"  # nested: the item above it
+    assert parents["Ship the beta"] == ""  # a list right under a heading: the heading is its context
+    assert parents["Revenue streams ready:"] == ""
+
+
+def test_a_short_item_of_another_list_is_no_copy(tmp_path: Path) -> None:
+    memory = ("# MEMORY\n\n## Reading list\nOn the nightstand:\n- Field guide to mushrooms\n\n"
+              "## Contents of the orchard skill\nThe orchard skill covers:\n- Pruning schedule\n- Frost alerts\n")
+    notes = {"memory/2026-05-03.md": "# 2026-05-03\n\nThe greenhouse skill covers:\n- Watering plan\n- Frost alerts\n"
+                                     "- Pest log\n\nBooks to return to the library:\n- Field guide to mushrooms\n",
+             "memory/2026-05-04.md": "# 2026-05-04\n\nWhat the orchard skill covers:\n- Pruning schedule\n"}
+    found = _review(tmp_path, memory, notes)
+    dups = [{i.citation for i in f.items} for f in found if f.kind == "duplicate"]
+    # "Frost alerts" of the greenhouse skill and of the orchard skill are two facts; so are the mushroom book on
+    # the nightstand and the one to return
+    assert not any("memory/2026-05-03.md#L5" in d for d in dups)
+    assert not any("memory/2026-05-03.md#L9" in d for d in dups)
+    # the same item of the same thing's list is one (the lead lines share "orchard skill")
+    assert {"MEMORY.md#L9", "memory/2026-05-04.md#L4"} in dups
+
+
+def test_what_must_still_be_done_is_no_copy_of_its_doing(tmp_path: Path) -> None:
+    memory = "# MEMORY\n\n## Security\n- Must install: clamav + rkhunter + aide\n"
+    notes = {"memory/2026-06-01.md": "# 2026-06-01\n\n- clamav + rkhunter + aide installed\n",
+             "memory/2026-06-02.md": "# 2026-06-02\n\n- Must install: clamav + rkhunter + aide\n"}
+    found = _review(tmp_path, memory, notes)
+    dups = [{i.citation for i in f.items} for f in found if f.kind == "duplicate"]
+    assert not any("memory/2026-06-01.md#L3" in d for d in dups)  # deleting it would lose that it was done
+    assert {"MEMORY.md#L4", "memory/2026-06-02.md#L3"} in dups  # the rule said twice is one rule
+
+
+def test_status_readings_taken_at_two_times_are_no_copies(tmp_path: Path) -> None:
+    notes = {"memory/2026-07-10.md": "# 2026-07-10\n\n### 09:15 heartbeat\n- Backup disk: mounted\n"
+                                     "- Queue depth: 3\n\n### 17:40 heartbeat\n- Backup disk: mounted\n",
+             "memory/2026-07-11.md": "# 2026-07-11\n\n### 09:20 heartbeat\n- Backup disk: mounted\n"
+                                     "- Queue depth: 7\n\n## Notes\n- Mail relay ✅ live\n",
+             "memory/2026-07-12.md": "# 2026-07-12\n\n## Notes\n- Mail relay ✅ live\n"
+                                     "- The mail relay runs on the small VPS in Falkenstein\n",
+             "memory/2026-07-13.md": "# 2026-07-13\n\n## Notes\n- The mail relay runs on the small VPS in Falkenstein\n"}
+    found = _review(tmp_path, "# MEMORY\n", notes)
+    dups = [{i.citation for i in f.items} for f in found if f.kind == "duplicate"]
+    cited = set().union(*dups) if dups else set()
+    assert not cited & {"memory/2026-07-10.md#L4", "memory/2026-07-10.md#L8", "memory/2026-07-11.md#L4",
+                        "memory/2026-07-11.md#L8", "memory/2026-07-12.md#L4"}
+    # a standing fact said again on another day still is one
+    assert {"memory/2026-07-12.md#L5", "memory/2026-07-13.md#L4"} in dups
+    # and a reading that changed still is a newer value
+    assert any(f.kind == "conflict" and {i.citation for i in f.items} ==
+               {"memory/2026-07-10.md#L5", "memory/2026-07-11.md#L5"} for f in found)

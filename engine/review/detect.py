@@ -337,6 +337,22 @@ def _differing(a: dict[str, frozenset[str]], b: dict[str, frozenset[str]]
 
 
 _CURATED_LABEL = re.compile(r"^([^:.!?]{2,40}):\s")
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s")
+SHORT_ITEM_WORDS = 3
+"""A list item of at most this many content words, no value, name or label, and no full stop ("- Job search",
+"- Event subscriptions": no sentence) says
+what it says only as an item of its list: the list's lead line or parent item is part of its fact."""
+_SENTENCE_MARKS = re.compile(r"[.!?。！？:：\"“”「」『』]\s*(?:\S|$)")
+"""A full stop, a colon or a quote: a sentence or a saying, not a bare item ("Dana is allergic to shellfish.")."""
+_OBLIGATION = re.compile(
+    r"\b(?:must|needs? to|have to|has to|should|required|to-?do|plan(?:s|ned)? to)\b|必须|应该|应当|待办",
+    re.IGNORECASE)
+"""What is still to be done ("Must install: clawdex + moltbot-security"): not a copy of the line that reports it
+done ("clawdex + moltbot-security installed"), nor of a plain statement of the fact."""
+_STATUS_MARK = re.compile(r"[✅❌⚠🟢🔴🟡✔✗]|\b(?:ok|live|up|down|running|stopped|healthy|online|offline)\s*$"
+                          r"|^\W{0,3}(?:[^\W\d_]+ )?(?:status|state)\W{0,3}\s*[:：]|^\W{0,3}\w{0,6}状态\W{0,3}\s*[:：]",
+                          re.IGNORECASE)
+"""A status reading ("Gateway ✅ live", "Status: deployed", "馆长状态：仍在忙"): what was seen at one time."""
 _SPEAKER = re.compile(r"^\W*[^\W\d_]+\W*:[*_]*\s")
 """A line that opens with one word and a colon: who says it ("Mara: …", "**Mara:** …")."""
 
@@ -491,6 +507,41 @@ class Comparer:
                     return True
         return False
 
+    def _other_times(self, a: Statement, b: Statement) -> bool:
+        """Whether two dated statements are readings taken at two times: their sections name two different times
+        or days ("### 14:54 心跳 A" / "### 09:54 心跳 A", "## 压缩前自检 (2026-05-19 …)" / "(2026-05-20 …)"),
+        or, on two days, a status line ("Gateway ✅ live") says what was seen that day."""
+        if not (a.dated and b.dated):
+            return False
+        stamps = []
+        for s in (a, b):
+            values = features(s.section).values if s.section else {}
+            # (the note's own day in its title, "# 2026-01-19", says no more than the note's name)
+            days = {d for d in values.get("date", ()) if not same_dates(frozenset({d}), frozenset({s.day or ""}))}
+            stamps.append(frozenset(days) | values.get("time", frozenset()))
+        if stamps[0] and stamps[1] and not stamps[0] & stamps[1]:
+            return True
+        if a.day == b.day:
+            return False
+        return any(_STATUS_MARK.search(s.clean) for s in (a, b))
+
+    def short_item(self, s: Statement) -> bool:
+        """Whether a statement is a list item of at most :data:`SHORT_ITEM_WORDS` content words and no value."""
+        f = self.feats[s.key]
+        return bool(_LIST_ITEM.match(s.text)) and len(f.content) <= SHORT_ITEM_WORDS and not f.values \
+            and not _CURATED_LABEL.match(s.clean) and not _SENTENCE_MARKS.search(s.clean)
+
+    def _other_lists(self, a: Statement, b: Statement) -> bool:
+        """Whether a short list item and the other statement stand in lists of two things: what each is an item
+        of (its parent or lead line, else its heading) has words the other's lacks, both ways ("Revenue streams
+        ready:" / "- Job search" against "LINKEDIN_OPTIMIZATION_PLAN.md - Job search strategy" under "Key
+        Files:"; "- Frost alerts" under "The greenhouse skill covers:" and "The orchard skill covers:"). One that
+        says more of the same thing ("**Apify:**" / "### Apify Integration Complete") is the same list's."""
+        if not (self.short_item(a) or self.short_item(b)):
+            return False
+        ca, cb = (features(s.parent or s.section).content for s in (a, b))
+        return not (ca <= cb or cb <= ca)
+
     def _same_person(self, a: str, b: str, owners: tuple[str | None, str | None]) -> bool:
         """Whether two statements that start with different people are still about the same one: each side's
         owner is named in the other ("Alex (Sam's partner) works as a nurse" / "Sam's partner is Alex, a
@@ -596,6 +647,10 @@ class Comparer:
             return None  # one says the other stopped holding ("doesn't want … any more"): no copy of it
         if self.one_off[older.key] != self.one_off[newer.key]:
             return None  # an event (a dinner, a run, a meeting) is not a copy of a standing fact
+        if bool(_OBLIGATION.search(older.clean)) != bool(_OBLIGATION.search(newer.clean)):
+            return None  # what must still be done is not a copy of its doing ("Must install: X" / "X installed")
+        if self._other_lists(older, newer) or self._other_times(older, newer):
+            return None  # "- Job search" under "Revenue streams ready:" is no copy of a job-search plan file
         if not self.plain_words(older.key) & self.plain_words(newer.key):
             return None  # sharing a name (a city, a person) alone is not saying the same thing
         if any(kind == "name" and not (va <= vb or vb <= va) for kind, va, vb in diffs):

@@ -90,6 +90,9 @@ class Statement:
         checkbox: the line is a task item (``- [ ]``/``- [x]``).
         origin: whose words: ``own`` (the notes' own), ``assistant``, ``quote``, ``injected``, ``option`` (an item
             under a label line) or ``label`` (the label or question line itself); see :func:`origin_of`.
+        parent: what a list item is an item of: the item it is nested under, else the line that leads its list
+            ("Revenue streams ready:" / "- Job search"); "" for a line that is no list item or whose list has no
+            lead line (its heading is then its context).
     """
 
     path: str
@@ -105,12 +108,13 @@ class Statement:
     superseded: bool = False
     checkbox: bool = False
     origin: str = OWN
+    parent: str = ""
     extra: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
 
     def to_raw(self) -> tuple[object, ...]:
         """The fields as plain values (what the review cache stores; the path is the cache's key)."""
         return (self.start_line, self.end_line, self.text, self.clean, self.kind, self.day, self.section,
-                self.order, self.key, self.superseded, self.checkbox, self.origin)
+                self.order, self.key, self.superseded, self.checkbox, self.origin, self.parent)
 
     @classmethod
     def from_raw(cls, path: str, raw: tuple[object, ...]) -> Statement:
@@ -119,14 +123,14 @@ class Statement:
         Raises:
             TypeError, ValueError: not that shape.
         """
-        start, end, text, clean, kind, day, section, order, key, superseded, checkbox, origin = raw
+        start, end, text, clean, kind, day, section, order, key, superseded, checkbox, origin, parent = raw
         if not (isinstance(start, int) and isinstance(end, int) and isinstance(text, str) and isinstance(clean, str)
                 and isinstance(kind, str) and (day is None or isinstance(day, str)) and isinstance(section, str)
                 and isinstance(order, tuple) and len(order) == 3 and isinstance(key, str)
-                and origin in ORIGINS):
+                and origin in ORIGINS and isinstance(parent, str)):
             raise ValueError("not a review statement")
         return cls(path, start, end, text, clean, kind, day, section, order, key, bool(superseded), bool(checkbox),
-                   str(origin))
+                   str(origin), parent)
 
     @property
     def dated(self) -> bool:
@@ -258,6 +262,10 @@ def parse_statements(rel: str, text: str) -> list[Statement]:
     label_section = [""]
     label_items: list[int | None] = [None]  # the least indent of the items under the last label line of any kind
     label_count = [0]  # how many items stood under the last label line so far
+    items: list[tuple[int, str]] = []  # the open list's items above this one: (indent, clean text)
+    lead = [""]  # the line that leads the open list ("Revenue streams ready:"), "" when none
+    last: list[tuple[bool, str, str]] = []  # the last statement: whether bulleted, its clean text, its section
+    gap = [False]  # whether a blank line stood since the last statement
 
     def flush(end: int) -> None:
         nonlocal current
@@ -306,8 +314,26 @@ def parse_statements(rel: str, text: str) -> list[Statement]:
                 origin = FRAGMENT  # "He prefers:" / "- the early train this time", "Files changed:" / "- `api/x.py`"
         else:
             under_label[0] = label_items[0] = None
+        parent = ""
+        if bulleted:
+            if not items:
+                # a list right below a plain line ("Revenue streams ready:", "January's primary skill with:") is
+                # that line's list
+                before = last[-1] if last else None
+                lead[0] = before[1] if before is not None and not before[0] and before[2] == section and (
+                    not gap[0] or before[1].endswith((":", "："))) else ""
+            while items and items[-1][0] >= indent:
+                items.pop()
+            parent = items[-1][1] if items else lead[0]
+            items.append((indent, clean))
+        else:
+            items.clear()
+            lead[0] = ""
+        last[:] = [(bulleted, clean, section)]
+        gap[0] = False
         out.append(Statement(rel, start, end, raw, clean, kind, day, section, order, key,
-                             superseded=superseded, checkbox=bool(_CHECKBOX.match(stripped)), origin=origin))
+                             superseded=superseded, checkbox=bool(_CHECKBOX.match(stripped)), origin=origin,
+                             parent=parent))
         shape.append((indent, _ORDERED.match(raw) is not None, section))
 
     for number, line in enumerate(lines, 1):
@@ -328,6 +354,7 @@ def parse_statements(rel: str, text: str) -> list[Statement]:
                 continue
         if not bare.strip():
             flush(number - 1)
+            gap[0] = True
             if label_count[0]:
                 # A blank line after the items under a label ends them: the list after it is the notes' own.
                 under_label[0] = label_items[0] = None
@@ -336,6 +363,8 @@ def parse_statements(rel: str, text: str) -> list[Statement]:
         if role in (markdown.LineRole.HEADING, markdown.LineRole.UNDERLINE):
             flush(number - 1)
             section = titles.get(number - 1, section)
+            items.clear()
+            lead[0] = ""
             continue
         if role in (markdown.LineRole.TABLE, markdown.LineRole.RULE) or bare.lstrip().startswith("|"):
             flush(number - 1)
