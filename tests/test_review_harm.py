@@ -333,3 +333,13 @@ def test_status_readings_taken_at_two_times_are_no_copies(tmp_path: Path) -> Non
     # and a reading that changed still is a newer value
     assert any(f.kind == "conflict" and {i.citation for i in f.items} ==
                {"memory/2026-07-10.md#L5", "memory/2026-07-11.md#L5"} for f in found)
+
+
+def test_a_terse_item_is_of_what_its_list_is_about(tmp_path: Path) -> None:
+    memory = "# MEMORY\n\n## Providers\n**OpenRouter:**\n- 300+ models\n- Pay per token\n"
+    notes = {"memory/2026-03-02.md": "# 2026-03-02\n\n**Home server:**\n- 4 models\n- Runs Ollama\n",
+             "memory/2026-03-09.md": "# 2026-03-09\n\nOpenRouter now:\n- 350+ models\n"}
+    found = _review(tmp_path, memory, notes)
+    conflicts = [{i.citation for i in f.items} for f in found if f.kind == "conflict"]
+    # the home server's 4 models do not supersede OpenRouter's 300+; OpenRouter's newer count does
+    assert conflicts == [{"MEMORY.md#L5", "memory/2026-03-09.md#L4"}]

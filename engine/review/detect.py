@@ -342,7 +342,7 @@ SHORT_ITEM_WORDS = 3
 """A list item of at most this many content words, no value, name or label, and no full stop ("- Job search",
 "- Event subscriptions": no sentence) says
 what it says only as an item of its list: the list's lead line or parent item is part of its fact."""
-_SENTENCE_MARKS = re.compile(r"[.!?。！？:：\"“”「」『』]\s*(?:\S|$)")
+_SENTENCE_MARKS = re.compile(r"[.!?:](?=\s|$)|[。！？：\"“”「」『』]")
 """A full stop, a colon or a quote: a sentence or a saying, not a bare item ("Dana is allergic to shellfish.")."""
 _OBLIGATION = re.compile(
     r"\b(?:must|needs? to|have to|has to|should|required|to-?do|plan(?:s|ned)? to)\b|必须|应该|应当|待办",
@@ -750,7 +750,23 @@ class Comparer:
         fo, fn = self.feats[older.key], self.feats[newer.key]
         drop = {stem(v) for kind, va, vb in diffs if kind == "name" for v in va ^ vb} | self.principal
         drop |= {stem(v) for v in unnamed}
-        return fo.content - drop, fn.content - drop
+        return (fo.content | self._context(older)) - drop, (fn.content | self._context(newer)) - drop
+
+    def _context(self, s: Statement) -> frozenset[str]:
+        """The words of what a terse list item is an item of ("300+ models" under "OpenRouter:" is OpenRouter's
+        count): its parent or lead line, else its heading; none for a longer line, a sentence ("Owen is
+        vegetarian.") or a label line ("Timezone: …" names its own subject)."""
+        label = _CURATED_LABEL.match(s.clean)
+        if label is not None and len(lf := features(label.group(1)).content) <= 1 \
+                and len(s.clean[label.end():].split()) <= 3 and not self.feats[s.key].content - lf - self.names[s.key] \
+                and (self.feats[s.key].values or self.names[s.key]):
+            # a one-word label and a short value alone ("Name: Butch", "时间：19:30 - 20:30") are of what the
+            # heading or lead line above them is about
+            return features(s.parent or s.section).content
+        if not _LIST_ITEM.match(s.text) or len(self.feats[s.key].content) > SHORT_ITEM_WORDS \
+                or label is not None or _SENTENCE_MARKS.search(s.clean):
+            return frozenset()
+        return features(s.parent or s.section).content
 
     @staticmethod
     def _new_value(newer: Statement, fo: Features, fn: Features,
