@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from engine.api import MemoryEngine
 from engine.config import Config, load_config
 from engine.embed.choice import HashingEmbedder
 
@@ -18,6 +19,21 @@ def hash_config(workspace: Path, **overrides: object) -> Config:
     data: dict[str, object] = {"embedding": {"provider": "hash"}}
     data.update(overrides)
     return load_config(workspace=workspace, overrides=data)
+
+
+def synced_engine(tmp_path: Path, files: Mapping[str, str]) -> Iterator[MemoryEngine]:
+    """A :class:`MemoryEngine` (hashing embedder, no config file) on a workspace of ``files`` (relative path →
+    text) under ``tmp_path``, indexed; closed after the test (use as a fixture: ``yield from``)."""
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    for rel, text in files.items():
+        (ws / rel).write_text(text, encoding="utf-8")
+    config = load_config(workspace=ws, home=tmp_path / "home", overrides={"embedding": {"provider": "hash"}},
+                         config_path=tmp_path / "none.toml")
+    eng = MemoryEngine(config)
+    eng.sync()
+    yield eng
+    eng.close()
 
 
 class CountingHash(HashingEmbedder):

@@ -4,6 +4,7 @@ best curated candidate near the 3rd result's score takes the 3rd place). Both of
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import replace
 from datetime import date
 from pathlib import Path
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from engine.api import MemoryEngine
-from engine.config import SearchConfig, SearchHeuristics, load_config
+from engine.config import SearchConfig, SearchHeuristics
 from engine.search.fusion import Fused, fuse_scores
 from engine.search.pipeline import (
     Legs,
@@ -24,6 +25,7 @@ from engine.search.pipeline import (
     weigh,
 )
 from engine.search.query import parse_query
+from tests.helpers import synced_engine
 
 USER = """# USER.md
 
@@ -47,18 +49,9 @@ def _heur(**values: float) -> SearchConfig:
 
 
 @pytest.fixture
-def engine(tmp_path: Path) -> MemoryEngine:
-    ws = tmp_path / "ws"
-    (ws / "memory").mkdir(parents=True)
-    (ws / "USER.md").write_text(USER, encoding="utf-8")
-    for day in range(1, 5):
-        (ws / "memory" / f"2026-11-0{day}.md").write_text(NOTE.format(day=day), encoding="utf-8")
-    config = load_config(workspace=ws, home=tmp_path / "home", overrides={"embedding": {"provider": "hash"}},
-                         config_path=tmp_path / "none.toml")
-    eng = MemoryEngine(config)
-    eng.sync()
-    yield eng
-    eng.close()
+def engine(tmp_path: Path) -> Iterator[MemoryEngine]:
+    yield from synced_engine(tmp_path, {"USER.md": USER, **{f"memory/2026-11-0{day}.md": NOTE.format(day=day)
+                                                            for day in range(1, 5)}})
 
 
 def _order(engine: MemoryEngine, settings: SearchConfig, mode: str = "hybrid") -> list[str]:

@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from engine.api import MemoryEngine
-from engine.config import SearchConfig, SearchHeuristics, load_config
+from engine.config import SearchConfig, SearchHeuristics
 from engine.search.pipeline import SearchRequest, feedback_vector, parse, run_search
 from engine.search.query import parse_query
+from tests.helpers import synced_engine
 
 TODAY = date(2026, 12, 6)
 
@@ -45,8 +46,6 @@ def test_default_heuristics_keep_both_knobs_off() -> None:
 
 @pytest.fixture
 def engine(tmp_path: Path) -> Iterator[MemoryEngine]:
-    ws = tmp_path / "ws"
-    (ws / "memory").mkdir(parents=True)
     notes = {
         "hedges": "I might go, maybe, perhaps; it will probably rain and we must see.",
         "paint": "Caroline paints sunsets over the lake.",
@@ -54,14 +53,7 @@ def engine(tmp_path: Path) -> Iterator[MemoryEngine]:
         "echo": "gamma delta epsilon zeta",
         "far": "kappa lambda omicron sigma",
     }
-    for name, text in notes.items():
-        (ws / "memory" / f"{name}.md").write_text(text + "\n", encoding="utf-8")
-    config = load_config(workspace=ws, home=tmp_path / "home", overrides={"embedding": {"provider": "hash"}},
-                         config_path=tmp_path / "none.toml")
-    eng = MemoryEngine(config)
-    eng.sync()
-    yield eng
-    eng.close()
+    yield from synced_engine(tmp_path, {f"memory/{name}.md": text + "\n" for name, text in notes.items()})
 
 
 def _keyword_paths(engine: MemoryEngine, text: str, modal: bool) -> list[str]:

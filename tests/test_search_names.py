@@ -4,6 +4,7 @@ the name ("What to call them: Jay")."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import replace
 from datetime import date
 from pathlib import Path
@@ -11,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from engine.api import MemoryEngine
-from engine.config import SearchConfig, SearchHeuristics, load_config
+from engine.config import SearchConfig, SearchHeuristics
 from engine.search.names import names_in, without_names
 from engine.search.pipeline import SearchRequest, parse, run_search, user_names
+from tests.helpers import synced_engine
 
 USER = """# USER.md - About Your Human
 
@@ -38,19 +40,9 @@ QUESTION = "which timezone is Jay in"
 
 
 @pytest.fixture
-def engine(tmp_path: Path) -> MemoryEngine:
-    ws = tmp_path / "ws"
-    (ws / "memory").mkdir(parents=True)
-    (ws / "USER.md").write_text(USER, encoding="utf-8")
-    (ws / "MEMORY.md").write_text(MEMORY, encoding="utf-8")
-    for day in range(1, 5):
-        (ws / "memory" / f"2026-11-0{day}.md").write_text(NOTE.format(day=day), encoding="utf-8")
-    config = load_config(workspace=ws, home=tmp_path / "home", overrides={"embedding": {"provider": "hash"}},
-                         config_path=tmp_path / "none.toml")
-    eng = MemoryEngine(config)
-    eng.sync()
-    yield eng
-    eng.close()
+def engine(tmp_path: Path) -> Iterator[MemoryEngine]:
+    yield from synced_engine(tmp_path, {"USER.md": USER, "MEMORY.md": MEMORY,
+                                        **{f"memory/2026-11-0{day}.md": NOTE.format(day=day) for day in range(1, 5)}})
 
 
 def _keyword(engine: MemoryEngine, drop: bool) -> list[str]:
