@@ -339,9 +339,9 @@ def _differing(a: dict[str, frozenset[str]], b: dict[str, frozenset[str]]
 _CURATED_LABEL = re.compile(r"^([^:.!?]{2,40}):\s")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s")
 SHORT_ITEM_WORDS = 3
-"""A list item of at most this many content words, no value, name or label, and no full stop ("- Job search",
-"- Event subscriptions": no sentence) says
-what it says only as an item of its list: the list's lead line or parent item is part of its fact."""
+"""A terse list item: at most this many content words, no label and no full stop ("- Job search", "- 300+ models":
+no sentence). It says what it says only as an item of its list: the list's lead line or parent item is part of
+its fact."""
 _SENTENCE_MARKS = re.compile(r"[.!?:](?=\s|$)|[。！？：\"“”「」『』]")
 """A full stop, a colon or a quote: a sentence or a saying, not a bare item ("Dana is allergic to shellfish.")."""
 _OBLIGATION = re.compile(
@@ -525,11 +525,14 @@ class Comparer:
             return False
         return any(_STATUS_MARK.search(s.clean) for s in (a, b))
 
-    def short_item(self, s: Statement) -> bool:
-        """Whether a statement is a list item of at most :data:`SHORT_ITEM_WORDS` content words and no value."""
-        f = self.feats[s.key]
-        return bool(_LIST_ITEM.match(s.text)) and len(f.content) <= SHORT_ITEM_WORDS and not f.values \
+    def terse_item(self, s: Statement) -> bool:
+        """Whether a statement is a terse list item (:data:`SHORT_ITEM_WORDS`)."""
+        return bool(_LIST_ITEM.match(s.text)) and len(self.feats[s.key].content) <= SHORT_ITEM_WORDS \
             and not _CURATED_LABEL.match(s.clean) and not _SENTENCE_MARKS.search(s.clean)
+
+    def short_item(self, s: Statement) -> bool:
+        """Whether a statement is a terse list item with no value (a name is one): "- Job search"."""
+        return not self.feats[s.key].values and self.terse_item(s)
 
     def _other_lists(self, a: Statement, b: Statement) -> bool:
         """Whether a short list item and the other statement stand in lists of two things: what each is an item
@@ -650,7 +653,7 @@ class Comparer:
         if bool(_OBLIGATION.search(older.clean)) != bool(_OBLIGATION.search(newer.clean)):
             return None  # what must still be done is not a copy of its doing ("Must install: X" / "X installed")
         if self._other_lists(older, newer) or self._other_times(older, newer):
-            return None  # "- Job search" under "Revenue streams ready:" is no copy of a job-search plan file
+            return None  # an item of another list ("Revenue streams ready:" / "- Job search"), two readings
         if not self.plain_words(older.key) & self.plain_words(newer.key):
             return None  # sharing a name (a city, a person) alone is not saying the same thing
         if any(kind == "name" and not (va <= vb or vb <= va) for kind, va, vb in diffs):
@@ -763,10 +766,7 @@ class Comparer:
             # a one-word label and a short value alone ("Name: Butch", "时间：19:30 - 20:30") are of what the
             # heading or lead line above them is about
             return features(s.parent or s.section).content
-        if not _LIST_ITEM.match(s.text) or len(self.feats[s.key].content) > SHORT_ITEM_WORDS \
-                or label is not None or _SENTENCE_MARKS.search(s.clean):
-            return frozenset()
-        return features(s.parent or s.section).content
+        return features(s.parent or s.section).content if self.terse_item(s) else frozenset()
 
     @staticmethod
     def _new_value(newer: Statement, fo: Features, fn: Features,
