@@ -343,3 +343,14 @@ def test_a_terse_item_is_of_what_its_list_is_about(tmp_path: Path) -> None:
     conflicts = [{i.citation for i in f.items} for f in found if f.kind == "conflict"]
     # the home server's 4 models do not supersede OpenRouter's 300+; OpenRouter's newer count does
     assert conflicts == [{"MEMORY.md#L5", "memory/2026-03-09.md#L4"}]
+
+
+def test_a_line_that_says_the_opposite_word_is_no_copy(tmp_path: Path) -> None:
+    memory = "# MEMORY\n\n## Container\n- To copy files in: `docker cp <file> relay-gateway:/home/node/workspace/`\n"
+    notes = {"memory/2026-04-11.md": "# 2026-04-11\n\n- To copy files out: "
+                                     "`docker cp relay-gateway:/home/node/workspace/<file> <dest>`\n",
+             "memory/2026-04-12.md": "# 2026-04-12\n\n- Correct way to copy files in: "
+                                     "`docker cp <file> relay-gateway:/home/node/workspace/`\n"}
+    found = _review(tmp_path, memory, notes)
+    dups = [{i.citation for i in f.items} for f in found if f.kind == "duplicate"]
+    assert dups == [{"MEMORY.md#L4", "memory/2026-04-12.md#L3"}]  # copying files out is not copying them in

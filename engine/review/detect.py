@@ -349,6 +349,11 @@ _OBLIGATION = re.compile(
     re.IGNORECASE)
 """What is still to be done ("Must install: clawdex + moltbot-security"): not a copy of the line that reports it
 done ("clawdex + moltbot-security installed"), nor of a plain statement of the fact."""
+_OPPOSITES = (("in", "out"), ("on", "off"), ("up", "down"), ("before", "after"), ("import", "export"),
+              ("upload", "download"), ("enable", "disable"), ("enabled", "disabled"), ("start", "stop"),
+              ("open", "close"), ("inbound", "outbound"), ("push", "pull"), ("read", "write"))
+"""Words whose swap says the opposite ("To copy files in: docker cp …" / "To copy files out: …"): stop words to the
+similarity, but two statements that differ by one are two facts."""
 _STATUS_MARK = re.compile(r"[✅❌⚠🟢🔴🟡✔✗]|\b(?:ok|live|up|down|running|stopped|healthy|online|offline)\s*$"
                           r"|^\W{0,3}(?:[^\W\d_]+ )?(?:status|state)\W{0,3}\s*[:：]|^\W{0,3}\w{0,6}状态\W{0,3}\s*[:：]",
                           re.IGNORECASE)
@@ -650,6 +655,8 @@ class Comparer:
             return None  # one says the other stopped holding ("doesn't want … any more"): no copy of it
         if self.one_off[older.key] != self.one_off[newer.key]:
             return None  # an event (a dinner, a run, a meeting) is not a copy of a standing fact
+        if _opposite(older.clean, newer.clean):
+            return None  # copying files in is not copying them out
         if bool(_OBLIGATION.search(older.clean)) != bool(_OBLIGATION.search(newer.clean)):
             return None  # what must still be done is not a copy of its doing ("Must install: X" / "X installed")
         if self._other_lists(older, newer) or self._other_times(older, newer):
@@ -890,6 +897,13 @@ class Comparer:
             return PairResult("conflict", older.key, newer.key, min(1.0, 0.3 + 0.5 * overlap),
                               f"same subject ({about}), changed: {old_w} → {new_w}", f"conflict:{src}:changed")
         return None
+
+
+def _opposite(a: str, b: str) -> bool:
+    """Whether one text says a word of :data:`_OPPOSITES` where the other says its opposite."""
+    wa, wb = (set(re.findall(r"[^\W\d_]+", t.casefold())) for t in (a, b))
+    return any((x in wa and y in wb and y not in wa and x not in wb) or (y in wa and x in wb and x not in wa
+                                                                           and y not in wb) for x, y in _OPPOSITES)
 
 
 def _day_ordinal(value: str) -> int:
