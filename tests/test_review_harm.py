@@ -354,3 +354,48 @@ def test_a_line_that_says_the_opposite_word_is_no_copy(tmp_path: Path) -> None:
     found = _review(tmp_path, memory, notes)
     dups = [{i.citation for i in f.items} for f in found if f.kind == "duplicate"]
     assert dups == [{"MEMORY.md#L4", "memory/2026-04-12.md#L3"}]  # copying files out is not copying them in
+
+
+def test_two_lines_with_different_status_marks_are_two_readings(tmp_path: Path) -> None:
+    memory = ("# MEMORY\n\n## Agents\n- ✅ intel_reviewer_cn (reviewer 02 · Chinese papers)\n"
+              "- ✅ intel_digest (daily digest · English papers)\n")
+    notes = {"memory/2026-03-29.md": "# 2026-03-29\n\n- intel_reviewer_cn: Chinese papers reviewer (in progress)\n"
+                                     "- intel_digest: daily digest of English papers ✅\n"}
+    dups = [{i.citation for i in f.items} for f in _review(tmp_path, memory, notes) if f.kind == "duplicate"]
+    # done in MEMORY.md and still running in the note: no copy to merge away; both done: the same fact
+    assert {"MEMORY.md#L4", "memory/2026-03-29.md#L3"} not in dups
+    assert {"MEMORY.md#L5", "memory/2026-03-29.md#L4"} in dups
+
+
+def test_a_rule_said_as_an_instruction_is_measured_apart_from_a_line_with_always_inside(tmp_path: Path) -> None:
+    memory = "# MEMORY\n\n## About\n- Works on the render pipeline.\n"
+    notes = {"memory/2026-03-19.md": "# 2026-03-19\n\n- **NEVER use `-c:v copy` for the final mux** of a video\n"
+                                     "- Lesson: always kill stale ffmpeg processes before starting new ones\n"
+                                     "- Resume-friendly importer (always queries for unhashed files)\n"}
+    found = {f.items[0].citation: f.evidence for f in _review(tmp_path, memory, notes) if f.kind == "promote"}
+    assert found["memory/2026-03-19.md#L3"] == "promote:rule:imperative"
+    assert found["memory/2026-03-19.md#L4"] == "promote:rule:imperative"
+    assert found.get("memory/2026-03-19.md#L5", "promote:rule") == "promote:rule"  # a feature, not an instruction
+
+
+def test_a_rule_goes_to_a_rules_section_not_to_one_rule_s_incident(tmp_path: Path) -> None:
+    memory = ("# MEMORY\n\n## Spending Rule (CRITICAL — Feb 11 incident)\n- Ask before any purchase over $20.\n\n"
+              "## Projects\n- The media server runs on the Pi.\n")
+    notes = {"memory/2026-02-17.md": "# 2026-02-17\n\n- NEVER output secrets to chat\n"}
+    promotes = [f for f in _review(tmp_path, memory, notes) if f.kind == "promote"]
+    assert [f.suggestion for f in promotes] == ["promote memory/2026-02-17.md#L3 to MEMORY.md § Rules for the agent"]
+    memory += "\n## Rules\n- Reply in English.\n"
+    promotes = [f for f in _review(tmp_path / "again", memory, notes) if f.kind == "promote"]
+    assert [f.suggestion for f in promotes] == ["promote memory/2026-02-17.md#L3 to MEMORY.md § Rules"]
+
+
+def test_a_rule_one_curated_line_already_says_is_not_promoted(tmp_path: Path) -> None:
+    memory = ("# MEMORY\n\n## Pi Hardening\n- **LESSON (Feb 14):** UFW DOCKER-USER rules block container→host "
+              "loopback. The homepage dashboard used the host IP to reach qBit and SABnzbd and broke after the "
+              "firewall hardening. Fix: use Docker DNS (`gluetun:8081`) instead. Always prefer container-to-container "
+              "networking over published port loopback.\n")
+    notes = {"memory/2026-02-14.md": "# 2026-02-14\n\n- **Lesson:** Always use Docker internal DNS for "
+                                     "container-to-container communication, not host IP + published ports\n"
+                                     "- Always pin the gateway image to a digest\n"}
+    promoted = {f.items[0].citation for f in _review(tmp_path, memory, notes) if f.kind == "promote"}
+    assert promoted == {"memory/2026-02-14.md#L4"}  # the first is in MEMORY.md already, in other words

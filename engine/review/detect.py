@@ -358,6 +358,18 @@ _STATUS_MARK = re.compile(r"[✅❌⚠🟢🔴🟡✔✗]|\b(?:ok|live|up|down|r
                           r"|^\W{0,3}(?:[^\W\d_]+ )?(?:status|state)\W{0,3}\s*[:：]|^\W{0,3}\w{0,6}状态\W{0,3}\s*[:：]",
                           re.IGNORECASE)
 """A status reading ("Gateway ✅ live", "Status: deployed", "馆长状态：仍在忙"): what was seen at one time."""
+_STATUSES = (
+    ("done", re.compile(r"[✅✔☑]|[(（\[]\s*(?:done|completed?|finished|resolved|shipped|fixed|已完成|完成|已上线|готово|"
+                        r"сделано|erledigt|fertig|urađeno|završeno)\s*[)）\]]|\b(?:done|completed|finished)\s*[.!]?$",
+                        re.IGNORECASE)),
+    ("pending", re.compile(r"[⏳🔄🟡]|[(（\[]\s*(?:in progress|ongoing|wip|pending|todo|to do|planned|waiting|blocked|"
+                           r"进行中|待办|待定|未完成|计划中|в процессе|в работе|in arbeit|u toku)\s*[)）\]]"
+                           r"|\b(?:in progress|pending|ongoing)\s*[.!]?$", re.IGNORECASE)),
+    ("failed", re.compile(r"[❌✗🔴]|[(（\[]\s*(?:failed|broken|down|失败|故障|не работает|kaputt)\s*[)）\]]"
+                          r"|\b(?:failed|broken)\s*[.!]?$", re.IGNORECASE)),
+)
+"""A line's status mark, by what it says: done ("✅ …", "（已完成）"), still going ("（进行中）", "(in progress)"),
+failed ("❌ …")."""
 _SPEAKER = re.compile(r"^\W*[^\W\d_]+\W*:[*_]*\s")
 """A line that opens with one word and a colon: who says it ("Mara: …", "**Mara:** …")."""
 
@@ -657,6 +669,8 @@ class Comparer:
             return None  # an event (a dinner, a run, a meeting) is not a copy of a standing fact
         if _opposite(older.clean, newer.clean):
             return None  # copying files in is not copying them out
+        if _other_status(older.clean, newer.clean):
+            return None  # "✅ X" (done) is no copy of "X (in progress)": two readings of it
         if bool(_OBLIGATION.search(older.clean)) != bool(_OBLIGATION.search(newer.clean)):
             return None  # what must still be done is not a copy of its doing ("Must install: X" / "X installed")
         if self._other_lists(older, newer) or self._other_times(older, newer):
@@ -906,6 +920,17 @@ def _opposite(a: str, b: str) -> bool:
                                                                            and y not in wb) for x, y in _OPPOSITES)
 
 
+def status_of(text: str) -> frozenset[str]:
+    """The statuses a line's marks say (:data:`_STATUSES`): done, pending, failed."""
+    return frozenset(name for name, pattern in _STATUSES if pattern.search(text))
+
+
+def _other_status(a: str, b: str) -> bool:
+    """Whether two lines both carry a status mark and say different statuses."""
+    sa, sb = status_of(a), status_of(b)
+    return bool(sa and sb and sa != sb)
+
+
 def _day_ordinal(value: str) -> int:
     """A typed date value's day as an ordinal (0 when it gives no year: "02-18")."""
     try:
@@ -1092,11 +1117,39 @@ def target_section(rule: str, headings: Sequence[tuple[str, str]]) -> tuple[str,
     hints = _SECTION_HINTS.get(rule, ())
     for hint in hints:  # the hints in order of fit: "health" before "about" before "preferences"
         for path, heading in headings:
-            if _names_topic(heading, hint):
+            if _names_topic(heading, hint) and _topic_heading(heading, hint):
                 return path, heading
     return "MEMORY.md", topic
 
 
+def _topic_heading(heading: str, hint: str) -> bool:
+    """Whether a heading that names a topic is *about* that topic: the topic word as written ("Rules", not
+    "Spending Rule": one rule of its own), with at most two words besides it that are no other topic's, and no
+    date or number ("Spending Rule (CRITICAL — Feb 11 incident)" is an incident's section)."""
+    if CJK_RE.search(hint):
+        return not re.search(r"\d", heading)
+    words = re.findall(r"[^\W\d_]+(?:'s)?", normalize_script(heading).casefold())
+    if hint not in words or re.search(r"\d", heading):
+        return False
+    topics = {w for hints in _SECTION_HINTS.values() for w in hints}
+    others = [w for w in words if w != hint and w not in _GENERIC_HEADING and w not in topics and w not in STOPWORDS]
+    return len(others) <= 2
+
+
+_IMPERATIVE_LEAD = re.compile(
+    r"^[^\w\s]{0,4}\s*(?:(?:lesson|rule|tip|important|reminder|note|key|教训|经验|规则|注意|提醒|pravilo|lekcija)\w*"
+    r"\s*(?:\([^()]{0,20}\))?\s*[:：]\s*[^\w\s]{0,3}\s*)?"
+    r"(?:(?:always|never|don't|do not|must|avoid|uvek|nikad|nikada|immer|nie|niemals|всегда|никогда)\b"
+    r"|永远|绝不|不要|必须|务必|禁止|切勿|一律|始终)", re.IGNORECASE)
+"""A rule said as an instruction: the line opens with its "always"/"never" ("NEVER use `[[reply_to_current]]` for
+Slack", "Lesson: always …", "永远先备份"), not a feature or an event that has the word inside ("Resume-friendly
+(always queries …)", "Tried … — the auth step never appears")."""
+_GENERIC_HEADING = frozenset({"agent", "agents", "assistant", "general", "key", "important", "core", "main", "my", "our",
+                              "standing", "operating", "house", "basic", "working", "ground", "personal", "user",
+                              "user's", "and", "for", "the", "of", "to", "a", "&"})
+"""Heading words that narrow no topic ("Rules for the agent", "Key preferences", "General rules")."""
+HELD_SHARE = 0.6
+"""The share of a statement's word weight one curated line must hold for the statement to be no news to it."""
 _LEAD_LABEL = re.compile(r"^([^:：]{2,40})[:：]\s*")
 """A statement's opening label ("Lesson worth keeping:", "GP check-up:", "Rule:")."""
 
@@ -1113,6 +1166,19 @@ class Sections:
         self.lines = lines
         self.headings = list(headings)
         self.comparer = comparer
+
+    def holds_most(self, s: Statement) -> bool:
+        """Whether one curated line already says most of a statement: :data:`HELD_SHARE` of its words' weight
+        (IDF) and at least two uncommon words' worth ("LESSON (Feb 14): … use Docker DNS … Always prefer
+        container-to-container networking" holds "Lesson: Always use Docker internal DNS for container-to-container
+        communication"): nothing new to promote."""
+        mine = self.comparer.feats[s.key].content
+        idf = self.comparer.idf
+        total = idf.total(mine)
+        if not total:
+            return False
+        return any(idf.total(mine & line) >= max(HELD_SHARE * total, 2.5)
+                   for words in self.lines.values() for line in words)
 
     def best(self, s: Statement, rule: str) -> tuple[str, str, bool]:
         """``(file, section, existing)`` by topic: the section the statement's own label names ("Lesson
@@ -1281,7 +1347,7 @@ def build_findings(statements: Sequence[Statement], comparer: Comparer, pairs: I
     seen_text: set[str] = set()
     for key, (score, rule, why) in sorted(promotes.items(), key=lambda kv: by_key[kv[0]].order, reverse=True):
         s = by_key[key]
-        if key in held or score < comparer.config.promote_min_score:
+        if key in held or score < comparer.config.promote_min_score or sections.holds_most(s):
             continue
         # A durable fact noted in several daily notes is promoted once (the newest); the copies are duplicates.
         root = find(key) if key in parent or key in dup_scores else key
@@ -1292,6 +1358,8 @@ def build_findings(statements: Sequence[Statement], comparer: Comparer, pairs: I
         evidence = f"promote:{'rule' if rule in ('rule', 'commitment') else 'fact'}"
         if "reads like an event" in why:
             evidence += ":event"
+        elif rule == "rule" and _IMPERATIVE_LEAD.match(s.clean):
+            evidence += ":imperative"  # measured apart: an instruction, not a line that has "always" inside
         findings.append(Finding(
             "promote", (item(s),), f"durable: {why} (rule '{rule}', {score:.2f}); not in MEMORY.md/USER.md yet"
             + ("" if existing else f"; no section reads like it, so a new one (§ {section})"),

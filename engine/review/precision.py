@@ -96,3 +96,15 @@ def write_table(groups: dict[str, tuple[int, int]], sources: list[str], path: Pa
     atomic_write_text(path, json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
     _document.cache_clear()
     _table.cache_clear()
+
+
+def write_real(groups: dict[str, tuple[int, int]], about: str, path: Path = PRECISION_FILE) -> None:
+    """Replace the real notes' verdict counts (``group → (right, n)``), keeping the calibration's."""
+    from engine.textio import atomic_write_text
+
+    doc = dict(_document(path))
+    doc["real_about"] = about
+    doc["real"] = {g: {"right": r, "n": n} for g, (r, n) in sorted(groups.items())}
+    atomic_write_text(path, json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
+    _document.cache_clear()
+    _table.cache_clear()
