@@ -189,3 +189,12 @@ def test_a_file_list_entry_is_no_copy_of_the_rule_it_names(tmp_path: Path) -> No
     found = _review(tmp_path, notes, memory)
     assert not _with(found, "duplicate", "memory/2026-05-04.md#L3")
     assert _with(found, "duplicate", "MEMORY.md#L4", "memory/2026-05-04.md#L4")  # says less of the same rule
+
+
+def test_a_time_with_seconds_or_am_pm_is_one_time_of_day() -> None:
+    from engine.review.text import features
+
+    assert features("Backup ran at 22:14:47 UTC").values == {"time": frozenset({"22:14"})}  # not 22 and 14:47
+    assert features("Dinner at 7pm").values == {"time": frozenset({"19:00"})}  # not a ref "7pm"
+    assert features("Standup at 9:30am").values == {"time": frozenset({"09:30"})}
+    assert features("Build 7am3f failed").values.get("time") is None  # a build id stays an id

@@ -63,7 +63,7 @@ _TOKEN = re.compile(
     r"|\b\d{1,2}(?:st|nd|rd|th|\.)?\s+(?:of\s+)?" + _MON + r"(?:,?\s+(?:19|20)\d{2}\b)?"
     r"|\b" + _MON + r"\s+\d{1,2}(?:st|nd|rd|th)?\b(?!:)(?:,?\s+(?:19|20)\d{2}\b)?)"
     r"|(?P<year>\b(?:19|20)\d{2}\b(?![.,]\d))"  # (not the first part of a version "2025.12.4")
-    r"|(?P<time>\b\d{1,2}:\d{2}\s*(?:[ap]\.?m\.?)?(?!\d|:\d|\.\d)|\b\d{1,2}\.\d{2}\s*[ap]\.?m\.?|\b\d{1,2}\s*[ap]\.?m\.?\b|\bnoon\b|\bmidnight\b)"
+    r"|(?P<time>(?<!:)\b\d{1,2}:\d{2}(?::\d{2})?\s*(?:[ap]\.?m\.?)?(?!\d|:\d|\.\d)|\b\d{1,2}\.\d{2}\s*[ap]\.?m\.?|\b\d{1,2}\s*[ap]\.?m\.?\b|\bnoon\b|\bmidnight\b)"
     r"|(?P<version>\bv?\d+(?:\.\d+){1,3}\b|\bv\d+\b)"
     r"|(?P<money>[€$£]\s?\d[\d,]*(?:\.\d+)?|\b\d[\d,]*(?:\.\d+)?\s?(?:eur|usd|gbp|euros?|dollars?)\b)"
     r"|(?P<number>\b\d+(?:[.,]\d+)?\b)"
@@ -89,7 +89,7 @@ _REFS = re.compile(
 )
 _MAYBE_REF = re.compile(r"[\d/`]|\.[^\W\d_]")
 """What every ref needs somewhere (a digit, a slash, a backtick or a dot before a letter): a quick test first."""
-_UNITS = re.compile(r"^\d+(?:k|m|g|t)?(?:b|kb|mb|gb|tb|ms|s|h|min|km|kg|px|%|x|rpm|fps|gbps|mbps)$", re.IGNORECASE)
+_UNITS = re.compile(r"^\d+(?:k|m|g|t)?(?:b|kb|mb|gb|tb|ms|s|h|min|km|kg|px|%|x|rpm|fps|gbps|mbps|am|pm)$", re.IGNORECASE)
 
 
 _HASH_REF = re.compile(r"(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,64}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-"
@@ -195,7 +195,7 @@ def _time_value(raw: str) -> str:
     am = s.endswith(("am", "a:m:", "a:m"))
     digits = re.sub(r"[^\d:]", "", s).strip(":")
     if ":" in digits:
-        h, m = digits.split(":", 1)
+        h, m = digits.split(":", 2)[:2]  # (seconds say no other time of day: "22:14:47" is 22:14)
     else:
         h, m = digits, "00"
     hour = int(h or 0)
