@@ -399,3 +399,33 @@ def test_a_rule_one_curated_line_already_says_is_not_promoted(tmp_path: Path) ->
                                      "- Always pin the gateway image to a digest\n"}
     promoted = {f.items[0].citation for f in _review(tmp_path, memory, notes) if f.kind == "promote"}
     assert promoted == {"memory/2026-02-14.md#L4"}  # the first is in MEMORY.md already, in other words
+
+
+def test_a_no_in_an_aside_does_not_negate_the_fact_it_follows(tmp_path: Path) -> None:
+    memory = "# MEMORY\n\n## Contacts\n- Email: dana.k@example.com (Gmail) + iCloud\n"
+    notes = {"memory/2026-02-12.md": "# 2026-02-12\n\n- **Personal emails:** dana.k@example.com (Gmail), "
+                                     "dana.k@icloud.com (iCloud) — never for client work\n"
+                                     "- Email: dana.k@example.com is not hers any more\n"}
+    dups = [({i.citation for i in f.items}, f.suggestion) for f in _review(tmp_path, memory, notes)
+            if f.kind == "duplicate"]
+    assert [c for c, _ in dups] == [{"MEMORY.md#L4", "memory/2026-02-12.md#L3"}]  # not the line that denies it
+    assert "merge memory/2026-02-12.md#L3" in dups[0][1]  # it says more: merged, not deleted
+
+
+def test_a_line_that_names_one_more_person_changes_no_name(tmp_path: Path) -> None:
+    memory = ("# MEMORY\n\n## Health\n- EBV VCA IgM **NEGATIVE** Jun 25, 2026 (was Reactive Jun 2025). Dr. Medley "
+              "skeptical of valacyclovir; Hannah sending supporting paper.\n\n## Setup\n"
+              "- Local dev runs on Docker Desktop.\n")
+    notes = {"memory/2026-07-30.md": "# 2026-07-30\n\n- **Hannah antiviral letters** — EBV VCA IgM now negative. "
+                                     "Dr. Medley skeptical. Hannah sending supporting paper. Follow up with David "
+                                     "when next opportunity arises.\n"
+                                     "- Switched local dev from Docker Desktop to OrbStack.\n"}
+    conflicts = [{i.citation for i in f.items} for f in _review(tmp_path, memory, notes) if f.kind == "conflict"]
+    assert {"MEMORY.md#L4", "memory/2026-07-30.md#L3"} not in conflicts  # the same result, and David to follow up
+    assert {"MEMORY.md#L7", "memory/2026-07-30.md#L4"} in conflicts  # the old name stays as what was replaced
+
+
+def test_a_negation_in_an_aside_is_no_reversal(tmp_path: Path) -> None:
+    memory = "# MEMORY\n\n## Todo\n- Test the Stripe real payment flow ($19.99, no promo code)\n"
+    notes = {"memory/2026-02-18.md": "# 2026-02-18\n\n- Test the Stripe payment flow (without promo code)\n"}
+    assert not [f for f in _review(tmp_path, memory, notes) if f.kind == "conflict"]

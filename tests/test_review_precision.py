@@ -160,3 +160,39 @@ def test_a_group_is_as_sure_as_it_was_on_real_notes_too(tmp_path: Path) -> None:
     write_table({"conflict:curated:value:cue": (19, 19)}, ["a set"], path)  # a calibration keeps the verdicts
     assert json.loads(path.read_text(encoding="utf-8"))["real"]["promote:rule"] == {"right": 9, "n": 10}
     assert precision("duplicate:curated:mid", path) == pytest.approx(0.5)  # no longer in the labelled sets
+
+
+def test_a_judge_s_verdicts_count_per_evidence_group_with_today_s_findings(tmp_path: Path) -> None:
+    import importlib.util
+
+    from engine.review.precision import real_counts, write_real
+
+    spec = importlib.util.spec_from_file_location("review_real_verdicts",
+                                                  Path(__file__).resolve().parents[1] / "bench" /
+                                                  "review_real_verdicts.py")
+    assert spec is not None and spec.loader is not None
+    verdicts = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(verdicts)
+    root = tmp_path / "judged"
+    ws = root / "one"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "MEMORY.md").write_text("# MEMORY\n\n## Health\n- Dana is allergic to shellfish; flag it when booking.\n",
+                                  encoding="utf-8")
+    (ws / "memory" / "2026-01-13.md").write_text("# 2026-01-13\n\n- Dana is allergic to shellfish.\n",
+                                                 encoding="utf-8")
+    found = verdicts.review_all(ws)
+    assert [f["evidence"] for f in found if f["kind"] == "duplicate"]
+    dup = next(f for f in found if f["kind"] == "duplicate")
+    table = tmp_path / "verdicts.md"
+    table.write_text("| ws | view | kind | id | lines | verdict | reason |\n|---|---|---|---|---|---|---|\n"
+                     f"| one | default | duplicate | {dup['id']} | … | right | same fact |\n"
+                     "| one | all | conflict | c-000000000000 | … | harmful | gone today |\n", encoding="utf-8")
+    assert verdicts.read_verdicts(table) == {dup["id"]: "right", "c-000000000000": "harmful"}
+    groups, lines = verdicts.count([(table, [root], True)])
+    assert groups == {dup["evidence"]: (1, 1)}  # a verdict on a finding today's rules no longer make counts nowhere
+    assert "2 verdicts, 1 found today" in lines[0]
+    path = tmp_path / "precision.json"
+    write_table({"duplicate:curated:high": (3, 4)}, ["a set"], path)
+    write_real(groups, "judged", path)
+    assert real_counts(dup["evidence"], path) == (1, 1)
+    assert json.loads(path.read_text(encoding="utf-8"))["groups"] == {"duplicate:curated:high": {"right": 3, "n": 4}}

@@ -370,6 +370,10 @@ _STATUSES = (
 )
 """A line's status mark, by what it says: done ("✅ …", "（已完成）"), still going ("（进行中）", "(in progress)"),
 failed ("❌ …")."""
+_FROM_TO = re.compile(r"\bfrom\b[^.;]{1,60}?\bto\b|\b(?:replaced|replaces|instead of)\b|从.{1,30}?(?:改|换|迁)",
+                      re.IGNORECASE)
+"""A change said with what it left ("Switched local dev from Docker Desktop to OrbStack"): the old name stays in
+the newer line, as what was replaced."""
 _SPEAKER = re.compile(r"^\W*[^\W\d_]+\W*:[*_]*\s")
 """A line that opens with one word and a colon: who says it ("Mara: …", "**Mara:** …")."""
 
@@ -562,6 +566,14 @@ class Comparer:
         ca, cb = (features(s.parent or s.section).content for s in (a, b))
         return not (ca <= cb or cb <= ca)
 
+    def _main_negated(self, s: Statement) -> bool:
+        """Whether a statement is negated but for its aside (:data:`_ASIDE`: a parenthetical, a reason, what
+        follows a dash or a semicolon)."""
+        if not self.feats[s.key].negated:
+            return False
+        main = _ASIDE.sub(" ", s.clean).strip()
+        return features(main).negated if main and main != s.clean else True
+
     def _same_person(self, a: str, b: str, owners: tuple[str | None, str | None]) -> bool:
         """Whether two statements that start with different people are still about the same one: each side's
         owner is named in the other ("Alex (Sam's partner) works as a nurse" / "Sam's partner is Alex, a
@@ -661,8 +673,9 @@ class Comparer:
         if conflict is not None:
             return conflict
         strict = [d for d in diffs if d[0] in STRICT_KINDS]
-        if (strict and not self._adds_detail(older, newer, strict)) or fo.negated != fn.negated:
-            return None
+        if (strict and not self._adds_detail(older, newer, strict)) or (
+                fo.negated != fn.negated and self._main_negated(older) != self._main_negated(newer)):
+            return None  # (a "no" in an aside negates the aside: "allergic to penicillin — so no amoxicillin")
         if bool(_REVERSED.search(older.clean)) != bool(_REVERSED.search(newer.clean)):
             return None  # one says the other stopped holding ("doesn't want … any more"): no copy of it
         if self.one_off[older.key] != self.one_off[newer.key]:
@@ -885,13 +898,19 @@ class Comparer:
             kind, va, vb = picked
             if kind == "name" and not (fn.change or older.kind == CURATED):
                 return None  # another person doing the same kind of thing is not a change
+            if kind == "name" and not _FROM_TO.search(newer.clean) and not _CHANGE_TO.search(newer.clean):
+                main = features(_ASIDE.sub(" ", older.clean))
+                said = va & (main.content | main.values.get("name", frozenset()))  # (not a name only its aside has)
+                if said and said <= self.values(newer.key).get("name", frozenset()):
+                    return None  # the newer names everyone the older does, and one more: a detail, no change
             if kind == "number" and not (fn.change or overlap >= 0.85):
                 return None  # incidental counts differ all the time; only a stated change or a near-copy
             score = min(1.0, 0.5 * overlap + 0.5 * jac + (0.15 if fn.change else 0.0))
             return PairResult("conflict", older.key, newer.key, score,
                               f"same subject ({about}), different {kind}: {_show(va)} → {_show(vb)}",
                               f"conflict:{src}:value:{'cue' if fn.change else 'plain'}")
-        if (fo.negated != fn.negated or stopped) and (jac >= need * 0.8 or (
+        flipped = fo.negated != fn.negated and self._main_negated(older) != self._main_negated(newer)
+        if (flipped or stopped) and (jac >= need * 0.8 or (
                 fn.negated and stopped and overlap >= 0.99)):
             # (a newer line that says in so many words that the older no longer holds, of all its subject:
             # "Owen is vegetarian" → "he's no longer vegetarian as of this month")
