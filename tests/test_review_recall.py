@@ -198,3 +198,18 @@ def test_a_time_with_seconds_or_am_pm_is_one_time_of_day() -> None:
     assert features("Dinner at 7pm").values == {"time": frozenset({"19:00"})}  # not a ref "7pm"
     assert features("Standup at 9:30am").values == {"time": frozenset({"09:30"})}
     assert features("Build 7am3f failed").values.get("time") is None  # a build id stays an id
+
+
+def test_a_block_pasted_twice_into_one_note_is_found_and_its_later_copy_offered_for_deletion(tmp_path: Path) -> None:
+    from tests.helpers import review_config
+
+    block = ("## Jeff's business\n- Legal entity: JF Contracting and Consulting LLC, Kansas City\n"
+             "- Jeff handles sales, client relations and project management\n- Done\n")
+    notes = {"memory/2026-05-11.md": "# 2026-05-11\n\n" + block + "\n" + block
+             + "\n## 09:00 heartbeat\n- Curator still busy with the import, not disturbing\n"
+             + "\n## 10:00 heartbeat\n- Curator still busy with the import, not disturbing\n"}
+    found = [f for f in run_review(review_config(tmp_path, "# MEMORY\n", notes), show_all=True, full=True).findings
+             if f.kind == "duplicate"]
+    assert sorted((f.evidence, tuple(i.start_line for i in f.items)) for f in found) == [
+        ("duplicate:same-file", (4, 9)), ("duplicate:same-file", (5, 10))]  # not "- Done", not two heartbeats
+    assert all(f.deletable == (1,) and not f.confident for f in found)  # the later copy; --all until measured

@@ -50,6 +50,12 @@ Chosen on dev data only (multilingual-e5-small, tests/data/review_labels/dev_* a
 pair passing the gates): the planted "李梅不吃香菜" / "李梅一点香菜都不碰" scored .94, the highest unplanted pair .79
 ("李梅不吃香菜" / "李梅现在早上不喝绿茶了"). Its precision is measured by ``bench/review_eval.py --calibrate``
 (indexed runs): ``duplicate:curated:paraphrase`` 1 right of 1 on 2026-12-04 (score .67, --all only)."""
+SAME_FILE = "duplicate:same-file"
+"""The evidence group of a statement said again, word for word, under the same heading of the same file (a block
+pasted twice into a daily note): measured apart, as every file's own repeats are found only this way."""
+REPEAT_LEAST_WORDS = 5
+"""The fewest content words a line said twice in one file needs to be a repeat worth a finding ("- Done" twice in a
+log is no copy)."""
 CONTAINED = "contained"
 """A duplicate pair found because one statement holds nearly all of the other (see ``Comparer._contained``)."""
 CONTAINED_OVERLAP = 0.8
@@ -758,6 +764,24 @@ class Comparer:
         values = {f"={k}:{v}" for k, vs in f.values.items() if k not in ("name", "ref") for v in vs}
         return frozenset(f.content | values)
 
+    def repeats_in_files(self) -> list[PairResult]:
+        """Statements said again word for word under the same heading of one file (:meth:`compare` compares two
+        files only): each later copy paired with the first. Not a procedure's step, a task, an assistant line or
+        other inert text, nor a line of fewer than :data:`REPEAT_LEAST_WORDS` content words."""
+        seen: dict[tuple[str, str, str], Statement] = {}
+        out = []
+        for s in sorted(self.by_key.values(), key=lambda x: (x.path, x.start_line)):
+            if s.superseded or s.checkbox or s.key in self.inert or s.key in self.steps \
+                    or len(self.feats[s.key].content) < REPEAT_LEAST_WORDS:
+                continue
+            where = (s.path, (s.section or "").strip().casefold(), s.clean)
+            first = seen.setdefault(where, s)
+            if first is not s:
+                out.append(PairResult("duplicate", first.key, s.key, 1.0,
+                                      "said again in the same file, word for word, under the same heading",
+                                      SAME_FILE))
+        return out
+
     def compare_across(self, curated: Statement, other: Statement, sim: float) -> PairResult | None:
         """A duplicate between a MEMORY.md/USER.md line and a statement in another script whose line vectors
         read alike (``sim``): the same checks as :meth:`compare` but for the words, which two languages do not
@@ -1253,6 +1277,7 @@ def build_findings(statements: Sequence[Statement], comparer: Comparer, pairs: I
     lexical: set[str] = set()  # statements in a duplicate pair that shares words (not only vectors across scripts)
     contained: set[str] = set()  # statements in a pair found by containment
     paraphrased: set[str] = set()  # … by their line vectors alone (same script, few shared words)
+    repeated: set[str] = set()  # … said twice in one file
     similar: set[str] = set()  # … and by similarity
     conflicts: dict[str, list[PairResult]] = defaultdict(list)
     held: set[str] = set()  # statements a curated line already holds or contradicts
@@ -1272,6 +1297,8 @@ def build_findings(statements: Sequence[Statement], comparer: Comparer, pairs: I
                 contained.update((p.older, p.newer))
             elif p.evidence == PARAPHRASE:
                 paraphrased.update((p.older, p.newer))
+            elif p.evidence == SAME_FILE:
+                repeated.update((p.older, p.newer))
             else:
                 similar.update((p.older, p.newer))
         else:
@@ -1327,6 +1354,10 @@ def build_findings(statements: Sequence[Statement], comparer: Comparer, pairs: I
         elif not any(s.key in similar or s.key in contained for s in members):
             band = PARAPHRASE  # every pair found by its line vectors alone: measured apart
         evidence = f"duplicate:{'curated' if keep.kind == CURATED else 'notes'}:{band}"
+        if all(s.key in repeated and s.key not in similar and s.key not in contained and s.key not in paraphrased
+               for s in members):
+            evidence = SAME_FILE  # (only copies in one file: no pair across files vouches for them)
+            where = where.replace("said again in later notes", "said again in the same file, word for word")
         if steps:
             evidence = "duplicate:step"
         if not any(s.key in lexical for s in members[1:]):

@@ -136,6 +136,7 @@ def run_review(config: Config, kind: str | None = None, since: date | None = Non
     if cache is None or fresh or changed or len(kept) != len(cache.pairs) or keys != cache.keys \
             or held != was_held:
         ReviewCache(settings, keys, pairs, curated_sig, held).save(path)
+    pairs = [*pairs, *comparer.repeats_in_files()]  # (a file's own repeats: cheap, found afresh each review)
     if vectors is not None:
         from engine.review.vectors import LineVectors
 
