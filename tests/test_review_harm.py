@@ -21,6 +21,11 @@ def _review(tmp_path: Path, memory: str, notes: dict[str, str]) -> list[Finding]
     return run_review(review_config(tmp_path, memory, notes), show_all=True, full=True).findings
 
 
+def _groups(findings: list[Finding], kind: str) -> list[set[str]]:
+    """The citations of each finding of a kind, one set per finding."""
+    return [{i.citation for i in f.items} for f in findings if f.kind == kind]
+
+
 def _cited(findings: list[Finding], kind: str | None = None) -> set[str]:
     return {i.citation for f in findings if kind in (None, f.kind) for i in f.items}
 
@@ -58,7 +63,7 @@ def test_the_user_s_name_opening_a_restatement_is_who_said_it_not_a_new_name(dem
     # the user's name (the one most dated lines start with) says who decided, it is no name that changed
     config = load_config(workspace=demo_workspace, home=tmp_path / "home", config_path=tmp_path / "none.toml")
     found = run_review(config, show_all=True, full=True).findings
-    pairs = [{i.citation for i in f.items} for f in found if f.kind == "conflict"]
+    pairs = _groups(found, "conflict")
     assert {"MEMORY.md#L67", "memory/2026-11-20.md#L14"} not in pairs
     assert {"memory/2026-10-23.md#L14", "memory/2026-11-27.md#L35"} in pairs  # Lena's lessons still move
 
@@ -296,7 +301,7 @@ def test_a_short_item_of_another_list_is_no_copy(tmp_path: Path) -> None:
                                      "- Pest log\n\nBooks to return to the library:\n- Field guide to mushrooms\n",
              "memory/2026-05-04.md": "# 2026-05-04\n\nWhat the orchard skill covers:\n- Pruning schedule\n"}
     found = _review(tmp_path, memory, notes)
-    dups = [{i.citation for i in f.items} for f in found if f.kind == "duplicate"]
+    dups = _groups(found, "duplicate")
     # "Frost alerts" of the greenhouse skill and of the orchard skill are two facts; so are the mushroom book on
     # the nightstand and the one to return
     assert not any("memory/2026-05-03.md#L5" in d for d in dups)
@@ -310,7 +315,7 @@ def test_what_must_still_be_done_is_no_copy_of_its_doing(tmp_path: Path) -> None
     notes = {"memory/2026-06-01.md": "# 2026-06-01\n\n- clamav + rkhunter + aide installed\n",
              "memory/2026-06-02.md": "# 2026-06-02\n\n- Must install: clamav + rkhunter + aide\n"}
     found = _review(tmp_path, memory, notes)
-    dups = [{i.citation for i in f.items} for f in found if f.kind == "duplicate"]
+    dups = _groups(found, "duplicate")
     assert not any("memory/2026-06-01.md#L3" in d for d in dups)  # deleting it would lose that it was done
     assert {"MEMORY.md#L4", "memory/2026-06-02.md#L3"} in dups  # the rule said twice is one rule
 
@@ -324,7 +329,7 @@ def test_status_readings_taken_at_two_times_are_no_copies(tmp_path: Path) -> Non
                                      "- The mail relay runs on the small VPS in Falkenstein\n",
              "memory/2026-07-13.md": "# 2026-07-13\n\n## Notes\n- The mail relay runs on the small VPS in Falkenstein\n"}
     found = _review(tmp_path, "# MEMORY\n", notes)
-    dups = [{i.citation for i in f.items} for f in found if f.kind == "duplicate"]
+    dups = _groups(found, "duplicate")
     cited = set().union(*dups) if dups else set()
     assert not cited & {"memory/2026-07-10.md#L4", "memory/2026-07-10.md#L8", "memory/2026-07-11.md#L4",
                         "memory/2026-07-11.md#L8", "memory/2026-07-12.md#L4"}
@@ -340,7 +345,7 @@ def test_a_terse_item_is_of_what_its_list_is_about(tmp_path: Path) -> None:
     notes = {"memory/2026-03-02.md": "# 2026-03-02\n\n**Home server:**\n- 4 models\n- Runs Ollama\n",
              "memory/2026-03-09.md": "# 2026-03-09\n\nOpenRouter now:\n- 350+ models\n"}
     found = _review(tmp_path, memory, notes)
-    conflicts = [{i.citation for i in f.items} for f in found if f.kind == "conflict"]
+    conflicts = _groups(found, "conflict")
     # the home server's 4 models do not supersede OpenRouter's 300+; OpenRouter's newer count does
     assert conflicts == [{"MEMORY.md#L5", "memory/2026-03-09.md#L4"}]
 
@@ -352,7 +357,7 @@ def test_a_line_that_says_the_opposite_word_is_no_copy(tmp_path: Path) -> None:
              "memory/2026-04-12.md": "# 2026-04-12\n\n- Correct way to copy files in: "
                                      "`docker cp <file> relay-gateway:/home/node/workspace/`\n"}
     found = _review(tmp_path, memory, notes)
-    dups = [{i.citation for i in f.items} for f in found if f.kind == "duplicate"]
+    dups = _groups(found, "duplicate")
     assert dups == [{"MEMORY.md#L4", "memory/2026-04-12.md#L3"}]  # copying files out is not copying them in
 
 
@@ -361,7 +366,7 @@ def test_two_lines_with_different_status_marks_are_two_readings(tmp_path: Path) 
               "- ✅ intel_digest (daily digest · English papers)\n")
     notes = {"memory/2026-03-29.md": "# 2026-03-29\n\n- intel_reviewer_cn: Chinese papers reviewer (in progress)\n"
                                      "- intel_digest: daily digest of English papers ✅\n"}
-    dups = [{i.citation for i in f.items} for f in _review(tmp_path, memory, notes) if f.kind == "duplicate"]
+    dups = _groups(_review(tmp_path, memory, notes), "duplicate")
     # done in MEMORY.md and still running in the note: no copy to merge away; both done: the same fact
     assert {"MEMORY.md#L4", "memory/2026-03-29.md#L3"} not in dups
     assert {"MEMORY.md#L5", "memory/2026-03-29.md#L4"} in dups
@@ -420,7 +425,7 @@ def test_a_line_that_names_one_more_person_changes_no_name(tmp_path: Path) -> No
                                      "Dr. Medley skeptical. Hannah sending supporting paper. Follow up with David "
                                      "when next opportunity arises.\n"
                                      "- Switched local dev from Docker Desktop to OrbStack.\n"}
-    conflicts = [{i.citation for i in f.items} for f in _review(tmp_path, memory, notes) if f.kind == "conflict"]
+    conflicts = _groups(_review(tmp_path, memory, notes), "conflict")
     assert {"MEMORY.md#L4", "memory/2026-07-30.md#L3"} not in conflicts  # the same result, and David to follow up
     assert {"MEMORY.md#L7", "memory/2026-07-30.md#L4"} in conflicts  # the old name stays as what was replaced
 

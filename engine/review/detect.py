@@ -240,6 +240,7 @@ _SECTION_HINTS = {  # heading words that name a rule's topic, best fit first (no
 }
 """Each rule's topic in heading words (English, Serbian, Chinese), best fit first: the section a promotion
 goes to is the one its topic names, not the one that shares the most words with it."""
+_TOPIC_WORDS = frozenset(w for hints in _SECTION_HINTS.values() for w in hints)
 _DEFAULT_SECTION = {"health": "About", "birthday": "People", "identity": "About", "person": "People", "role": "People",
                     "preference": "Preferences", "rule": "Rules for the agent", "commitment": "Routine"}
 
@@ -433,6 +434,7 @@ class Comparer:
                  known: dict[str, TextInfo] | None = None) -> None:
         self.config = config
         self.by_key = {s.key: s for s in statements}
+        self._main_negations: dict[str, bool] = {}  # (memoised: :meth:`_main_negated`)
         # What each distinct text says, from the cache when an earlier review already read it.
         self.texts: dict[str, TextInfo] = {}
         known = known or {}
@@ -572,13 +574,24 @@ class Comparer:
         ca, cb = (features(s.parent or s.section).content for s in (a, b))
         return not (ca <= cb or cb <= ca)
 
+    def holds_most(self, curated: Statement, s: Statement) -> bool:
+        """Whether a curated line already says most of a statement: :data:`HELD_SHARE` of its words' weight (IDF)
+        and at least two uncommon words' worth ("LESSON (Feb 14): … use Docker DNS … Always prefer
+        container-to-container networking" holds "Lesson: Always use Docker internal DNS for container-to-container
+        communication"): nothing new to promote."""
+        mine = self.feats[s.key].content
+        total = self.idf.total(mine)
+        return bool(total) and self.idf.total(mine & self.feats[curated.key].content) >= max(HELD_SHARE * total, 2.5)
+
     def _main_negated(self, s: Statement) -> bool:
         """Whether a statement is negated but for its aside (:data:`_ASIDE`: a parenthetical, a reason, what
         follows a dash or a semicolon)."""
         if not self.feats[s.key].negated:
             return False
-        main = _ASIDE.sub(" ", s.clean).strip()
-        return features(main).negated if main and main != s.clean else True
+        if s.key not in self._main_negations:
+            main = _ASIDE.sub(" ", s.clean).strip()
+            self._main_negations[s.key] = features(main).negated if main and main != s.clean else True
+        return self._main_negations[s.key]
 
     def _same_person(self, a: str, b: str, owners: tuple[str | None, str | None]) -> bool:
         """Whether two statements that start with different people are still about the same one: each side's
@@ -1174,8 +1187,8 @@ def _topic_heading(heading: str, hint: str) -> bool:
     words = re.findall(r"[^\W\d_]+(?:'s)?", normalize_script(heading).casefold())
     if hint not in words or re.search(r"\d", heading):
         return False
-    topics = {w for hints in _SECTION_HINTS.values() for w in hints}
-    others = [w for w in words if w != hint and w not in _GENERIC_HEADING and w not in topics and w not in STOPWORDS]
+    others = [w for w in words if w != hint and w not in _GENERIC_HEADING and w not in _TOPIC_WORDS
+              and w not in STOPWORDS]
     return len(others) <= 2
 
 
@@ -1209,19 +1222,6 @@ class Sections:
         self.lines = lines
         self.headings = list(headings)
         self.comparer = comparer
-
-    def holds_most(self, s: Statement) -> bool:
-        """Whether one curated line already says most of a statement: :data:`HELD_SHARE` of its words' weight
-        (IDF) and at least two uncommon words' worth ("LESSON (Feb 14): … use Docker DNS … Always prefer
-        container-to-container networking" holds "Lesson: Always use Docker internal DNS for container-to-container
-        communication"): nothing new to promote."""
-        mine = self.comparer.feats[s.key].content
-        idf = self.comparer.idf
-        total = idf.total(mine)
-        if not total:
-            return False
-        return any(idf.total(mine & line) >= max(HELD_SHARE * total, 2.5)
-                   for words in self.lines.values() for line in words)
 
     def best(self, s: Statement, rule: str) -> tuple[str, str, bool]:
         """``(file, section, existing)`` by topic: the section the statement's own label names ("Lesson
@@ -1397,7 +1397,7 @@ def build_findings(statements: Sequence[Statement], comparer: Comparer, pairs: I
     seen_text: set[str] = set()
     for key, (score, rule, why) in sorted(promotes.items(), key=lambda kv: by_key[kv[0]].order, reverse=True):
         s = by_key[key]
-        if key in held or score < comparer.config.promote_min_score or sections.holds_most(s):
+        if key in held or score < comparer.config.promote_min_score:
             continue
         # A durable fact noted in several daily notes is promoted once (the newest); the copies are duplicates.
         root = find(key) if key in parent or key in dup_scores else key

@@ -130,7 +130,8 @@ def run_review(config: Config, kind: str | None = None, since: date | None = Non
             s = comparer.by_key[key]
             near = {c.key: c for w in comparer.feats[key].content for c in curated_by_word.get(w, ())}
             # Held already when a MEMORY.md/USER.md line says much the same, even below the duplicate threshold.
-            held[key] = any(comparer.similarity(s, c) >= known for c in near.values())
+            # … or one of them holds most of its words (a long lesson holding a short restatement of it)
+            held[key] = any(comparer.similarity(s, c) >= known or comparer.holds_most(c, s) for c in near.values())
         if held[key]:
             del promotes[key]
     if cache is None or fresh or changed or len(kept) != len(cache.pairs) or keys != cache.keys \
